@@ -1,0 +1,3 @@
+"""rat-tui: a terminal client for the Agent Client Protocol."""
+
+__version__ = "0.1.0"
