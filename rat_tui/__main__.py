@@ -1,0 +1,46 @@
+"""Provides the `rat` command: parse arguments, load config, run the app."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+from . import paths
+from .cli import ConfigError, parse_args, resolve_agent
+from .config import load_config
+from .protocol import wire
+
+
+def setup_logging() -> Path:
+    """Log to a file in the platform log dir: the terminal belongs to the UI."""
+    log_file = paths.log_dir() / "rat.log"
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(log_file, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return log_file
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    wire.preload()  # the ACP models take seconds to build: start now, off the first frame
+    setup_logging()
+    config, problems = load_config(args.config)
+    try:
+        command, more = resolve_agent(args, config)
+    except ConfigError as error:
+        print(f"rat: {error}", file=sys.stderr)
+        return 2
+    problems.extend(more)
+    rpc_log = args.rpc_log or (Path(config.rpc_log).expanduser() if config.rpc_log else None)
+    from .app import RatApp  # Textual is imported only once the arguments are known to be good
+
+    RatApp(command, args.cwd, config=config, rpc_log_path=rpc_log, problems=problems).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""Provides AgentSession: one agent process driving one SessionStore (no UI; the UI only calls it)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from .protocol.client import AcpClient, ProtocolMismatch
+from .protocol.router import Connection, ConnectionClosed, RpcError
+from .protocol.rpc_log import RpcLog
+from .protocol.transport import AgentProcess, AgentSpawnError
+from .state import reducer
+from .state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
+from .state.store import SessionStore
+
+log = logging.getLogger("rat.session")
+
+STOP_REASON_NOTICES = {
+    "max_tokens": ("The agent stopped: it reached its token limit.", "warning"),
+    "max_turn_requests": ("The agent stopped: it reached its limit of model requests for one turn.", "warning"),
+    "refusal": ("The agent refused to continue this turn.", "warning"),
+}
+
+
+class AgentCommand(Protocol):
+    name: str
+    argv: Sequence[str]
+    env: Mapping[str, str]
+
+
+class AgentSession:
+    """Owns the agent process of one tab: start, handshake, prompt turns, cancel, shutdown.
+
+    Every outcome, good or bad, ends up in the store as a status word and, where the user must
+    know, a notice in the transcript; nothing here raises into the UI.
+    """
+
+    def __init__(
+        self,
+        command: AgentCommand,
+        cwd: Path,
+        store: SessionStore | None = None,
+        rpc_log: RpcLog | None = None,
+        handshake_timeout: float = 60.0,
+    ) -> None:
+        self.command = command
+        self.cwd = Path(os.path.abspath(cwd))
+        self.store = store or SessionStore()
+        self.rpc_log = rpc_log
+        self.handshake_timeout = handshake_timeout
+        self.process: AgentProcess | None = None
+        self.connection: Connection | None = None
+        self.client: AcpClient | None = None
+        self.session_id: str | None = None
+        self._early_updates: list[dict[str, Any]] = []
+        self._stopping = False
+        self._turn: asyncio.Task[None] | None = None
+        self.store.state.cwd = str(self.cwd)
+        self.store.dispatch(reducer.set_agent, command.name)
+
+    @property
+    def state(self):
+        return self.store.state
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None and not self._turn.done()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Start the agent and serve it until it exits; returns when the process is gone."""
+        self.store.dispatch(reducer.set_status, STARTING)
+        self.process = AgentProcess(self.command.argv, self.cwd, self.command.env)
+        try:
+            await self.process.start()
+        except AgentSpawnError as error:
+            self._fail(ERROR, str(error))
+            return
+        self.connection = Connection(self.process, self._on_notification, rpc_log=self.rpc_log)
+        self.client = AcpClient(self.connection)
+        reader = asyncio.create_task(self.connection.run(), name="agent-reader")
+        handshake = asyncio.create_task(self._handshake(), name="agent-handshake")
+        try:
+            await reader
+        except asyncio.CancelledError:
+            await self.stop()
+            raise
+        finally:
+            if not handshake.done():
+                handshake.cancel()
+        if self._stopping:
+            return
+        try:
+            code = await asyncio.wait_for(self.process.wait(), 3.0)
+        except asyncio.TimeoutError:  # stdout closed but the process lingers
+            code = await self.process.close()
+        self._on_exit(code)
+
+    async def _handshake(self) -> None:
+        assert self.client is not None
+        try:
+            hello = await asyncio.wait_for(self.client.initialize(), self.handshake_timeout)
+            if hello.display_name:
+                self.store.dispatch(reducer.set_agent, hello.display_name)
+            result = await asyncio.wait_for(self.client.new_session(self.cwd), self.handshake_timeout)
+        except asyncio.TimeoutError:
+            self._fail(ERROR, f"The agent did not answer within {self.handshake_timeout:g} s while starting.")
+            return
+        except ProtocolMismatch as error:
+            self._fail(ERROR, str(error))
+            return
+        except RpcError as error:
+            self._fail(ERROR, f"The agent refused to start a session: {error}")
+            return
+        except ConnectionClosed:
+            return  # run() reports the exit with the agent's stderr
+        except ValueError as error:
+            self._fail(ERROR, f"The agent sent an unusable answer: {error}")
+            return
+        self.session_id = result["sessionId"]
+        self.store.dispatch(reducer.set_session, self.session_id, result)
+        early, self._early_updates = self._early_updates, []
+        for params in early:
+            self._apply(params)
+        self.store.dispatch(reducer.set_status, READY)
+
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method != "session/update":
+            log.debug("ignored notification %s", method)
+            return
+        if self.session_id is None:
+            # Some agents send updates (commands, modes) before answering session/new.
+            self._early_updates.append(params)
+            return
+        self._apply(params)
+
+    def _apply(self, params: dict[str, Any]) -> None:
+        if params.get("sessionId") != self.session_id:
+            log.warning("update for another session %r ignored", params.get("sessionId"))
+            return
+        self.store.apply_update(params.get("update"))
+
+    def _on_exit(self, code: int | None) -> None:
+        if self._stopping:
+            return
+        tail = self.process.stderr.tail() if self.process else ""
+        text = f"The agent exited with code {code}." if code is not None else "The agent closed its output."
+        if tail:
+            text += f"\n\nLast lines it wrote to stderr:\n{tail}"
+        severity = "info" if code == 0 and self.state.status == READY else "error"
+        self.store.dispatch(reducer.add_notice, text, severity)
+        self.store.dispatch(reducer.set_status, EXITED, f"code {code}")
+
+    def _fail(self, status: str, message: str) -> None:
+        tail = self.process.stderr.tail() if self.process else ""
+        log.error("%s: %s", self.command.name, message)
+        text = message + (f"\n\nLast lines the agent wrote to stderr:\n{tail}" if tail else "")
+        self.store.dispatch(reducer.add_notice, text, "error")
+        self.store.dispatch(reducer.set_status, status, message)
+
+    async def stop(self) -> None:
+        """Shut the agent down: close stdin, wait, terminate, kill."""
+        self._stopping = True
+        if self._turn and not self._turn.done():
+            self._turn.cancel()
+        if self.process is not None:
+            await self.process.close()
+
+    # -- turns ----------------------------------------------------------------------------------
+
+    def can_prompt(self) -> str | None:
+        """None when a prompt can be sent now, else why not (shown to the user)."""
+        if self.busy:
+            return "A turn is running: wait for it or press Esc to cancel it."
+        if self.state.status == EXITED:
+            return "The agent has exited."
+        if self.session_id is None:
+            return "The agent is not ready yet." if self.state.status == STARTING else "There is no session."
+        return None
+
+    def start_prompt(self, text: str) -> asyncio.Task[None] | None:
+        """Start a turn in the background; returns None (and leaves a notice) if it cannot start."""
+        why = self.can_prompt()
+        if why is not None:
+            self.store.dispatch(reducer.add_notice, why, "warning")
+            return None
+        self._turn = asyncio.create_task(self._run_turn(text), name="prompt-turn")
+        return self._turn
+
+    async def _run_turn(self, text: str) -> None:
+        assert self.client is not None and self.session_id is not None
+        self.store.dispatch(reducer.add_user_message, text)
+        self.store.dispatch(reducer.set_status, WORKING)
+        try:
+            result = await self.client.prompt(self.session_id, [{"type": "text", "text": text}])
+        except RpcError as error:
+            self.store.dispatch(reducer.end_turn, "error")
+            self.store.dispatch(reducer.add_notice, f"The agent failed this turn: {error}", "error")
+            self.store.dispatch(reducer.set_status, ERROR, str(error))
+            return
+        except ConnectionClosed:
+            self.store.dispatch(reducer.end_turn, "error")
+            return  # run() reports the exit
+        stop_reason = str(result.get("stopReason", "end_turn"))
+        self.store.dispatch(reducer.end_turn, stop_reason)
+        if stop_reason == "cancelled":
+            self.store.dispatch(reducer.add_notice, "Turn cancelled.", "info")
+            self.store.dispatch(reducer.set_status, CANCELLED)
+            return
+        if stop_reason in STOP_REASON_NOTICES:
+            notice, severity = STOP_REASON_NOTICES[stop_reason]
+            self.store.dispatch(reducer.add_notice, notice, severity)
+        elif stop_reason != "end_turn":
+            self.store.dispatch(reducer.add_notice, f"The agent stopped ({stop_reason}).", "info")
+        self.store.dispatch(reducer.set_status, READY)
+
+    async def cancel(self) -> bool:
+        """Ask the agent to stop the running turn; the turn ends when it answers `cancelled`."""
+        if not self.busy or self.client is None or self.session_id is None:
+            return False
+        self.store.dispatch(reducer.set_status, WORKING, "cancelling")
+        await self.client.cancel(self.session_id)
+        return True

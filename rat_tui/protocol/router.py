@@ -1,0 +1,232 @@
+"""Provides Connection: JSON-RPC 2.0 ids, pending futures and inbound dispatch over an AgentProcess."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .rpc_log import RpcLog
+from .transport import AgentProcess
+
+log = logging.getLogger("rat.rpc")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+CANCEL_REQUEST = "$/cancel_request"
+
+RequestHandler = Callable[[dict[str, Any]], Awaitable[Any]]
+NotificationHandler = Callable[[str, dict[str, Any]], None]
+
+
+class RpcError(Exception):
+    """A JSON-RPC error: raised by our requests when the agent answers with one, and by handlers."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_json(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def __str__(self) -> str:
+        detail = ""
+        if isinstance(self.data, dict) and self.data.get("details"):
+            detail = f": {self.data['details']}"
+        elif isinstance(self.data, str):
+            detail = f": {self.data}"
+        return f"{self.message} ({self.code}){detail}"
+
+
+class ConnectionClosed(Exception):
+    """The agent's pipes closed (it exited or crashed) while we waited on it."""
+
+
+class Connection:
+    """JSON-RPC over one agent process.
+
+    One reader task routes every line: responses resolve our futures, agent requests run as
+    concurrent tasks (a permission request may wait minutes on the user), and notifications are
+    handed to `on_notification` synchronously, so `session/update`s apply strictly in arrival order.
+    """
+
+    def __init__(
+        self,
+        process: AgentProcess,
+        on_notification: NotificationHandler,
+        handlers: dict[str, RequestHandler] | None = None,
+        rpc_log: RpcLog | None = None,
+    ) -> None:
+        self.process = process
+        self.on_notification = on_notification
+        self.handlers: dict[str, RequestHandler] = dict(handlers or {})
+        self.rpc_log = rpc_log
+        self._ids = itertools.count(0)
+        self._pending: dict[int, tuple[asyncio.Future[Any], str, float]] = {}
+        self._serving: dict[Any, asyncio.Task[None]] = {}
+        self._closed = False
+        self.malformed_lines = 0
+
+    # -- outgoing -----------------------------------------------------------------------------
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send a request and wait for its result; raises RpcError or ConnectionClosed."""
+        if self._closed:
+            raise ConnectionClosed(f"agent is gone; cannot send {method}")
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = (future, method, time.monotonic())
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self._send(message)
+        except ConnectionError as error:
+            self._pending.pop(request_id, None)
+            raise ConnectionClosed(f"agent is gone; cannot send {method}") from error
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if self._pending.pop(request_id, None) is not None and not self._closed:
+                await self.notify(CANCEL_REQUEST, {"requestId": request_id})
+            raise
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self._send(message)
+        except ConnectionError:
+            log.info("dropped notification %s: agent stdin closed", method)
+
+    async def _send(self, message: dict[str, Any], *, method: str | None = None, latency: float | None = None) -> None:
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        if self.rpc_log:
+            self.rpc_log.record("out", message, len(line) + 1, method=method, latency=latency)
+        await self.process.write_line(line)
+
+    # -- incoming -----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read until the agent closes stdout; then fail whatever still waits on it."""
+        try:
+            async for line in self.process.lines():
+                self._route_line(line)
+        finally:
+            self._closed = True
+            for future, method, _ in self._pending.values():
+                if not future.done():
+                    future.set_exception(ConnectionClosed(f"agent exited before answering {method}"))
+            self._pending.clear()
+            for task in self._serving.values():
+                task.cancel()
+
+    def _route_line(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as error:
+            self._malformed(line, f"not JSON ({error})")
+            return
+        if not isinstance(message, dict):
+            self._malformed(line, "not a JSON object")
+            return
+        method = message.get("method")
+        has_id = "id" in message and message["id"] is not None
+        if isinstance(method, str):
+            if self.rpc_log:
+                self.rpc_log.record("in", message, len(line) + 1)
+            params = message.get("params")
+            if params is None:
+                params = {}
+            if has_id:
+                self._start_serving(message["id"], method, params)
+            elif method == CANCEL_REQUEST:
+                self._cancel_serving(params)
+            else:
+                try:
+                    self.on_notification(method, params if isinstance(params, dict) else {})
+                except Exception:
+                    log.exception("handling notification %s failed", method)
+        elif has_id and ("result" in message or "error" in message):
+            self._resolve(message, len(line) + 1)
+        else:
+            self._malformed(line, "neither a request, a notification nor a response")
+
+    def _malformed(self, line: bytes, why: str) -> None:
+        self.malformed_lines += 1
+        preview = line[:200].decode("utf-8", "replace")
+        log.warning("skipped a line from the agent: %s: %r", why, preview)
+        if self.rpc_log:
+            self.rpc_log.record("in", preview, len(line) + 1)
+
+    def _resolve(self, message: dict[str, Any], size: int) -> None:
+        request_id = message["id"]
+        pending = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
+        if pending is None:
+            log.warning("response for unknown request id %r", request_id)
+            if self.rpc_log:
+                self.rpc_log.record("in", message, size)
+            return
+        future, method, started = pending
+        if self.rpc_log:
+            self.rpc_log.record("in", message, size, method=method, latency=time.monotonic() - started)
+        if future.done():
+            return
+        if "error" in message:
+            error = message["error"] if isinstance(message["error"], dict) else {}
+            future.set_exception(
+                RpcError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "error")), error.get("data"))
+            )
+        else:
+            future.set_result(message.get("result"))
+
+    def _start_serving(self, request_id: Any, method: str, params: Any) -> None:
+        key = json.dumps(request_id)
+        task = asyncio.create_task(self._serve(request_id, method, params), name=f"serve {method}")
+        self._serving[key] = task
+        task.add_done_callback(lambda _: self._serving.pop(key, None))
+
+    async def _serve(self, request_id: Any, method: str, params: Any) -> None:
+        started = time.monotonic()
+        handler = self.handlers.get(method)
+        response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        try:
+            if handler is None:
+                raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            if not isinstance(params, dict):
+                raise RpcError(INVALID_PARAMS, "params must be an object")
+            response["result"] = await handler(params)
+        except asyncio.CancelledError:
+            response["error"] = RpcError(REQUEST_CANCELLED, "Request cancelled").to_json()
+        except RpcError as error:
+            response["error"] = error.to_json()
+        except Exception as error:
+            log.exception("handler for %s failed", method)
+            response["error"] = RpcError(INTERNAL_ERROR, f"Internal error: {error}").to_json()
+        if self._closed:
+            return
+        try:
+            await self._send(response, method=method, latency=time.monotonic() - started)
+        except ConnectionError:
+            log.info("could not answer %s: agent stdin closed", method)
+
+    def _cancel_serving(self, params: Any) -> None:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        task = self._serving.get(json.dumps(request_id))
+        if task is not None:
+            log.info("agent cancelled its request %r", request_id)
+            task.cancel()

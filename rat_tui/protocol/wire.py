@@ -1,0 +1,98 @@
+"""Provides parsing of wire messages into the official ACP models, keeping unknown variants raw.
+
+`acp.schema` builds hundreds of pydantic models on import (about 2 s on a small machine), so it is
+imported lazily, and `preload()` starts that import in a thread while the UI draws its first frame.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+log = logging.getLogger("rat.wire")
+
+_schema: ModuleType | None = None
+_lock = threading.Lock()
+
+# sessionUpdate discriminator -> model class name in acp.schema (the stable v1 variants and the
+# unstable ones the pinned SDK knows).
+UPDATE_MODELS = {
+    "user_message_chunk": "UserMessageChunk",
+    "agent_message_chunk": "AgentMessageChunk",
+    "agent_thought_chunk": "AgentThoughtChunk",
+    "tool_call": "ToolCallStart",
+    "tool_call_update": "ToolCallProgress",
+    "plan": "AgentPlanUpdate",
+    "available_commands_update": "AvailableCommandsUpdate",
+    "current_mode_update": "CurrentModeUpdate",
+    "config_option_update": "ConfigOptionUpdate",
+    "session_info_update": "SessionInfoUpdate",
+    "usage_update": "UsageUpdate",
+}
+
+
+def schema() -> ModuleType:
+    """The `acp.schema` module, imported once (thread-safe)."""
+    global _schema
+    if _schema is None:
+        with _lock:
+            if _schema is None:
+                _schema = importlib.import_module("acp.schema")
+    return _schema
+
+
+def preload() -> threading.Thread:
+    """Import the models in the background so the first update does not pay for it."""
+    thread = threading.Thread(target=schema, name="acp-schema-import", daemon=True)
+    thread.start()
+    return thread
+
+
+@dataclass(frozen=True)
+class UnknownUpdate:
+    """A `session/update` we have no model for (newer protocol) or that failed to parse."""
+
+    kind: str
+    raw: dict[str, Any]
+    problem: str | None = None
+
+
+def parse_update(raw: Any) -> Any:
+    """Parse one `update` object; never raises. Unknown or malformed variants come back raw."""
+    if not isinstance(raw, dict):
+        return UnknownUpdate("invalid", {"update": raw}, "update is not an object")
+    kind = raw.get("sessionUpdate")
+    model_name = UPDATE_MODELS.get(kind) if isinstance(kind, str) else None
+    if model_name is None:
+        return UnknownUpdate(str(kind), raw)
+    model = getattr(schema(), model_name)
+    try:
+        return model.model_validate(raw)
+    except Exception as error:  # pydantic.ValidationError, but keep pydantic out of this import path
+        log.warning("malformed %s update dropped to generic display: %s", kind, error)
+        return UnknownUpdate(kind, raw, f"malformed {kind}: {_first_error(error)}")
+
+
+def parse_result(model_name: str, raw: Any) -> Any | None:
+    """Parse a response `result` with the named model; None (and a log line) if it does not fit."""
+    try:
+        return getattr(schema(), model_name).model_validate(raw)
+    except Exception as error:
+        log.warning("%s did not parse: %s", model_name, _first_error(error))
+        return None
+
+
+def _first_error(error: Exception) -> str:
+    errors = getattr(error, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            where = ".".join(str(part) for part in first.get("loc", ()))
+            return f"{where}: {first.get('msg')}"
+        except Exception:
+            pass
+    return str(error).splitlines()[0]

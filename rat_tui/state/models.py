@@ -1,0 +1,133 @@
+"""Provides the session state: transcript entries, tool calls, plan and session facts, plus change events.
+
+Entries are mutable on purpose: a streamed message grows by appending to its `parts` list, which is
+O(1) per chunk, where a frozen snapshot would copy the whole text on every chunk. Changes are
+immutable events that say exactly what grew, so views re-render only that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "agent", "thought"]
+Severity = Literal["info", "warning", "error"]
+
+# The one state word the status bar shows (end-to-end tests rely on these exact words).
+STARTING, READY, WORKING, CANCELLED, ERROR, EXITED = "starting", "ready", "working", "cancelled", "error", "exited"
+
+
+@dataclass(eq=False)
+class MessageEntry:
+    """A user message, an agent message or a thought, grouped by messageId or by adjacency."""
+
+    key: str
+    role: Role
+    message_id: str | None = None
+    parts: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+@dataclass(eq=False)
+class ToolCallEntry:
+    """One tool call, upserted by `tool_call` and patched by `tool_call_update`."""
+
+    key: str
+    tool_call_id: str
+    title: str = "Tool call"
+    kind: str | None = None
+    status: str = "pending"
+    content: list[dict[str, Any]] = field(default_factory=list)
+    locations: list[dict[str, Any]] = field(default_factory=list)
+    raw_input: Any = None
+    raw_output: Any = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass(eq=False)
+class NoticeEntry:
+    """A line from rat-tui itself: a cancelled turn, an agent that exited, a stop reason."""
+
+    key: str
+    text: str
+    severity: Severity = "info"
+
+
+@dataclass(eq=False)
+class GenericEntry:
+    """An update we cannot model (newer protocol, malformed): shown as its raw JSON."""
+
+    key: str
+    kind: str
+    raw: dict[str, Any]
+    problem: str | None = None
+
+
+Entry = MessageEntry | ToolCallEntry | NoticeEntry | GenericEntry
+
+
+@dataclass(frozen=True)
+class PlanItem:
+    content: str
+    priority: str
+    status: str
+
+
+@dataclass
+class SessionState:
+    """Everything one session shows; changed only by the reducer."""
+
+    agent_name: str = "agent"
+    status: str = STARTING
+    status_detail: str = ""
+    session_id: str | None = None
+    cwd: str = ""
+    entries: list[Entry] = field(default_factory=list)
+    by_key: dict[str, Entry] = field(default_factory=dict)
+    tool_calls: dict[str, ToolCallEntry] = field(default_factory=dict)
+    messages: dict[tuple[str, str], MessageEntry] = field(default_factory=dict)
+    plan: tuple[PlanItem, ...] = ()
+    commands: tuple[dict[str, Any], ...] = ()
+    modes: dict[str, Any] | None = None
+    current_mode_id: str | None = None
+    config_options: tuple[dict[str, Any], ...] = ()
+    title: str | None = None
+    updated_at: str | None = None
+    usage: dict[str, Any] | None = None
+    stop_reason: str | None = None
+    turns: int = 0
+    next_key: int = 0
+    # The entry that adjacent chunks without a messageId extend; cleared at turn boundaries.
+    open_message: MessageEntry | None = None
+
+
+# -- change events ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntryAdded:
+    entry: Entry
+
+
+@dataclass(frozen=True)
+class TextAppended:
+    key: str
+    text: str
+
+
+@dataclass(frozen=True)
+class EntryChanged:
+    key: str
+
+
+@dataclass(frozen=True)
+class FieldChanged:
+    """A session-level field changed: plan, commands, mode, config, info, usage, status, agent."""
+
+    name: str
+
+
+Change = EntryAdded | TextAppended | EntryChanged | FieldChanged

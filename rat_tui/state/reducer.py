@@ -1,0 +1,225 @@
+"""Provides the reducer: (state, parsed update or local action) -> what changed. No I/O.
+
+It mutates `state` in place (O(1) per streamed chunk) and returns the change events; it is pure in
+the sense that matters for tests: the same inputs always give the same state and changes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..protocol.wire import UnknownUpdate
+from .models import (
+    Change,
+    Entry,
+    EntryAdded,
+    EntryChanged,
+    FieldChanged,
+    GenericEntry,
+    MessageEntry,
+    NoticeEntry,
+    PlanItem,
+    Role,
+    SessionState,
+    Severity,
+    TextAppended,
+    ToolCallEntry,
+)
+
+CHUNK_ROLES: dict[str, Role] = {
+    "user_message_chunk": "user",
+    "agent_message_chunk": "agent",
+    "agent_thought_chunk": "thought",
+}
+TOOL_FIELDS = {
+    "title": "title",
+    "kind": "kind",
+    "status": "status",
+    "content": "content",
+    "locations": "locations",
+    "raw_input": "raw_input",
+    "raw_output": "raw_output",
+    "field_meta": "meta",
+}
+
+
+def apply_update(state: SessionState, update: Any) -> list[Change]:
+    """Apply one parsed `session/update` (an acp.schema model or an UnknownUpdate)."""
+    if isinstance(update, UnknownUpdate):
+        return _add(state, GenericEntry(_new_key(state, "g"), update.kind, update.raw, update.problem))
+    kind = update.session_update
+    if kind in CHUNK_ROLES:
+        return _chunk(state, CHUNK_ROLES[kind], update.message_id, content_text(update.content))
+    if kind == "tool_call":
+        return _tool_call(state, update, create_only_fields=False)
+    if kind == "tool_call_update":
+        return _tool_call(state, update, create_only_fields=True)
+    if kind == "plan":
+        state.plan = tuple(PlanItem(e.content, str(e.priority), str(e.status)) for e in update.entries)
+        return [FieldChanged("plan")]
+    if kind == "available_commands_update":
+        state.commands = tuple(_dump(c) for c in update.available_commands)
+        return [FieldChanged("commands")]
+    if kind == "current_mode_update":
+        state.current_mode_id = update.current_mode_id
+        return [FieldChanged("mode")]
+    if kind == "config_option_update":
+        state.config_options = tuple(_dump(o) for o in update.config_options)
+        return [FieldChanged("config")]
+    if kind == "session_info_update":
+        fields = update.model_fields_set
+        if "title" in fields:
+            state.title = update.title
+        if "updated_at" in fields:
+            state.updated_at = update.updated_at
+        return [FieldChanged("info")]
+    if kind == "usage_update":
+        state.usage = {k: v for k, v in _dump(update).items() if k != "sessionUpdate"}
+        return [FieldChanged("usage")]
+    raw = _dump(update)
+    return _add(state, GenericEntry(_new_key(state, "g"), str(kind), raw))
+
+
+def _chunk(state: SessionState, role: Role, message_id: str | None, text: str) -> list[Change]:
+    if message_id is not None:
+        entry = state.messages.get((role, message_id))
+    else:
+        entry = state.open_message if state.open_message and state.open_message.role == role else None
+        if entry is not None and entry.message_id is not None:
+            entry = None
+    if entry is not None:
+        state.open_message = entry
+        if not text:
+            return []
+        entry.parts.append(text)
+        return [TextAppended(entry.key, text)]
+    if not text:
+        return []  # Claude opens every message with an empty chunk: no empty block for it.
+    entry = MessageEntry(_new_key(state, "m"), role, message_id, [text])
+    if message_id is not None:
+        state.messages[(role, message_id)] = entry
+    state.open_message = entry
+    return _add(state, entry)
+
+
+def _tool_call(state: SessionState, update: Any, create_only_fields: bool) -> list[Change]:
+    call_id = update.tool_call_id
+    entry = state.tool_calls.get(call_id)
+    created = entry is None
+    if entry is None:
+        entry = ToolCallEntry(_new_key(state, "t"), call_id)
+        state.tool_calls[call_id] = entry
+    fields = update.model_fields_set
+    for attr, target in TOOL_FIELDS.items():
+        if attr not in fields:
+            continue
+        value = getattr(update, attr)
+        if attr in ("content", "locations"):
+            value = [_dump(item) for item in value or []]
+        elif attr in ("title", "status") and value is None:
+            continue
+        setattr(entry, target, value)
+    state.open_message = None
+    if created:
+        return _add(state, entry)
+    return [EntryChanged(entry.key)]
+
+
+# -- local actions ---------------------------------------------------------------------------
+
+
+def add_user_message(state: SessionState, text: str) -> list[Change]:
+    """The user's own prompt, shown at once (agents do not echo live prompts back)."""
+    entry = MessageEntry(_new_key(state, "u"), "user", None, [text])
+    state.turns += 1
+    changes = _add(state, entry)
+    state.open_message = None
+    return changes
+
+
+def add_notice(state: SessionState, text: str, severity: Severity = "info") -> list[Change]:
+    state.open_message = None
+    return _add(state, NoticeEntry(_new_key(state, "n"), text, severity))
+
+
+def set_status(state: SessionState, status: str, detail: str = "") -> list[Change]:
+    if state.status == status and state.status_detail == detail:
+        return []
+    state.status = status
+    state.status_detail = detail
+    return [FieldChanged("status")]
+
+
+def set_agent(state: SessionState, name: str) -> list[Change]:
+    state.agent_name = name
+    return [FieldChanged("agent")]
+
+
+def set_session(state: SessionState, session_id: str, result: dict[str, Any]) -> list[Change]:
+    """Take what `session/new` answered: id, modes, config options."""
+    state.session_id = session_id
+    changes: list[Change] = [FieldChanged("session")]
+    modes = result.get("modes")
+    if isinstance(modes, dict):
+        state.modes = modes
+        state.current_mode_id = modes.get("currentModeId")
+        changes.append(FieldChanged("mode"))
+    options = result.get("configOptions")
+    if isinstance(options, list):
+        state.config_options = tuple(o for o in options if isinstance(o, dict))
+        changes.append(FieldChanged("config"))
+    return changes
+
+
+def end_turn(state: SessionState, stop_reason: str) -> list[Change]:
+    state.stop_reason = stop_reason
+    state.open_message = None
+    changes: list[Change] = [FieldChanged("turn")]
+    if stop_reason == "cancelled":
+        for call in state.tool_calls.values():
+            if call.status in ("pending", "in_progress"):
+                call.status = "cancelled"  # the client's own mark: the agent will not finish it
+                changes.append(EntryChanged(call.key))
+    return changes
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def content_text(block: Any) -> str:
+    """Markdown for one content block: text as is, other kinds as a short readable line."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return block.text
+    if kind == "resource_link":
+        label = block.title or block.name or block.uri
+        return f"\n[{label}]({block.uri})\n"
+    if kind == "image":
+        return f"\n*[image: {block.mime_type}]*\n"
+    if kind == "audio":
+        return f"\n*[audio: {block.mime_type}]*\n"
+    if kind == "resource":
+        resource = block.resource
+        text = getattr(resource, "text", None)
+        if text is not None:
+            return f"\n`{resource.uri}`\n```\n{text}\n```\n"
+        return f"\n*[resource: {resource.uri}]*\n"
+    return f"\n```json\n{json.dumps(_dump(block), indent=2)}\n```\n"
+
+
+def _dump(model: Any) -> Any:
+    if hasattr(model, "model_dump"):
+        return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return model
+
+
+def _new_key(state: SessionState, prefix: str) -> str:
+    state.next_key += 1
+    return f"{prefix}{state.next_key}"
+
+
+def _add(state: SessionState, entry: Entry) -> list[Change]:
+    state.entries.append(entry)
+    state.by_key[entry.key] = entry
+    return [EntryAdded(entry)]

@@ -1,0 +1,97 @@
+"""Provides SessionStore: holds one session's state and notifies subscribers at most once per frame."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ..protocol.wire import parse_update
+from . import reducer
+from .models import Change, SessionState, TextAppended
+
+log = logging.getLogger("rat.store")
+
+Subscriber = Callable[[list[Change]], None]
+FRAME_SECONDS = 1 / 60
+
+
+class SessionStore:
+    """Applies updates through the reducer and batches the resulting changes.
+
+    An agent may send thousands of chunks a second; subscribers (widgets) hear about them once per
+    frame, with adjacent appends to the same entry merged into one.
+    """
+
+    def __init__(self, state: SessionState | None = None, frame_seconds: float = FRAME_SECONDS) -> None:
+        self.state = state or SessionState()
+        self.frame_seconds = frame_seconds
+        self._subscribers: list[Subscriber] = []
+        self._pending: list[Change] = []
+        self._flush_handle: asyncio.TimerHandle | None = None
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def apply_update(self, raw_update: Any) -> None:
+        """One `session/update` `update` object off the wire."""
+        self._emit(reducer.apply_update(self.state, parse_update(raw_update)))
+
+    def dispatch(self, action: Callable[..., list[Change]], *args: Any, **kwargs: Any) -> None:
+        """Run a local reducer action (e.g. `reducer.add_notice`) against this store's state."""
+        self._emit(action(self.state, *args, **kwargs))
+
+    def _emit(self, changes: list[Change]) -> None:
+        if not changes:
+            return
+        self._pending.extend(changes)
+        if self._flush_handle is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.flush()
+                return
+            self._flush_handle = loop.call_later(self.frame_seconds, self.flush)
+
+    def flush(self) -> None:
+        """Deliver the pending batch now."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if not self._pending:
+            return
+        batch = merge_appends(self._pending)
+        self._pending = []
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(batch)
+            except Exception:
+                log.exception("store subscriber failed")
+
+
+def merge_appends(changes: list[Change]) -> list[Change]:
+    """Fold runs of TextAppended for the same entry into one, keeping order."""
+    merged: list[Change] = []
+    run: list[str] = []
+    run_key: str | None = None
+    for change in changes:
+        if isinstance(change, TextAppended) and change.key == run_key:
+            run.append(change.text)
+            continue
+        if run_key is not None:
+            merged.append(TextAppended(run_key, "".join(run)))
+            run_key, run = None, []
+        if isinstance(change, TextAppended):
+            run_key, run = change.key, [change.text]
+        else:
+            merged.append(change)
+    if run_key is not None:
+        merged.append(TextAppended(run_key, "".join(run)))
+    return merged

@@ -1,0 +1,133 @@
+"""The reducer applied to parsed updates: grouping, upserts, patches, replace-on-update, unknowns."""
+
+from rat_tui.protocol.wire import UnknownUpdate, parse_update
+from rat_tui.state import reducer
+from rat_tui.state.models import (
+    EntryAdded,
+    EntryChanged,
+    FieldChanged,
+    GenericEntry,
+    MessageEntry,
+    SessionState,
+    TextAppended,
+    ToolCallEntry,
+)
+from rat_tui.state.store import SessionStore, merge_appends
+
+
+def apply(state: SessionState, raw: dict) -> list:
+    return reducer.apply_update(state, parse_update(raw))
+
+
+def chunk(kind: str, text: str, message_id: str | None = None) -> dict:
+    raw = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+    if message_id:
+        raw["messageId"] = message_id
+    return raw
+
+
+def test_adjacent_chunks_group_and_empty_first_chunk_adds_nothing() -> None:
+    state = SessionState()
+    assert apply(state, chunk("agent_message_chunk", "")) == []
+    [added] = apply(state, chunk("agent_message_chunk", "Hel"))
+    assert isinstance(added, EntryAdded)
+    assert apply(state, chunk("agent_message_chunk", "lo")) == [TextAppended(added.entry.key, "lo")]
+    assert [e.text for e in state.entries] == ["Hello"]
+    apply(state, chunk("agent_thought_chunk", "hmm"))
+    apply(state, chunk("agent_message_chunk", "again"))
+    assert [(e.role, e.text) for e in state.entries] == [("agent", "Hello"), ("thought", "hmm"), ("agent", "again")]
+
+
+def test_message_ids_group_chunks_even_when_interleaved() -> None:
+    state = SessionState()
+    apply(state, chunk("agent_message_chunk", "a1", "m1"))
+    apply(state, chunk("agent_thought_chunk", "t", "m2"))
+    apply(state, chunk("agent_message_chunk", "a2", "m1"))
+    apply(state, chunk("agent_message_chunk", "b", "m3"))
+    texts = [(e.role, e.text) for e in state.entries]
+    assert texts == [("agent", "a1a2"), ("thought", "t"), ("agent", "b")]
+
+
+def test_tool_call_is_an_upsert_and_update_is_a_patch() -> None:
+    state = SessionState()
+    [added] = apply(state, {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read File", "status": "pending", "rawInput": {}})
+    call = added.entry
+    assert isinstance(call, ToolCallEntry)
+    changes = apply(
+        state,
+        {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read notes.txt", "kind": "read",
+         "locations": [{"path": "/p/notes.txt", "line": 2}]},
+    )
+    assert changes == [EntryChanged(call.key)]
+    assert (call.title, call.kind, call.status) == ("Read notes.txt", "read", "pending")
+    apply(state, {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed",
+                  "content": [{"type": "content", "content": {"type": "text", "text": "done"}}]})
+    assert call.status == "completed" and call.title == "Read notes.txt"
+    assert call.content == [{"type": "content", "content": {"type": "text", "text": "done"}}]
+    assert call.locations == [{"path": "/p/notes.txt", "line": 2}]
+    apply(state, {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "locations": []})
+    assert call.locations == []
+    assert len(state.entries) == 1
+
+
+def test_update_for_unknown_tool_call_creates_it() -> None:
+    state = SessionState()
+    [added] = apply(state, {"sessionUpdate": "tool_call_update", "toolCallId": "x", "title": "Edit", "status": "in_progress"})
+    assert isinstance(added.entry, ToolCallEntry) and added.entry.status == "in_progress"
+
+
+def test_plan_replaces_and_fields_update() -> None:
+    state = SessionState()
+    entries = [{"content": "a", "priority": "high", "status": "pending"}, {"content": "b", "priority": "low", "status": "pending"}]
+    assert apply(state, {"sessionUpdate": "plan", "entries": entries}) == [FieldChanged("plan")]
+    apply(state, {"sessionUpdate": "plan", "entries": [{"content": "c", "priority": "medium", "status": "completed"}]})
+    assert [(p.content, p.status) for p in state.plan] == [("c", "completed")]
+    apply(state, {"sessionUpdate": "current_mode_update", "currentModeId": "plan"})
+    apply(state, {"sessionUpdate": "session_info_update", "title": "Fix bug"})
+    apply(state, {"sessionUpdate": "usage_update", "used": 10, "size": 100})
+    apply(state, {"sessionUpdate": "available_commands_update", "availableCommands": [{"name": "init", "description": "d"}]})
+    assert state.current_mode_id == "plan" and state.title == "Fix bug"
+    assert state.usage == {"used": 10, "size": 100} and state.commands[0]["name"] == "init"
+
+
+def test_unknown_and_malformed_variants_are_kept_for_generic_display() -> None:
+    state = SessionState()
+    update = parse_update({"sessionUpdate": "brand_new_thing", "x": 1})
+    assert isinstance(update, UnknownUpdate)
+    [added] = reducer.apply_update(state, update)
+    assert isinstance(added.entry, GenericEntry) and added.entry.raw == {"sessionUpdate": "brand_new_thing", "x": 1}
+    [bad] = apply(state, {"sessionUpdate": "agent_message_chunk"})  # no content
+    assert isinstance(bad.entry, GenericEntry) and "malformed" in bad.entry.problem
+
+
+def test_cancel_marks_open_tool_calls_cancelled() -> None:
+    state = SessionState()
+    apply(state, {"sessionUpdate": "tool_call", "toolCallId": "a", "title": "x", "status": "in_progress"})
+    apply(state, {"sessionUpdate": "tool_call", "toolCallId": "b", "title": "y", "status": "completed"})
+    changes = reducer.end_turn(state, "cancelled")
+    assert state.tool_calls["a"].status == "cancelled" and state.tool_calls["b"].status == "completed"
+    assert EntryChanged(state.tool_calls["a"].key) in changes
+
+
+def test_non_text_content_becomes_readable_markdown() -> None:
+    state = SessionState()
+    apply(state, {"sessionUpdate": "agent_message_chunk",
+                  "content": {"type": "resource_link", "uri": "file:///p/a.py", "name": "a.py"}})
+    assert "[a.py](file:///p/a.py)" in state.entries[0].text
+
+
+def test_store_batches_and_merges_appends() -> None:
+    store = SessionStore()
+    batches: list[list] = []
+    store.subscribe(batches.append)
+    store._flush_handle = object()  # type: ignore[assignment]  # pretend a frame is scheduled
+    for text in ("a", "b", "c"):
+        store.apply_update(chunk("agent_message_chunk", text))
+    store._flush_handle = None
+    store.flush()
+    assert len(batches) == 1
+    [added, appended] = batches[0]
+    assert isinstance(added, EntryAdded) and appended == TextAppended(added.entry.key, "bc")
+    assert isinstance(store.state.entries[0], MessageEntry) and store.state.entries[0].text == "abc"
+    assert merge_appends([TextAppended("k", "1"), FieldChanged("x"), TextAppended("k", "2")]) == [
+        TextAppended("k", "1"), FieldChanged("x"), TextAppended("k", "2")]
