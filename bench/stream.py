@@ -1,0 +1,123 @@
+"""Bench: time until a streamed N-chunk answer is fully on screen, as a ratio to a parse-only client.
+
+Run: .venv/bin/python bench/stream.py [N ...]   (default N = 2000 20000)
+Each measurement runs in its own process so peak RSS is its own. The floor is a client that only
+spawns the same agent, reads its lines and json-parses them; the app is rat-tui headless (Textual's
+test driver) with the real transcript, measured until the last chunk's text is in the viewport.
+Keystroke echo latency into the composer is sampled every 50 ms while the stream runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+from stream_agent import END_MARKER  # noqa: E402
+
+AGENT = [sys.executable, str(HERE / "stream_agent.py")]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def floor(n: int) -> dict:
+    proc = await asyncio.create_subprocess_exec(
+        *AGENT, str(n), stdin=subprocess.PIPE, stdout=subprocess.PIPE, limit=1 << 30
+    )
+    assert proc.stdin and proc.stdout
+
+    async def call(mid: int, method: str, params: dict) -> None:
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": mid, "method": method, "params": params}) + "\n").encode())
+        await proc.stdin.drain()
+        while True:
+            msg = json.loads(await proc.stdout.readline())
+            if msg.get("id") == mid:
+                return
+
+    await call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    await call(1, "session/new", {"cwd": os.getcwd(), "mcpServers": []})
+    start = time.perf_counter()
+    await call(2, "session/prompt", {"sessionId": "bench", "prompt": [{"type": "text", "text": "go"}]})
+    elapsed = time.perf_counter() - start
+    proc.stdin.close()
+    await proc.wait()
+    return {"seconds": elapsed, "rss_mb": peak_rss_mb()}
+
+
+async def app(n: int) -> dict:
+    os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp())
+    from textual import events
+
+    from rat_tui.app import RatApp
+    from rat_tui.cli import AgentSpec
+    from rat_tui.ui.session_view import SessionView
+
+    command = AgentSpec(name="stream-bench", argv=[*AGENT, str(n)], env={}, is_demo=False)
+    rat = RatApp(command, Path.cwd())
+    latencies: list[float] = []
+    async with rat.run_test(size=(120, 40)) as pilot:
+        view = rat.query_one(SessionView)
+        while view.session.state.status != "ready":
+            await asyncio.sleep(0.01)
+        view.composer.insert("go")
+        start = time.perf_counter()
+        await pilot.press("enter")
+        composer = view.composer
+        next_probe = time.perf_counter()
+        while END_MARKER not in view.transcript.visible_text():
+            now = time.perf_counter()
+            if now >= next_probe:
+                before = composer.text
+                sent = time.perf_counter()
+                rat._driver.send_message(events.Key("x", "x"))
+                while composer.text == before:
+                    await asyncio.sleep(0.0005)
+                latencies.append(time.perf_counter() - sent)
+                next_probe = sent + 0.05
+            await asyncio.sleep(0.002)
+        elapsed = time.perf_counter() - start
+    latencies.sort()
+    return {
+        "seconds": elapsed,
+        "rss_mb": peak_rss_mb(),
+        "keys": len(latencies),
+        "key_p50_ms": 1000 * latencies[len(latencies) // 2] if latencies else None,
+        "key_max_ms": 1000 * latencies[-1] if latencies else None,
+    }
+
+
+def run_one(mode: str, n: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--one", mode, str(n)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":
+        mode, n = sys.argv[2], int(sys.argv[3])
+        result = asyncio.run(floor(n) if mode == "floor" else app(n))
+        print(json.dumps(result))
+        return
+    sizes = [int(a) for a in sys.argv[1:]] or [2000, 20000]
+    print(f"{'chunks':>7} {'floor s':>8} {'app s':>7} {'ratio':>6} {'floor MB':>8} {'app MB':>7} {'key p50 ms':>10} {'key max ms':>10}")
+    for n in sizes:
+        base = run_one("floor", n)
+        got = run_one("app", n)
+        print(
+            f"{n:>7} {base['seconds']:>8.3f} {got['seconds']:>7.3f} {got['seconds'] / base['seconds']:>6.2f} "
+            f"{base['rss_mb']:>8.1f} {got['rss_mb']:>7.1f} {got['key_p50_ms'] or 0:>10.1f} {got['key_max_ms'] or 0:>10.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""Shared fixtures: keep the developer's config and data out of every test, and colour on."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTS = ROOT / "tests" / "agents"
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("xdg")
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, str(home / name.lower()))
+    monkeypatch.delenv("RAT_CONFIG", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("RAT_DEMO_DELAY", "0")
+
+
+@pytest.fixture
+def record_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where a fake agent writes every line it receives from rat-tui."""
+    path = tmp_path / "received.jsonl"
+    monkeypatch.setenv("RAT_FAKE_RECORD", str(path))
+    return path
+
+
+def scripted_argv(script: dict, tmp_path: Path) -> list[str]:
+    """The command line of the scripted fake agent playing `script`."""
+    script_file = tmp_path / "script.json"
+    script_file.write_text(json.dumps(script))
+    return [sys.executable, str(AGENTS / "scripted_agent.py"), str(script_file)]
+
+
+def received(record: Path) -> list[dict]:
+    """Every JSON message the fake agent received, in order."""
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
