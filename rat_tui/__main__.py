@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         command, more = resolve_agent(args, config)
     except ConfigError as error:
+        for problem in problems:
+            print(f"rat: {problem}", file=sys.stderr)
         print(f"rat: {error}", file=sys.stderr)
         return 2
     problems.extend(more)

@@ -1,0 +1,143 @@
+"""Provides the `rat` command line: `parse_args` and `resolve_agent` (which agent to start).
+
+Kept free of Textual so that `rat --help`, `--version` and argument errors answer instantly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import __version__
+from .config import Config
+
+USAGE = "rat [--cwd DIR] [--agent NAME] [--config FILE] [--rpc-log FILE] [-- COMMAND ARGS...]"
+DEMO_NAME = "demo"
+
+
+class ConfigError(Exception):
+    """The command line asks for something the config cannot give (an unknown profile)."""
+
+
+@dataclass(frozen=True)
+class CliArgs:
+    """The parsed command line."""
+
+    cwd: Path
+    """Absolute working directory of the session (default: the current directory)."""
+    agent: str | None = None
+    """Agent profile named with `--agent`."""
+    config: Path | None = None
+    """Config file named with `--config`; None means $RAT_CONFIG or the default location."""
+    rpc_log: Path | None = None
+    """JSONL traffic log named with `--rpc-log`."""
+    command: list[str] = field(default_factory=list)
+    """Agent command line given after `--`; empty if none."""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """The agent process to start: what `AgentSession` needs (it matches its AgentCommand)."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    is_demo: bool
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rat",
+        usage=USAGE,
+        description="A terminal client for the Agent Client Protocol (ACP).",
+        # Raw, so the example command line is not broken at its hyphen.
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "Everything after -- is the agent's command line, for example:\n"
+            "  rat -- npx @zed-industries/claude-code-acp\n"
+            "Without it, --agent or the config's default_agent picks a profile;\n"
+            "with neither, the built-in demo agent runs.\n"
+        ),
+    )
+    parser.add_argument("--cwd", metavar="DIR", help="working directory of the session (default: current)")
+    parser.add_argument("--agent", metavar="NAME", help="agent profile from the config file")
+    parser.add_argument("--config", metavar="FILE", help="config file (default: $RAT_CONFIG or the user config dir)")
+    parser.add_argument("--rpc-log", metavar="FILE", help="append every JSON-RPC message to FILE (JSONL)")
+    parser.add_argument("--version", action="version", version=f"rat-tui {__version__}")
+    return parser
+
+
+def parse_args(argv: list[str]) -> CliArgs:
+    """Parse the command line; bad arguments exit with status 2 and a message, never a traceback."""
+    # Split at the first `--` ourselves: argparse would otherwise try to match the agent's own
+    # options (`-- goose --help`) against ours.
+    if "--" in argv:
+        split = argv.index("--")
+        ours, command = argv[:split], argv[split + 1 :]
+    else:
+        ours, command = argv, None
+    parser = _parser()
+    namespace = parser.parse_args(ours)
+    if command is not None and not command:
+        parser.error("no agent command after --")
+    cwd = Path(os.path.abspath(os.path.expanduser(os.getcwd() if namespace.cwd is None else namespace.cwd)))
+    if not cwd.exists():
+        parser.error(f"--cwd: no such directory: {cwd}")
+    if not cwd.is_dir():
+        parser.error(f"--cwd: not a directory: {cwd}")
+    return CliArgs(
+        cwd=cwd,
+        agent=namespace.agent,
+        config=Path(namespace.config).expanduser() if namespace.config else None,
+        rpc_log=Path(namespace.rpc_log).expanduser() if namespace.rpc_log else None,
+        command=list(command or []),
+    )
+
+
+def demo_agent() -> AgentSpec:
+    """The embedded demo agent, run as a real subprocess with this interpreter."""
+    return AgentSpec(name=DEMO_NAME, argv=[sys.executable, "-m", "rat_tui.demo"], env={}, is_demo=True)
+
+
+def resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]:
+    """Pick the agent to start; returns it and any problems worth a toast.
+
+    Precedence: `-- COMMAND`, then `--agent NAME`, then `default_agent`, then the demo agent.
+    Raises ConfigError only for an explicit `--agent` naming no profile: the user asked for a
+    specific agent, so silently running another would be wrong. A stale `default_agent` instead
+    falls back to the demo with a problem message.
+    """
+    problems: list[str] = []
+    if args.command:
+        if args.agent:
+            problems.append(f"--agent {args.agent} ignored: an agent command was given after --")
+        argv = [os.path.expanduser(args.command[0]), *args.command[1:]]
+        return AgentSpec(name=os.path.basename(argv[0]) or argv[0], argv=argv, env={}, is_demo=False), problems
+    if args.agent:
+        if args.agent not in config.agents:
+            raise ConfigError(f"unknown agent profile {args.agent!r}; {_known(config)}")
+        return _from_profile(args.agent, config), problems
+    if config.default_agent:
+        if config.default_agent in config.agents:
+            return _from_profile(config.default_agent, config), problems
+        problems.append(
+            f"default_agent {config.default_agent!r} names no agent profile ({_known(config)}); "
+            "using the demo agent"
+        )
+    return demo_agent(), problems
+
+
+def _from_profile(name: str, config: Config) -> AgentSpec:
+    profile = config.agents[name]
+    # A bare command name stays bare: it is looked up on PATH when the agent is spawned.
+    argv = [os.path.expanduser(profile.command), *profile.args]
+    return AgentSpec(name=name, argv=argv, env=dict(profile.env), is_demo=False)
+
+
+def _known(config: Config) -> str:
+    if not config.agents:
+        return "no agent profiles are configured (see config.example.toml)"
+    return "known profiles: " + ", ".join(sorted(config.agents))

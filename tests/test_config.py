@@ -1,0 +1,148 @@
+"""config.toml loading: defaults when missing, clear messages when bad, never an exception."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rat_tui import paths
+from rat_tui.config import AgentProfile, Config, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = Path(__file__).resolve().parent / "configs"
+
+
+def test_missing_default_file_gives_defaults_and_no_problems() -> None:
+    assert not paths.config_file().exists()
+    config, problems = load_config()
+    assert config == Config()
+    assert problems == []
+
+
+def test_default_file_is_found_in_the_xdg_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    (tmp_path / "rat-tui").mkdir()
+    (tmp_path / "rat-tui" / "config.toml").write_text('theme = "rat-light"\n')
+    config, problems = load_config()
+    assert (config.theme, problems) == ("rat-light", [])
+
+
+def test_missing_explicit_file_is_a_problem(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    config, problems = load_config(missing)
+    assert config == Config()
+    assert problems == [f"Config file not found: {missing}"]
+
+
+def test_missing_file_named_by_env_var_is_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "env.toml"
+    monkeypatch.setenv("RAT_CONFIG", str(missing))
+    assert paths.config_file() == missing
+    config, problems = load_config()
+    assert config == Config()
+    assert problems == [f"Config file not found: {missing}"]
+
+
+def test_env_var_names_the_config_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_CONFIG", str(CONFIGS / "valid.toml"))
+    config, problems = load_config()
+    assert problems == []
+    assert config.default_agent == "fake"
+
+
+def test_valid_file_loads_every_key() -> None:
+    config, problems = load_config(CONFIGS / "valid.toml")
+    assert problems == []
+    assert config.theme == "rat-light"
+    assert config.rpc_log == "~/rpc.jsonl"
+    assert config.keymap == {"app.quit": "ctrl+x"}
+    assert config.agents["fake"] == AgentProfile(
+        command="~/bin/fake-agent", args=["--acp"], env={"FAKE_LEVEL": "3"}, title="Fake agent"
+    )
+    assert config.agents["other"] == AgentProfile(command="other-agent")
+
+
+def test_syntax_error_gives_defaults_and_names_file_and_line() -> None:
+    path = CONFIGS / "syntax_error.toml"
+    config, problems = load_config(path)
+    assert config == Config()
+    assert len(problems) == 1
+    assert str(path) in problems[0]
+    assert "line 6" in problems[0]
+
+
+def test_unreadable_file_gives_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "binary.toml"
+    path.write_bytes(b"theme = '\xff\xfe'\n")
+    config, problems = load_config(path)
+    assert config == Config()
+    assert len(problems) == 1 and str(path) in problems[0]
+
+
+def test_invalid_values_are_named_and_valid_parts_kept() -> None:
+    path = CONFIGS / "invalid_parts.toml"
+    config, problems = load_config(path)
+    # The bad profiles go; the good one and the rest of the file stay.
+    assert set(config.agents) == {"goose"}
+    assert config.agents["goose"].args == ["acp"]
+    assert config.default_agent == "goose"
+    assert config.theme == "rat-dark"  # the bad value fell back to its default
+    assert config.keymap == {"app.quit": "ctrl+x"}
+    text = "\n".join(problems)
+    assert "agents.claude.args: Input should be a valid list" in text
+    assert "agents.nocommand.command: Field required" in text
+    assert "theme: Input should be a valid string" in text
+    assert "keymap.session.cancel" in text
+    assert len(problems) == 4
+    assert all(problem.startswith(f"{path}: ") for problem in problems)
+
+
+def test_wrong_type_for_a_whole_table_drops_only_that_table(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('agents = "claude"\ntheme = "rat-light"\n')
+    config, problems = load_config(path)
+    assert config.agents == {} and config.theme == "rat-light"
+    assert len(problems) == 1 and "agents: Input should be a valid dictionary" in problems[0]
+
+
+def test_unknown_keys_are_warned_about_and_ignored() -> None:
+    config, problems = load_config(CONFIGS / "unknown_keys.toml")
+    assert config.theme == "rat-light"
+    assert config.agents["goose"] == AgentProfile(command="goose", args=["acp"])
+    text = "\n".join(problems)
+    assert "unknown key colour_scheme" in text
+    assert "unknown key agents.goose.arguments" in text
+    assert len(problems) == 2
+
+
+def test_unknown_key_and_bad_value_in_one_profile() -> None:
+    # Both errors name the same profile: the profile goes, the other keys stay, nothing raises.
+    from rat_tui.config import validate_config
+
+    data = {"theme": "nord", "agents": {"x": {"command": 1, "bogus": 2}, "y": {"command": "y"}}}
+    config, problems = validate_config(data)
+    assert set(config.agents) == {"y"} and config.theme == "nord"
+    assert len(problems) == 2
+
+
+def test_example_config_loads_without_problems() -> None:
+    config, problems = load_config(ROOT / "config.example.toml")
+    assert problems == []
+    # The demo agent stays the default: default_agent is left commented out.
+    assert config.default_agent is None
+    assert {"claude", "gemini", "codex", "goose", "opencode"} <= set(config.agents)
+    assert config.agents["gemini"].args == ["--experimental-acp"]
+
+
+def test_every_field_is_documented() -> None:
+    for model in (Config, AgentProfile):
+        for name, field in model.model_fields.items():
+            assert field.description, f"{model.__name__}.{name} has no docstring"
+
+
+def test_syntax_error_at_end_of_file_still_names_a_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('theme = "nord"\nkeymap = {\n')
+    _, problems = load_config(path)
+    assert len(problems) == 1 and "line 2" in problems[0]
