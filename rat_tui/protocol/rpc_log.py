@@ -17,8 +17,9 @@ MAX_LOGGED_STRING = 2000
 def redact(value: Any, key: str = "") -> Any:
     """Copy of `value` with secret-looking values replaced; env values are always secret."""
     if isinstance(value, dict):
-        if _is_name_value_pair(value) and (key == "env" or SECRET_KEY.search(str(value["name"]))):
-            return {**value, "value": REDACTED}
+        if _is_name_value_pair(value):
+            secret = key == "env" or SECRET_KEY.search(str(value["name"]))
+            return {**value, "value": REDACTED} if secret else value
         if key in ("env", "headers"):
             return {k: REDACTED for k in value}
         return {k: (REDACTED if SECRET_KEY.search(k) and isinstance(v, str) else redact(v, k)) for k, v in value.items()}
