@@ -1,0 +1,621 @@
+"""Provides Transcript: the whole chat as one virtualised line widget, streaming markdown at constant cost per chunk."""
+
+from __future__ import annotations
+
+import io
+from bisect import bisect_right
+from collections import OrderedDict
+from typing import Iterator
+
+from rich.console import Console, RenderableType
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from .markdown_stream import Block, MarkdownSplitter, render_block
+
+MARKDOWN_KINDS = ("user", "agent", "thought")
+SEVERITIES = ("info", "warning", "error")
+NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
+GENERIC_COLLAPSE_LINES = 6  # a generic update longer than this starts collapsed to its title
+RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
+USER_BAR = "▌ "
+
+
+class _Rows:
+    """Items with a `height`, and their start offsets: appends are O(1), offsets are rebuilt lazily.
+
+    `offs[k]` is the start of item k for every k < len(offs); a height change only truncates `offs`
+    after the changed item, so the common case (the last item grows) costs nothing to fix.
+    """
+
+    __slots__ = ("items", "offs", "total")
+
+    def __init__(self) -> None:
+        self.items: list = []
+        self.offs = [0]
+        self.total = 0
+
+    def append(self, item) -> None:
+        item.index = len(self.items)
+        self.items.append(item)
+        self.total += item.height
+
+    def changed(self, index: int, delta: int) -> None:
+        self.total += delta
+        if len(self.offs) > index + 1:
+            del self.offs[index + 1 :]
+
+    def start(self, index: int) -> int:
+        offs, items = self.offs, self.items
+        while len(offs) <= index:
+            offs.append(offs[-1] + items[len(offs) - 1].height)
+        return offs[index]
+
+    def find(self, y: int) -> int | None:
+        """Index of the item covering line `y`, or None past the end."""
+        if y < 0 or y >= self.total:
+            return None
+        offs, items = self.offs, self.items
+        while offs[-1] <= y and len(offs) <= len(items):
+            offs.append(offs[-1] + items[len(offs) - 1].height)
+        return bisect_right(offs, y) - 1
+
+
+class _Seg:
+    """A render unit of an entry: its header, one markdown block, a notice line, a renderable."""
+
+    __slots__ = ("role", "block", "open", "height", "strips", "index")
+
+    def __init__(self, role: str, block: Block | None = None, *, open: bool = False) -> None:
+        self.role = role
+        self.block = block
+        self.open = open  # the growing tail of a streamed message: its source lives in the splitter
+        self.height = 0
+        self.strips: list[Strip] | None = None
+        self.index = 0
+
+
+class _Entry(_Rows):
+    """One transcript entry: `items` are the segments shown (just the header while collapsed)."""
+
+    __slots__ = ("key", "kind", "title", "parts", "newlines", "splitter", "header", "body", "collapsed",
+                 "renderable", "index")
+
+    def __init__(self, key: str, kind: str, title: str | None) -> None:
+        super().__init__()
+        self.key, self.kind, self.title = key, kind, title
+        self.parts: list[str] = []
+        self.newlines = 0  # counted only for notice/generic, which have no splitter
+        self.splitter = MarkdownSplitter() if kind in MARKDOWN_KINDS else None
+        self.header: _Seg | None = _Seg("header") if kind in ("user", "thought", "generic") else None
+        self.body: list[_Seg] = []
+        self.collapsed = kind == "thought"
+        self.renderable: RenderableType | None = None
+        self.index = 0
+
+    @property
+    def height(self) -> int:
+        return self.total
+
+    @property
+    def collapsible(self) -> bool:
+        return self.kind == "thought" or (self.kind == "generic" and self.newlines >= GENERIC_COLLAPSE_LINES)
+
+    def shown(self) -> list[_Seg]:
+        head = [self.header] if self.header else []
+        return head if self.collapsed else head + self.body
+
+
+class Transcript(ScrollView, can_focus=True):
+    """The chat: entries keyed by id, streamed markdown cut into blocks, each rendered once per width.
+
+    Lines are drawn through `render_line` from per-block caches; blocks far from the viewport are
+    only estimated, so a 20,000-chunk answer costs O(chunk) per append and O(viewport) per frame.
+    """
+
+    COMPONENT_CLASSES = {
+        "transcript--user-header",
+        "transcript--user-bar",
+        "transcript--thought",
+        "transcript--generic",
+        "transcript--notice-info",
+        "transcript--notice-warning",
+        "transcript--notice-error",
+        "transcript--code",
+    }
+
+    DEFAULT_CSS = """
+    Transcript {
+        background: $surface;
+        color: $foreground;
+        overflow-x: hidden;
+        overflow-y: scroll;
+        scrollbar-gutter: stable;
+        &:focus { background-tint: $foreground 3%; }
+        & > .transcript--user-header { color: $accent; text-style: bold; }
+        & > .transcript--user-bar { color: $accent; }
+        & > .transcript--thought { color: $text-muted; text-style: italic; }
+        & > .transcript--generic { color: $text-muted; }
+        & > .transcript--notice-info { color: $text-muted; }
+        & > .transcript--notice-warning { color: $text-warning; }
+        & > .transcript--notice-error { color: $text-error; text-style: bold; }
+        & > .transcript--code { background: $surface-darken-1; }
+    }
+    """
+
+    BINDINGS = [
+        Binding("t", "toggle_collapsed", "Expand/collapse", id="transcript.toggle",
+                tooltip="Expand or collapse the nearest thought or long update"),
+        Binding("end", "scroll_end", "End", id="transcript.end", show=False, tooltip="Jump to the end and follow"),
+        Binding("home", "scroll_home", "Home", id="transcript.home", show=False, tooltip="Jump to the start"),
+    ]
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._rows = _Rows()
+        self._by_key: dict[str, _Entry] = {}
+        self._dirty: set[_Entry] = set()  # entries whose open tail grew since the last flush
+        self._flush_pending = False
+        self._follow = True
+        self._settling = False
+        self._width = 0
+        self._style_key: tuple | None = None
+        self._rendered: OrderedDict[_Seg, None] = OrderedDict()
+        self.render_count = 0
+        """Blocks rendered so far (tests use it to prove appends don't re-render old blocks)."""
+
+    # -- public API -----------------------------------------------------------------------------
+
+    def add_entry(self, key: str, kind: str, text: str = "", *, title: str | None = None) -> None:
+        """Add an entry (or reset the one with this key); `kind` is user/agent/thought/notice/generic."""
+        if kind not in MARKDOWN_KINDS and kind not in ("notice", "generic"):
+            kind = "generic"
+        entry = _Entry(key, kind, title)
+        if kind == "notice":
+            entry.body.append(_Seg("notice"))
+        elif kind == "generic":
+            entry.body.append(_Seg("generic"))
+        self._install(entry)
+        if text:
+            self.append_text(key, text)
+        if entry.collapsible and kind == "generic":
+            entry.collapsed = True
+            self._relayout(entry)
+
+    def append_text(self, key: str, text: str) -> None:
+        """Stream a chunk into an entry: O(chunk); the screen catches up once per batch."""
+        entry = self._by_key.get(key)
+        if entry is None:
+            self.add_entry(key, "agent")
+            entry = self._by_key[key]
+        if not text:
+            return
+        entry.parts.append(text)
+        splitter = entry.splitter
+        if splitter is None:  # notice / generic: small, re-laid out whole
+            entry.newlines += text.count("\n")
+            seg = entry.body[0]
+            seg.strips = None
+            if entry.header:
+                entry.header.strips = None
+            self._dirty.add(entry)
+            self._schedule()
+            return
+        tail = entry.body[-1] if entry.body and entry.body[-1].open else None
+        for block in splitter.feed(text):
+            if tail is not None:
+                tail.block, tail.open, tail.strips = block, False, None
+                self._set_height(entry, tail, self._estimate(entry, tail))
+                tail = None
+            else:
+                self._add_seg(entry, _Seg("md", block))
+        if splitter.has_tail:
+            if tail is None:
+                self._add_seg(entry, _Seg("md", open=True))
+            else:
+                tail.strips = None
+        if entry.collapsed and entry.header:
+            entry.header.strips = None
+        self._dirty.add(entry)
+        self._schedule()
+
+    def set_renderable(self, key: str, renderable: RenderableType) -> None:
+        """Add or replace an entry drawn from any Rich renderable (tool-call cards); only it re-renders."""
+        entry = self._by_key.get(key)
+        if entry is None or entry.kind != "renderable":
+            entry = _Entry(key, "renderable", None)
+            entry.body.append(_Seg("renderable"))
+            entry.renderable = renderable
+            self._install(entry)
+            return
+        entry.renderable = renderable
+        entry.body[0].strips = None
+        self._dirty.add(entry)
+        self._schedule()
+
+    def toggle_collapsed(self, key: str | None = None) -> None:
+        """Expand or collapse a thought / long generic entry; None picks the one nearest the view's end."""
+        entry = self._by_key.get(key) if key is not None else self._nearest_collapsible()
+        if entry is None or not entry.collapsible:
+            return
+        entry.collapsed = not entry.collapsed
+        self._relayout(entry)
+        self._settle()
+
+    def has_entry(self, key: str) -> bool:
+        return key in self._by_key
+
+    @property
+    def plain_text(self) -> str:
+        """The whole transcript as plain source text, built from what was appended (not from lines)."""
+        return "\n\n".join(self._entry_text(entry) for entry in self._rows.items)
+
+    def visible_text(self) -> str:
+        """The rendered lines in the viewport, as the user sees them."""
+        if self._flush_pending:
+            self._flush()
+        top = round(self.scroll_offset.y)
+        lines = []
+        for y in range(top, min(top + self.scrollable_content_region.height, self._rows.total)):
+            strip = self._strip_at(y)
+            lines.append(strip.text.rstrip() if strip is not None else "")
+        return "\n".join(lines).rstrip("\n")
+
+    @property
+    def following(self) -> bool:
+        """Whether the view sticks to the end as content arrives."""
+        return self._follow
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def action_toggle_collapsed(self) -> None:
+        self.toggle_collapsed()
+
+    def action_scroll_end(self) -> None:
+        self._follow = True
+        self._settle()
+
+    def action_scroll_home(self) -> None:
+        self._follow = False
+        self.scroll_to(y=0, animate=False, immediate=True)
+
+    # -- Textual hooks --------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self._schedule()
+
+    def on_resize(self, event: events.Resize) -> None:
+        width = self.scrollable_content_region.width
+        if width != self._width:
+            self._width = width
+            self._relayout_all()
+        self._settle()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        key = self._current_style_key() if self.is_mounted else None
+        if key != self._style_key:
+            self._style_key = key
+            self._drop_strips()
+            self.refresh()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._settling:
+            return
+        self._follow = new_value >= self.max_scroll_y
+        if round(old_value) != round(new_value):
+            self._settle()
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        found = self._locate(round(self.scroll_offset.y) + offset.y)
+        if found and found[1].role == "header" and found[0].collapsible:
+            self.toggle_collapsed(found[0].key)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        strip = self._strip_at(round(self.scroll_offset.y) + y)
+        if strip is None:
+            return Strip.blank(width, base)
+        return strip.apply_style(base).crop_extend(0, width, base)
+
+    # -- layout bookkeeping ---------------------------------------------------------------------
+
+    def _install(self, entry: _Entry) -> None:
+        old = self._by_key.get(entry.key)
+        self._by_key[entry.key] = entry
+        for seg in entry.shown():
+            seg.height = self._estimate(entry, seg)
+            entry.append(seg)
+        if old is None:
+            self._rows.append(entry)
+        else:
+            entry.index = old.index
+            self._rows.items[old.index] = entry
+            self._rows.changed(old.index, entry.total - old.total)
+            self._dirty.discard(old)
+            for seg in [old.header, *old.body]:
+                self._rendered.pop(seg, None)
+        self._schedule()
+
+    def _add_seg(self, entry: _Entry, seg: _Seg) -> None:
+        seg.height = self._estimate(entry, seg)
+        entry.body.append(seg)
+        if not entry.collapsed:
+            entry.append(seg)
+            self._rows.changed(entry.index, seg.height)
+
+    def _set_height(self, entry: _Entry, seg: _Seg, height: int) -> None:
+        delta = height - seg.height
+        seg.height = height
+        if delta and seg.index < len(entry.items) and entry.items[seg.index] is seg:
+            entry.changed(seg.index, delta)
+            self._rows.changed(entry.index, delta)
+
+    def _relayout(self, entry: _Entry) -> None:
+        """Rebuild one entry's rows (toggle, reset): O(its blocks)."""
+        before = entry.total
+        entry.items, entry.offs, entry.total = [], [0], 0
+        if entry.header:
+            entry.header.strips = None
+        for seg in entry.shown():
+            if seg.strips is None:
+                seg.height = self._estimate(entry, seg)
+            entry.append(seg)
+        self._rows.changed(entry.index, entry.total - before)
+        self._sync_size()
+
+    def _relayout_all(self) -> None:
+        """New width: every cached line is stale; estimate all heights again (O(blocks), no rendering)."""
+        self._drop_strips()
+        rows = _Rows()
+        for entry in self._rows.items:
+            entry.items, entry.offs, entry.total = [], [0], 0
+            for seg in entry.shown():
+                seg.height = self._estimate(entry, seg)
+                entry.append(seg)
+            rows.append(entry)
+        self._rows = rows
+        self._sync_size()
+
+    def _drop_strips(self) -> None:
+        for seg in self._rendered:
+            seg.strips = None
+        self._rendered.clear()
+
+    def _sync_size(self) -> None:
+        size = Size(self._width, self._rows.total)
+        if self.virtual_size != size:
+            self.virtual_size = size
+
+    def _schedule(self) -> None:
+        if not self._flush_pending and self.is_mounted:
+            self._flush_pending = True
+            self.call_later(self._flush)
+
+    def _flush(self) -> None:
+        """Once per batch of appends: re-estimate grown tails, then render what the viewport needs."""
+        if not self._flush_pending:
+            return
+        self._flush_pending = False
+        for entry in self._dirty:
+            for seg in (entry.header, entry.body[-1] if entry.body else None):
+                if seg is not None and seg.strips is None:
+                    self._set_height(entry, seg, self._estimate(entry, seg))
+        self._dirty.clear()
+        self._sync_size()
+        self._settle()
+
+    def _settle(self) -> None:
+        """Render the blocks in and around the viewport, then pin to the end or keep the top line still."""
+        if self._settling or not self._width:
+            return
+        height = max(self.scrollable_content_region.height, 1)
+        self._settling = True
+        try:
+            if self._follow:
+                need = height
+                for entry, seg in self._walk(len(self._rows.items) - 1, None, -1):
+                    self._strips(entry, seg)
+                    need -= seg.height
+                    if need <= 0:
+                        break
+                self._sync_size()
+                self.scroll_end(animate=False, immediate=True, x_axis=False)
+            else:
+                top = round(self.scroll_offset.y)
+                anchor = self._locate(top)
+                if anchor is not None:
+                    entry, seg, line = anchor
+                    self._render_span(entry.index, seg.index, -1, height)
+                    self._render_span(entry.index, seg.index, +1, 2 * height + line)
+                    self._sync_size()
+                    new_top = self._rows.start(entry.index) + entry.start(seg.index) + min(line, seg.height - 1)
+                    if new_top != top:
+                        self.scroll_to(y=new_top, animate=False, immediate=True)
+        finally:
+            self._settling = False
+        self.refresh()
+
+    def _render_span(self, entry_index: int, seg_index: int, step: int, lines: int) -> None:
+        for entry, seg in self._walk(entry_index, seg_index, step):
+            self._strips(entry, seg)
+            lines -= seg.height
+            if lines <= 0:
+                return
+
+    def _walk(self, entry_index: int, seg_index: int | None, step: int) -> Iterator[tuple[_Entry, _Seg]]:
+        """Shown segments from a position, forwards (+1) or backwards (-1)."""
+        entries = self._rows.items
+        while 0 <= entry_index < len(entries):
+            entry = entries[entry_index]
+            items = entry.items
+            if seg_index is None:
+                seg_index = len(items) - 1 if step < 0 else 0
+            while 0 <= seg_index < len(items):
+                yield entry, items[seg_index]
+                seg_index += step
+            entry_index += step
+            seg_index = None
+
+    def _locate(self, y: int) -> tuple[_Entry, _Seg, int] | None:
+        index = self._rows.find(y)
+        if index is None:
+            return None
+        entry = self._rows.items[index]
+        y -= self._rows.start(index)
+        seg_index = entry.find(y)
+        if seg_index is None:
+            return None
+        return entry, entry.items[seg_index], y - entry.start(seg_index)
+
+    def _strip_at(self, y: int) -> Strip | None:
+        found = self._locate(y)
+        if found is None:
+            return None
+        entry, seg, line = found
+        strips = self._strips(entry, seg)
+        return strips[line] if line < len(strips) else None
+
+    def _nearest_collapsible(self) -> _Entry | None:
+        entries = self._rows.items
+        bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
+        index = self._rows.find(min(bottom, self._rows.total - 1))
+        start = len(entries) - 1 if index is None else index
+        for i in range(start, -1, -1):
+            if entries[i].collapsible:
+                return entries[i]
+        return next((e for e in entries[start + 1 :] if e.collapsible), None)
+
+    # -- rendering ------------------------------------------------------------------------------
+
+    def _estimate(self, entry: _Entry, seg: _Seg) -> int:
+        """A height guess good enough for the scrollbar; corrected when the block is rendered."""
+        width = max(self._width or 80, 10)
+        role = seg.role
+        if role == "md":
+            if seg.open:
+                lines, chars = entry.splitter.tail_size
+                code, first, last = entry.splitter.tail_is_code, True, True
+            else:
+                block = seg.block
+                lines, chars, code, first, last = block.lines, block.chars, block.lexer is not None, block.first, block.last
+            inner = width - (2 if entry.kind == "user" else 0)
+            return lines + chars // inner + (first + last if code else 0) + last
+        if role == "header":
+            return 2 if entry.collapsed else 1
+        if role == "renderable":
+            return seg.height or 3
+        text = "".join(entry.parts)
+        return text.count("\n") + 1 + len(text) // width + 1
+
+    def _strips(self, entry: _Entry, seg: _Seg) -> list[Strip]:
+        """The segment's lines at the current width, rendering (and fixing its height) if needed."""
+        strips = seg.strips
+        if strips is not None:
+            self._rendered.move_to_end(seg)
+            return strips
+        width = self._width or 80
+        self.render_count += 1
+        strips = [Strip(line, width) for line in self._render(entry, seg, width)]
+        seg.strips = strips
+        self._rendered[seg] = None
+        self._rendered.move_to_end(seg)
+        if len(self._rendered) > RENDERED_SEGMENT_CAP:
+            old, _ = self._rendered.popitem(last=False)
+            old.strips = None  # its height stays exact for this width
+        if len(strips) != seg.height:
+            self._set_height(entry, seg, len(strips))
+            if not self._settling and not self._flush_pending:  # found mid-frame: fix it next turn
+                self._flush_pending = True
+                self.call_later(self._flush)
+        return strips
+
+    def _render(self, entry: _Entry, seg: _Seg, width: int) -> list[list[Segment]]:
+        console = self.app.console
+        role = seg.role
+        component = self.get_component_rich_style
+        if role == "md":
+            block = entry.splitter.tail() if seg.open else seg.block
+            if block is None:
+                return []
+            inner = width - 2 if entry.kind == "user" else width
+            lines = render_block(console, block, inner, code_theme=self._code_theme(),
+                                 code_background=self._code_background())
+            if entry.kind == "user":
+                bar = Segment(USER_BAR, component("transcript--user-bar", partial=True))
+                return [[bar, *line] for line in lines]
+            if entry.kind == "thought":
+                post = component("transcript--thought", partial=True)
+                return [list(Segment.apply_style(line, post_style=post)) for line in lines]
+            return lines
+        if role == "header":
+            return self._render_header(entry, width)
+        if role == "notice":
+            severity = entry.title if entry.title in SEVERITIES else "info"
+            prefix = "" if entry.title in SEVERITIES or not entry.title else f"{entry.title}: "
+            text = Text(f"{NOTICE_ICONS[severity]} {prefix}{''.join(entry.parts)}",
+                        style=component(f"transcript--notice-{severity}", partial=True))
+            return self._lines(text, width) + [[Segment(" " * width)]]
+        if role == "generic":
+            text = Text("".join(entry.parts), style=component("transcript--generic", partial=True))
+            return self._lines(text, width) + [[Segment(" " * width)]]
+        return self._lines(entry.renderable or Text(""), width) + [[Segment(" " * width)]]
+
+    def _render_header(self, entry: _Entry, width: int) -> list[list[Segment]]:
+        component = self.get_component_rich_style
+        if entry.kind == "user":
+            text = Text("You", style=component("transcript--user-header", partial=True))
+        else:
+            style_name = "transcript--thought" if entry.kind == "thought" else "transcript--generic"
+            label = "Thought" if entry.kind == "thought" else (entry.title or "Update")
+            if entry.collapsible and entry.collapsed:
+                count = entry.splitter.lines_seen if entry.splitter else entry.newlines + 1
+                label = f"▸ {label} ({count} line{'s' if count != 1 else ''})"
+            elif entry.collapsible:
+                label = f"▾ {label}"
+            text = Text(label, style=component(style_name, partial=True), no_wrap=True, overflow="ellipsis")
+        lines = self._lines(text, width)[:1]
+        if entry.collapsed:
+            lines.append([Segment(" " * width)])
+        return lines
+
+    def _lines(self, renderable: RenderableType, width: int) -> list[list[Segment]]:
+        console = self.app.console
+        return console.render_lines(renderable, console.options.update_width(width), pad=True)
+
+    def _code_theme(self) -> str:
+        return "monokai" if self.app.current_theme.dark else "default"
+
+    def _code_background(self) -> str | None:
+        color = self.get_component_rich_style("transcript--code", partial=True).bgcolor
+        return color.triplet.hex if color is not None and color.triplet is not None else None
+
+    def _current_style_key(self) -> tuple:
+        names = sorted(self.COMPONENT_CLASSES)
+        return (self.app.current_theme.name, *(self.get_component_rich_style(n, partial=True) for n in names))
+
+    def _entry_text(self, entry: _Entry) -> str:
+        text = "".join(entry.parts)
+        if entry.kind == "user":
+            return f"You\n{text}"
+        if entry.kind == "thought":
+            return f"Thought\n{text}"
+        if entry.kind == "generic":
+            return f"{entry.title or 'Update'}\n{text}"
+        if entry.kind == "renderable":
+            out = io.StringIO()
+            Console(file=out, width=self._width or 80, color_system=None, legacy_windows=False).print(entry.renderable)
+            return out.getvalue().rstrip("\n")
+        return text

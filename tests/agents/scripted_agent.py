@@ -1,0 +1,278 @@
+"""A generic fake ACP agent for tests, run as a real subprocess (standard library only).
+
+    python tests/agents/scripted_agent.py SCRIPT.json      # or the script as JSON in env RAT_FAKE_SCRIPT
+
+Every line received on stdin is appended, raw, to the file named by env RAT_FAKE_RECORD (flushed at once).
+
+Script (every key optional):
+
+    {
+      "initialize_result": {...},    # merged over the default initialize result (a null value drops a key)
+      "session_id": "sess-1",
+      "new_session_result": {...},   # merged over {"sessionId": ...}
+      "responses": {"method": {"result": ...} | {"error": {...}}},   # fixed answers for other requests
+      "before_initialize": [steps],  # played before the initialize response
+      "on_new_session": [steps],     # played before the session/new response
+      "turns": [[steps], ...]        # the n-th session/prompt plays turns[n]; past the end: just end_turn
+    }
+
+Steps (in a string anywhere inside, "$SESSION" becomes the session id and "$PROMPT_ID" the id of the
+request being handled; a string that is exactly "$PROMPT_ID" becomes the id itself, number or string):
+
+    {"send": {...}}                  write this JSON message as it is
+    {"raw": "text"}                  write this line as it is (garbage, malformed JSON, ...)
+    {"stderr": "text", "repeat": N}  write text (+ newline) to stderr N times (default 1)
+    {"sleep": seconds}
+    {"update": {...}}                a session/update notification for the session
+    {"chunk": "text", "repeat": N}   N agent_message_chunk updates (optional "message_id")
+    {"big_chunk": N}                 one agent_message_chunk of N bytes of text, in one line
+    {"exit": code}                   exit the process at once
+    {"wait_cancel": true}            block until session/cancel arrives (returns at once if it already has)
+    {"respond": {...}}               answer the request being handled with this result (later steps still play)
+    {"request": {"method": ..., "params": ..., "id"?: ...}}   send a request to the client, wait for its answer
+
+A turn not answered by a "respond" step ends with {"stopReason": "end_turn"}, or "cancelled" if
+session/cancel arrived during it. Unknown requests get -32601; unknown notifications are ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+DEFAULT_INITIALIZE = {
+    "protocolVersion": 1,
+    "agentCapabilities": {
+        "loadSession": False,
+        "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+    },
+    "agentInfo": {"name": "scripted-agent", "title": "Scripted fake agent", "version": "0.0.1"},
+    "authMethods": [],
+}
+
+
+def log(text: str) -> None:
+    print(f"fake-agent: {text}", file=sys.stderr, flush=True)
+
+
+def merged(base: dict, override: dict | None) -> dict:
+    out = dict(base)
+    for key, value in (override or {}).items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = value
+    return out
+
+
+class Wire:
+    """Newline-delimited JSON-RPC on stdin/stdout: a reader thread, blocking writes, recording."""
+
+    def __init__(self) -> None:
+        record = os.environ.get("RAT_FAKE_RECORD")
+        self.record = open(record, "ab") if record else None
+        self.next_id = 0
+        self.pending: dict[Any, asyncio.Future] = {}
+
+    def start(self, on_message: Callable[[dict], None]) -> asyncio.Future:
+        """Read stdin in a thread, calling `on_message` in the loop; the future resolves at EOF."""
+        loop = asyncio.get_running_loop()
+        eof = loop.create_future()
+
+        def deliver(raw: bytes) -> None:
+            try:
+                msg = json.loads(raw)
+            except ValueError:
+                log(f"ignoring malformed line: {raw[:200]!r}")
+                return
+            if not isinstance(msg, dict):
+                return
+            if "method" not in msg and msg.get("id") in self.pending:
+                future = self.pending.pop(msg["id"])
+                if not future.done():
+                    future.set_result(msg)
+                return
+            on_message(msg)
+
+        def reader() -> None:
+            for raw in sys.stdin.buffer:
+                if self.record:
+                    self.record.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                    self.record.flush()
+                if raw.strip():
+                    loop.call_soon_threadsafe(deliver, raw)
+            loop.call_soon_threadsafe(lambda: eof.done() or eof.set_result(None))
+
+        threading.Thread(target=reader, daemon=True).start()
+        return eof
+
+    def write_line(self, text: str) -> None:
+        data = text if text.endswith("\n") else text + "\n"
+        sys.stdout.buffer.write(data.encode("utf-8"))
+        sys.stdout.buffer.flush()
+
+    def write(self, msg: Any) -> None:
+        self.write_line(json.dumps(msg, separators=(",", ":"), ensure_ascii=False))
+
+    def respond(self, id: Any, result: Any) -> None:
+        self.write({"jsonrpc": "2.0", "id": id, "result": result})
+
+    def error(self, id: Any, code: int, message: str) -> None:
+        self.write({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+
+    async def request(self, method: str, params: Any, id: Any = None) -> dict:
+        """Send a request to the client; return its whole response message."""
+        if id is None:
+            id, self.next_id = self.next_id, self.next_id + 1
+        future = asyncio.get_running_loop().create_future()
+        self.pending[id] = future
+        msg = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.write(msg)
+        return await future
+
+
+def substitute(value: Any, session: str, request_id: Any) -> Any:
+    if isinstance(value, str):
+        if value == "$PROMPT_ID":
+            return request_id
+        return value.replace("$SESSION", session).replace("$PROMPT_ID", str(request_id))
+    if isinstance(value, list):
+        return [substitute(v, session, request_id) for v in value]
+    if isinstance(value, dict):
+        return {substitute(k, session, request_id): substitute(v, session, request_id) for k, v in value.items()}
+    return value
+
+
+class Handling:
+    """One request being answered by a list of steps."""
+
+    def __init__(self, id: Any) -> None:
+        self.id = id
+        self.responded = False
+        self.cancelled = asyncio.Event()
+
+
+class ScriptedAgent:
+    def __init__(self, script: dict) -> None:
+        self.script = script
+        self.session_id = script.get("session_id", "sess-1")
+        self.turns = list(script.get("turns", []))
+        self.wire = Wire()
+        self.prompt = None  # the Handling of the running prompt
+        self.tasks: set[asyncio.Task] = set()
+
+    async def run(self) -> None:
+        await self.wire.start(self.on_message)
+
+    def on_message(self, msg: dict) -> None:
+        method = msg.get("method")
+        if isinstance(method, str) and "id" in msg:
+            task = asyncio.create_task(self.on_request(msg["id"], method, msg.get("params")))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+        elif method == "session/cancel" and self.prompt is not None:
+            self.prompt.cancelled.set()
+
+    async def on_request(self, id: Any, method: str, params: Any) -> None:
+        handling = Handling(id)
+        if method == "initialize":
+            await self.play(self.script.get("before_initialize", []), handling)
+            result = merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
+        elif method == "session/new":
+            await self.play(self.script.get("on_new_session", []), handling)
+            result = merged({"sessionId": self.session_id}, self.script.get("new_session_result"))
+        elif method == "session/prompt":
+            steps = self.turns.pop(0) if self.turns else []
+            self.prompt = handling
+            try:
+                await self.play(steps, handling)
+            finally:
+                self.prompt = None
+            result = {"stopReason": "cancelled" if handling.cancelled.is_set() else "end_turn"}
+        elif method in self.script.get("responses", {}):
+            answer = substitute(self.script["responses"][method], self.session_id, id)
+            if "error" in answer:
+                self.wire.write({"jsonrpc": "2.0", "id": id, "error": answer["error"]})
+            else:
+                self.wire.respond(id, answer.get("result"))
+            return
+        else:
+            self.wire.error(id, -32601, "Method not found")
+            return
+        if not handling.responded:
+            self.wire.respond(id, result)
+
+    async def play(self, steps: list[dict], handling: Handling) -> None:
+        for step in steps:
+            await self.step(substitute(step, self.session_id, handling.id), handling)
+
+    def update(self, update: dict) -> None:
+        self.wire.write(
+            {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": self.session_id, "update": update}}
+        )
+
+    def chunk(self, text: str, message_id: str | None = None) -> None:
+        update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+        if message_id is not None:
+            update["messageId"] = message_id
+        self.update(update)
+
+    async def step(self, step: dict, handling: Handling) -> None:
+        repeat = int(step.get("repeat", 1))
+        if "send" in step:
+            self.wire.write(step["send"])
+        elif "raw" in step:
+            self.wire.write_line(step["raw"])
+        elif "stderr" in step:
+            text = step["stderr"] if step["stderr"].endswith("\n") else step["stderr"] + "\n"
+            for _ in range(repeat):
+                sys.stderr.write(text)
+            sys.stderr.flush()
+        elif "sleep" in step:
+            await asyncio.sleep(float(step["sleep"]))
+        elif "update" in step:
+            self.update(step["update"])
+        elif "chunk" in step:
+            for _ in range(repeat):
+                self.chunk(step["chunk"], step.get("message_id"))
+        elif "big_chunk" in step:
+            self.chunk("x" * int(step["big_chunk"]), step.get("message_id"))
+        elif "exit" in step:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(int(step["exit"]))
+        elif "wait_cancel" in step:
+            await handling.cancelled.wait()
+        elif "respond" in step:
+            self.wire.respond(handling.id, step["respond"])
+            handling.responded = True
+        elif "request" in step:
+            req = step["request"]
+            await self.wire.request(req["method"], req.get("params"), req.get("id"))
+        else:
+            log(f"unknown step {step!r}")
+
+
+def load_script(argv: list[str]) -> dict:
+    if len(argv) > 1:
+        return json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+    return json.loads(os.environ.get("RAT_FAKE_SCRIPT") or "{}")
+
+
+def main() -> None:
+    script = load_script(sys.argv)
+    try:
+        asyncio.run(ScriptedAgent(script).run())
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass
+
+
+if __name__ == "__main__":
+    main()

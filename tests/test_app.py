@@ -1,0 +1,161 @@
+"""The real app, driven with Pilot, against the demo agent and scripted fake agents over real pipes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from rat_tui.app import RatApp
+from rat_tui.cli import AgentSpec, demo_agent
+from rat_tui.ui.session_view import SessionView
+
+from .conftest import received, scripted_argv
+
+pytestmark = pytest.mark.slow
+
+
+def scripted(script: dict, tmp_path: Path) -> AgentSpec:
+    return AgentSpec(name="scripted_agent.py", argv=scripted_argv(script, tmp_path), env={}, is_demo=False)
+
+
+async def until(pilot: Pilot, predicate: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def view(app: RatApp) -> SessionView:
+    return app.query_one(SessionView)
+
+
+def state_word(app: RatApp) -> str:
+    return view(app).status_bar.state_word
+
+
+async def send(pilot: Pilot, text: str) -> None:
+    await pilot.press(*text)
+    await pilot.press("enter")
+
+
+async def test_demo_agent_full_turn(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
+    app = RatApp(demo_agent(), tmp_path)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        bar = view(app).status_bar
+        assert bar.agent_name == "Demo agent"
+        await send(pilot, "hello")
+        await until(pilot, lambda: view(app).session.state.stop_reason == "end_turn", "the turn to end")
+        assert state_word(app) == "ready"
+        transcript = view(app).transcript
+        text = transcript.plain_text
+        assert "hello" in text
+        state = view(app).session.state
+        assert state.plan and all(item.status == "completed" for item in state.plan)
+        assert state.tool_calls and all(c.status == "completed" for c in state.tool_calls.values())
+        kinds = {type(e).__name__ for e in state.entries}
+        assert {"MessageEntry", "ToolCallEntry"} <= kinds
+        assert any(e.role == "thought" for e in state.entries if hasattr(e, "role"))
+        assert view(app).composer.text == ""
+        # The end of the answer is what the user sees (the view follows the stream).
+        last_line = state.entries[-1].text.strip().splitlines()[-1].strip("#*-` ")
+        assert last_line[:20] in transcript.visible_text()
+
+
+async def test_escape_cancels_the_running_turn(tmp_path: Path, record_file: Path) -> None:
+    script = {"turns": [[{"chunk": "streaming…"}, {"wait_cancel": True}]]}
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await send(pilot, "go")
+        await until(pilot, lambda: "streaming" in view(app).transcript.plain_text, "first chunk")
+        assert state_word(app) == "working"
+        await pilot.press("escape")
+        await until(pilot, lambda: state_word(app) == "cancelled", "cancelled")
+        assert "Turn cancelled" in view(app).transcript.plain_text
+        assert "session/cancel" in [m.get("method") for m in received(record_file)]
+
+
+async def test_agent_crash_mid_turn_keeps_app_and_transcript(tmp_path: Path) -> None:
+    script = {"turns": [[{"chunk": "half an answer"}, {"stderr": "panic: out of cheese"}, {"exit": 9}]]}
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await send(pilot, "go")
+        await until(pilot, lambda: state_word(app) == "exited", "exited")
+        text = view(app).transcript.plain_text
+        assert "half an answer" in text and "exited with code 9" in text and "out of cheese" in text
+        await send(pilot, "are you there?")  # refused politely; the draft stays in the composer
+        assert view(app).composer.text == "are you there?"
+        assert app.is_running
+
+
+async def test_garbage_output_and_unknown_variant_leave_the_app_alive(tmp_path: Path) -> None:
+    script = {"turns": [[
+        {"raw": "Loading model... 100%"},
+        {"raw": '{"jsonrpc": "2.0", "method": '},
+        {"update": {"sessionUpdate": "hologram_update", "beam": "sparkles"}},
+        {"chunk": "survived"},
+    ]]}
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await send(pilot, "go")
+        await until(pilot, lambda: "survived" in view(app).transcript.plain_text, "answer")
+        await until(pilot, lambda: state_word(app) == "ready", "ready again")
+        assert "hologram_update" in view(app).transcript.visible_text()
+
+
+async def test_ten_megabyte_message_reaches_the_screen(tmp_path: Path) -> None:
+    script = {"turns": [[{"big_chunk": 10 * 1024 * 1024}, {"chunk": "\n\nEND OF BIG MESSAGE"}]]}
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await send(pilot, "go")
+        await until(pilot, lambda: "END OF BIG MESSAGE" in view(app).transcript.visible_text(), "the tail", 60)
+
+
+async def test_shift_enter_and_ctrl_j_insert_newlines_without_sending(tmp_path: Path, record_file: Path) -> None:
+    app = RatApp(scripted({}, tmp_path), tmp_path)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await pilot.press("a", "shift+enter", "b", "ctrl+j", "c")
+        assert view(app).composer.text == "a\nb\nc"
+        await pilot.press("enter")
+        await until(pilot, lambda: any(m.get("method") == "session/prompt" for m in received(record_file)), "prompt")
+        [prompt] = [m for m in received(record_file) if m.get("method") == "session/prompt"]
+        assert prompt["params"]["prompt"] == [{"type": "text", "text": "a\nb\nc"}]
+
+
+async def test_agent_that_cannot_start_shows_error(tmp_path: Path) -> None:
+    command = AgentSpec(name="ghost", argv=["no-such-agent-binary-xyz"], env={}, is_demo=False)
+    app = RatApp(command, tmp_path)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: state_word(app) == "error", "error")
+        assert "not found" in view(app).transcript.plain_text
+        assert view(app).status_bar.agent_name == "ghost"
+
+
+async def test_rpc_log_records_traffic_with_latency(tmp_path: Path) -> None:
+    log_file = tmp_path / "rpc.jsonl"
+    app = RatApp(scripted({"turns": [[{"chunk": "hi"}]]}, tmp_path), tmp_path, rpc_log_path=log_file)
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await send(pilot, "go")
+        await until(pilot, lambda: "hi" in view(app).transcript.plain_text, "answer")
+        await until(pilot, lambda: state_word(app) == "ready", "ready again")
+    import json
+
+    lines = [json.loads(line) for line in log_file.read_text().splitlines()]
+    out_methods = [entry.get("method") for entry in lines if entry["dir"] == "out"]
+    assert out_methods[:3] == ["initialize", "session/new", "session/prompt"]
+    responses = [entry for entry in lines if entry["dir"] == "in" and "latency_ms" in entry]
+    assert {r["method"] for r in responses} >= {"initialize", "session/new", "session/prompt"}
+    assert all(entry["bytes"] > 0 for entry in lines)
