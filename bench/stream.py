@@ -59,6 +59,9 @@ async def app(n: int) -> dict:
     os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp())
     from textual import events
 
+    from rat_tui.protocol import wire
+
+    preload = wire.preload()  # as `rat` does at launch
     from rat_tui.app import RatApp
     from rat_tui.cli import AgentSpec
     from rat_tui.ui.session_view import SessionView
@@ -70,22 +73,32 @@ async def app(n: int) -> dict:
         view = rat.query_one(SessionView)
         while view.session.state.status != "ready":
             await asyncio.sleep(0.01)
+        preload.join()  # a user takes longer than the model import to type a prompt
         view.composer.insert("go")
         start = time.perf_counter()
-        await pilot.press("enter")
+        rat._driver.send_message(events.Key("enter", "\r"))  # not pilot.press: it waits for idle
         composer = view.composer
-        next_probe = time.perf_counter()
-        while END_MARKER not in view.transcript.visible_text():
-            now = time.perf_counter()
-            if now >= next_probe:
+        done = False
+
+        async def probe_keys() -> None:
+            while not done:
                 before = composer.text
                 sent = time.perf_counter()
                 rat._driver.send_message(events.Key("x", "x"))
                 while composer.text == before:
                     await asyncio.sleep(0.0005)
                 latencies.append(time.perf_counter() - sent)
-                next_probe = sent + 0.05
+                await asyncio.sleep(0.05)
+
+        prober = asyncio.create_task(probe_keys())
+        entries = view.session.state.entries
+        # Cheap check first (the store has the last chunk), then what the transcript shows.
+        while not (entries and END_MARKER in entries[-1].parts[-1]):
             await asyncio.sleep(0.002)
+        while END_MARKER not in view.transcript.visible_text():
+            await asyncio.sleep(0.002)
+        done = True
+        await prober
         elapsed = time.perf_counter() - start
     latencies.sort()
     return {

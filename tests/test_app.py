@@ -22,7 +22,7 @@ def scripted(script: dict, tmp_path: Path) -> AgentSpec:
     return AgentSpec(name="scripted_agent.py", argv=scripted_argv(script, tmp_path), env={}, is_demo=False)
 
 
-async def until(pilot: Pilot, predicate: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+async def until(pilot: Pilot, predicate: Callable[[], bool], what: str, timeout: float = 45.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():

@@ -166,6 +166,8 @@ class Transcript(ScrollView, can_focus=True):
         self._settling = False
         self._width = 0
         self._style_key: tuple | None = None
+        self._base_style: Style | None = None
+        self._styles: dict[str, Style] = {}
         self._rendered: OrderedDict[_Seg, None] = OrderedDict()
         self.render_count = 0
         """Blocks rendered so far (tests use it to prove appends don't re-render old blocks)."""
@@ -300,6 +302,8 @@ class Transcript(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._base_style = None
+        self._styles.clear()
         key = self._current_style_key() if self.is_mounted else None
         if key != self._style_key:
             self._style_key = key
@@ -324,7 +328,9 @@ class Transcript(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
+        base = self._base_style
+        if base is None:  # computing it walks the DOM: once per style change, not once per line
+            base = self._base_style = self.rich_style
         strip = self._strip_at(round(self.scroll_offset.y) + y)
         if strip is None:
             return Strip.blank(width, base)
@@ -545,7 +551,6 @@ class Transcript(ScrollView, can_focus=True):
     def _render(self, entry: _Entry, seg: _Seg, width: int) -> list[list[Segment]]:
         console = self.app.console
         role = seg.role
-        component = self.get_component_rich_style
         if role == "md":
             block = entry.splitter.tail() if seg.open else seg.block
             if block is None:
@@ -554,10 +559,11 @@ class Transcript(ScrollView, can_focus=True):
             lines = render_block(console, block, inner, code_theme=self._code_theme(),
                                  code_background=self._code_background())
             if entry.kind == "user":
-                bar = Segment(USER_BAR, component("transcript--user-bar", partial=True))
-                return [[bar, *line] for line in lines]
+                bar = Segment(USER_BAR, self._style("transcript--user-bar"))
+                last = len(lines) - 1 if block.last else len(lines)
+                return [[bar, *line] if i < last else [Segment(" " * width)] for i, line in enumerate(lines)]
             if entry.kind == "thought":
-                post = component("transcript--thought", partial=True)
+                post = self._style("transcript--thought")
                 return [list(Segment.apply_style(line, post_style=post)) for line in lines]
             return lines
         if role == "header":
@@ -566,17 +572,16 @@ class Transcript(ScrollView, can_focus=True):
             severity = entry.title if entry.title in SEVERITIES else "info"
             prefix = "" if entry.title in SEVERITIES or not entry.title else f"{entry.title}: "
             text = Text(f"{NOTICE_ICONS[severity]} {prefix}{''.join(entry.parts)}",
-                        style=component(f"transcript--notice-{severity}", partial=True))
+                        style=self._style(f"transcript--notice-{severity}"))
             return self._lines(text, width) + [[Segment(" " * width)]]
         if role == "generic":
-            text = Text("".join(entry.parts), style=component("transcript--generic", partial=True))
+            text = Text("".join(entry.parts), style=self._style("transcript--generic"))
             return self._lines(text, width) + [[Segment(" " * width)]]
         return self._lines(entry.renderable or Text(""), width) + [[Segment(" " * width)]]
 
     def _render_header(self, entry: _Entry, width: int) -> list[list[Segment]]:
-        component = self.get_component_rich_style
         if entry.kind == "user":
-            text = Text("You", style=component("transcript--user-header", partial=True))
+            text = Text("You", style=self._style("transcript--user-header"))
         else:
             style_name = "transcript--thought" if entry.kind == "thought" else "transcript--generic"
             label = "Thought" if entry.kind == "thought" else (entry.title or "Update")
@@ -585,7 +590,7 @@ class Transcript(ScrollView, can_focus=True):
                 label = f"▸ {label} ({count} line{'s' if count != 1 else ''})"
             elif entry.collapsible:
                 label = f"▾ {label}"
-            text = Text(label, style=component(style_name, partial=True), no_wrap=True, overflow="ellipsis")
+            text = Text(label, style=self._style(style_name), no_wrap=True, overflow="ellipsis")
         lines = self._lines(text, width)[:1]
         if entry.collapsed:
             lines.append([Segment(" " * width)])
@@ -599,12 +604,21 @@ class Transcript(ScrollView, can_focus=True):
         return "monokai" if self.app.current_theme.dark else "default"
 
     def _code_background(self) -> str | None:
-        color = self.get_component_rich_style("transcript--code", partial=True).bgcolor
+        color = self.get_component_rich_style("transcript--code").bgcolor
         return color.triplet.hex if color is not None and color.triplet is not None else None
 
+    def _style(self, name: str) -> Style:
+        """A component's colour and attributes blended on our background, minus the background (so the
+        focus tint still shows through)."""
+        style = self._styles.get(name)
+        if style is None:
+            full = self.get_component_rich_style(name)
+            style = self._styles[name] = Style(color=full.color, bold=full.bold, dim=full.dim, italic=full.italic,
+                                               underline=full.underline, strike=full.strike, reverse=full.reverse)
+        return style
+
     def _current_style_key(self) -> tuple:
-        names = sorted(self.COMPONENT_CLASSES)
-        return (self.app.current_theme.name, *(self.get_component_rich_style(n, partial=True) for n in names))
+        return (self.app.current_theme.name, *(self.get_component_rich_style(n) for n in sorted(self.COMPONENT_CLASSES)))
 
     def _entry_text(self, entry: _Entry) -> str:
         text = "".join(entry.parts)

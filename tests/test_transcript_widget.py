@@ -1,0 +1,223 @@
+"""Tests the Transcript widget in a purpose-built app: streamed markdown, collapse, follow, laziness."""
+
+from __future__ import annotations
+
+import pytest
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from rat_tui.ui.widgets.markdown_stream import MarkdownSplitter
+from rat_tui.ui.widgets.transcript import Transcript
+
+ANSWER = (
+    "# Plan of attack\n\n"
+    "First we read the *config* and check `paths`.\n\n"
+    "- parse the arguments\n"
+    "- load the settings\n\n"
+    "```python\n"
+    "def main():\n"
+    "    return 42\n"
+    "```\n\n"
+    "Done.\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def colour_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+class TranscriptApp(App):
+    def compose(self) -> ComposeResult:
+        yield Transcript()
+
+
+def chunked(text: str, size: int = 3) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+async def stream(pilot, transcript: Transcript, key: str, text: str, size: int = 3) -> None:
+    for piece in chunked(text, size):
+        transcript.append_text(key, piece)
+        await pilot.pause()
+
+
+# -- the splitter on its own --------------------------------------------------------------------
+
+
+def test_splitter_cuts_blocks_at_blank_lines_headings_and_fences() -> None:
+    splitter = MarkdownSplitter()
+    blocks = []
+    for piece in chunked(ANSWER + "\ntail words", 2):
+        blocks += splitter.feed(piece)
+    texts = [b.text for b in blocks]
+    assert texts == [
+        "# Plan of attack\n",
+        "First we read the *config* and check `paths`.\n",
+        "- parse the arguments\n- load the settings\n",
+        "def main():\n    return 42\n",
+        "Done.\n",
+    ]
+    assert blocks[3].lexer == "python" and blocks[3].first and blocks[3].last
+    assert splitter.tail().text == "tail words"
+
+
+def test_splitter_keeps_blank_lines_inside_a_fence_and_cuts_long_code() -> None:
+    splitter = MarkdownSplitter()
+    code = "".join(f"line {i}\n" + ("\n" if i == 3 else "") for i in range(100))
+    blocks = splitter.feed("~~~\n" + code + "~~~\n")
+    assert "".join(b.text for b in blocks) == code
+    assert len(blocks) > 1 and blocks[0].first and not blocks[0].last and blocks[-1].last
+    assert all(b.lexer == "text" for b in blocks)
+
+
+# -- the widget ---------------------------------------------------------------------------------
+
+
+async def test_streamed_markdown_is_rendered_on_screen() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("u1", "user", "Please **fix** it")
+        transcript.add_entry("a1", "agent")
+        await stream(pilot, transcript, "a1", ANSWER)
+        seen = transcript.visible_text()
+        assert "You" in seen and "Please fix it" in seen  # markdown rendered: no asterisks
+        assert "Plan of attack" in seen and "# Plan" not in seen
+        assert "• parse the arguments" in seen and "• load the settings" in seen
+        assert "def main():" in seen and "return 42" in seen and "```" not in seen
+        assert "First we read the config and check paths." in seen
+        assert transcript.plain_text.endswith(ANSWER)
+        assert transcript.has_entry("a1") and not transcript.has_entry("nope")
+
+
+async def test_thought_is_collapsed_and_t_expands_it() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("th", "thought")
+        await stream(pilot, transcript, "th", "The user wants\na fix.\nCheck the *tests* first.\n", 5)
+        transcript.add_entry("a1", "agent", "On it.")
+        await pilot.pause()
+        seen = transcript.visible_text()
+        assert "▸ Thought (3 lines)" in seen and "Check the tests" not in seen
+        transcript.focus()
+        await pilot.press("t")
+        seen = transcript.visible_text()
+        assert "▾ Thought" in seen and "Check the tests first." in seen and "On it." in seen
+        await pilot.press("t")
+        assert "Check the tests" not in transcript.visible_text()
+
+
+async def test_notice_and_long_generic_entry() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("n1", "notice", "Agent exited with code 1", title="error")
+        transcript.add_entry("g1", "generic", "{\n" + "".join(f'  "k{i}": {i},\n' for i in range(10)) + "}", title="mystery")
+        await pilot.pause()
+        seen = transcript.visible_text()
+        assert "✗ Agent exited with code 1" in seen
+        assert "▸ mystery (12 lines)" in seen and '"k3": 3' not in seen
+        transcript.toggle_collapsed("g1")
+        await pilot.pause()
+        assert '"k3": 3' in transcript.visible_text()
+
+
+async def test_appending_does_not_re_render_completed_blocks() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent")
+        pieces = ["Paragraph number {i} has words.\n\n", "- item {i}\n", "- more\n\n", "```\ncode {i}\n```\n\n"]
+        for i in range(5000):
+            transcript.append_text("a1", pieces[i % 4].format(i=i))
+            if i % 250 == 0:
+                await pilot.pause()
+        await pilot.pause()
+        blocks = 5000 // 4 * 3
+        assert transcript.render_count < blocks / 4  # off-screen blocks were never rendered at all
+        before = transcript.render_count
+        for i in range(20):
+            transcript.append_text("a1", f"word{i} ")
+            await pilot.pause()
+        # Each chunk re-renders the growing tail only: O(1) per chunk, not O(blocks so far).
+        assert transcript.render_count - before <= 20 * 2
+        assert "word19" in transcript.visible_text()
+
+
+async def test_scrolling_up_stops_following_and_end_resumes() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent")
+        for i in range(60):
+            transcript.append_text("a1", f"Line {i} of the answer.\n\n")
+        await pilot.pause()
+        assert "Line 59" in transcript.visible_text() and transcript.following
+        transcript.focus()
+        await pilot.press("pageup", "pageup")
+        await pilot.pause()
+        assert not transcript.following
+        top_before = transcript.scroll_offset.y
+        text_before = transcript.visible_text()
+        for i in range(60, 80):
+            transcript.append_text("a1", f"Line {i} of the answer.\n\n")
+        await pilot.pause()
+        assert transcript.scroll_offset.y == top_before and transcript.visible_text() == text_before
+        await pilot.press("end")
+        await pilot.pause()
+        assert transcript.following and "Line 79" in transcript.visible_text()
+        await pilot.press("home")
+        await pilot.pause()
+        assert transcript.visible_text().startswith("Line 0 of the answer.")
+        assert not transcript.following
+
+
+async def test_set_renderable_adds_then_replaces_only_that_block() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent", "Before the tool.")
+        transcript.set_renderable("tc1", Text("○ Reading file  pending"))
+        transcript.add_entry("a2", "agent", "After the tool.")
+        await pilot.pause()
+        assert "○ Reading file  pending" in transcript.visible_text()
+        before = transcript.render_count
+        transcript.set_renderable("tc1", Text("● Reading file  completed\n   ↳ /tmp/x.py"))
+        await pilot.pause()
+        seen = transcript.visible_text()
+        assert "● Reading file  completed" in seen and "pending" not in seen and "↳ /tmp/x.py" in seen
+        assert transcript.render_count - before == 1
+        assert seen.index("Before") < seen.index("Reading") < seen.index("After")
+
+
+async def test_resize_re_renders_at_the_new_width() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        transcript = app.query_one(Transcript)
+        words = " ".join(f"word{i}" for i in range(30))
+        transcript.add_entry("a1", "agent", words)
+        await pilot.pause()
+        wide = transcript.visible_text().splitlines()
+        before = transcript.render_count
+        await pilot.resize_terminal(40, 20)
+        await pilot.pause()
+        narrow = transcript.visible_text().splitlines()
+        assert transcript.render_count > before
+        assert len(narrow) > len(wide) and max(len(line) for line in narrow) <= 40
+        assert " ".join(" ".join(narrow).split()) == words
+
+
+def test_snapshot_small_transcript(snap_compare) -> None:
+    async def fill(pilot) -> None:
+        transcript = pilot.app.query_one(Transcript)
+        transcript.add_entry("u1", "user", "Add a `--verbose` flag, please.")
+        transcript.add_entry("th", "thought", "The CLI lives in main.py.\nArgparse is used.\n")
+        transcript.add_entry("a1", "agent")
+        for piece in chunked(ANSWER, 7):
+            transcript.append_text("a1", piece)
+        transcript.add_entry("n1", "notice", "Turn cancelled", title="warning")
+        await pilot.pause()
+
+    assert snap_compare(TranscriptApp(), terminal_size=(70, 32), run_before=fill)
