@@ -64,6 +64,10 @@ async def test_demo_agent_full_turn(tmp_path: Path) -> None:
         assert {"MessageEntry", "ToolCallEntry"} <= kinds
         assert any(e.role == "thought" for e in state.entries if hasattr(e, "role"))
         assert view(app).composer.text == ""
+        # Each message reaches the transcript exactly once, however the chunks were batched.
+        for entry in state.entries:
+            if type(entry).__name__ == "MessageEntry":
+                assert transcript.entry_text(entry.key) == entry.text
         # The end of the answer is what the user sees (the view follows the stream).
         last_line = state.entries[-1].text.strip().splitlines()[-1].strip("#*-` ")
         assert last_line[:20] in transcript.visible_text()

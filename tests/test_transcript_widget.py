@@ -174,6 +174,27 @@ async def test_scrolling_up_stops_following_and_end_resumes() -> None:
         assert not transcript.following
 
 
+async def test_scrolling_into_never_rendered_blocks_does_not_jump() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(50, 15)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent")
+        for i in range(400):  # varied lengths, so height estimates are off
+            transcript.append_text("a1", f"Para {i} " + "word " * (i % 17) + "\n\n")
+        await pilot.pause()
+        rendered = transcript.render_count
+        assert rendered < 40  # only the end was rendered
+        transcript.focus()
+        for _ in range(120):
+            before = transcript.visible_text().splitlines()
+            await pilot.press("up")
+            after = transcript.visible_text().splitlines()
+            n = min(len(before), len(after)) - 1
+            assert after[1 : n + 1] == before[:n]  # everything moved down exactly one line
+        await pilot.press("home")
+        assert transcript.visible_text().startswith("Para 0\n\nPara 1 word")
+
+
 async def test_set_renderable_adds_then_replaces_only_that_block() -> None:
     app = TranscriptApp()
     async with app.run_test(size=(60, 20)) as pilot:

@@ -24,6 +24,7 @@ from ..state.models import (
     TextAppended,
     ToolCallEntry,
 )
+from .widgets.plan_panel import PlanPanel
 from .widgets.prompt import PromptComposer
 from .widgets.status_bar import StatusBar
 from .widgets.tool_call import render_tool_call
@@ -48,6 +49,7 @@ class SessionView(Vertical):
         Binding("escape", "cancel_turn", "Cancel turn", id="session.cancel", tooltip="Cancel the running turn"),
         Binding("ctrl+t", "focus_transcript", "Transcript", id="session.focus_transcript", show=False),
         Binding("ctrl+p", "focus_prompt", "Prompt", id="session.focus_prompt", show=False),
+        Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
     ]
 
     def __init__(self, session: AgentSession, *, id: str | None = None) -> None:
@@ -57,6 +59,7 @@ class SessionView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Transcript()
+        yield PlanPanel()
         yield PromptComposer(id="composer")
         yield StatusBar()
 
@@ -72,10 +75,15 @@ class SessionView(Vertical):
     def status_bar(self) -> StatusBar:
         return self.query_one(StatusBar)
 
+    @property
+    def plan_panel(self) -> PlanPanel:
+        return self.query_one(PlanPanel)
+
     def on_mount(self) -> None:
         store = self.session.store
+        store.flush()  # pending appends are already in the entries' text shown below
         for entry in store.state.entries:  # anything already in the store (a restored session)
-            self._add_entry(entry)
+            self._add_entry(entry, entry.text if isinstance(entry, MessageEntry) else "")
         self._unsubscribe = store.subscribe(self._on_changes)
         self.status_bar.show(store.state)
         self.composer.focus()
@@ -99,25 +107,31 @@ class SessionView(Vertical):
 
     def _on_changes(self, batch: list[Change]) -> None:
         transcript = self.transcript
-        status_dirty = False
+        status_dirty = plan_dirty = False
         for change in batch:
             if isinstance(change, TextAppended):
                 transcript.append_text(change.key, change.text)
             elif isinstance(change, EntryAdded):
-                self._add_entry(change.entry)
+                entry = change.entry
+                # Later chunks of this batch follow as TextAppended: start from the first part only.
+                first = entry.parts[0] if isinstance(entry, MessageEntry) and entry.parts else ""
+                self._add_entry(entry, first)
             elif isinstance(change, EntryChanged):
                 entry = self.session.state.by_key.get(change.key)
                 if isinstance(entry, ToolCallEntry):
                     transcript.set_renderable(entry.key, render_tool_call(entry))
             elif isinstance(change, FieldChanged):
                 status_dirty = True
+                plan_dirty = plan_dirty or change.name == "plan"
+        if plan_dirty:
+            self.plan_panel.show_plan(self.session.state.plan)
         if status_dirty:
             self.status_bar.show(self.session.state)
 
-    def _add_entry(self, entry: object) -> None:
+    def _add_entry(self, entry: object, text: str) -> None:
         transcript = self.transcript
         if isinstance(entry, MessageEntry):
-            transcript.add_entry(entry.key, entry.role, entry.text)
+            transcript.add_entry(entry.key, entry.role, text)
         elif isinstance(entry, ToolCallEntry):
             transcript.set_renderable(entry.key, render_tool_call(entry))
         elif isinstance(entry, NoticeEntry):
@@ -140,6 +154,9 @@ class SessionView(Vertical):
     async def action_cancel_turn(self) -> None:
         if not await self.session.cancel():
             self.notify("No turn is running.", timeout=2)
+
+    def action_toggle_plan(self) -> None:
+        self.plan_panel.toggle()
 
     def action_focus_transcript(self) -> None:
         self.transcript.focus()

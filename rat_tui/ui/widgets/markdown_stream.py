@@ -1,8 +1,10 @@
-"""Provides MarkdownSplitter (streamed markdown -> blocks in O(new text)) and render_block (a block -> Strips)."""
+"""Provides the transcript's document model: streamed markdown cut into blocks, blocks rendered to lines, lazy offsets."""
 
 from __future__ import annotations
 
+import io
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -11,6 +13,7 @@ from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
+from textual.strip import Strip
 
 # A fence opens with 3+ backticks or tildes indented at most 3 spaces (CommonMark).
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
@@ -18,6 +21,8 @@ _HEADING = re.compile(r" {0,3}#{1,6}(\s|$)")
 _LIST_ITEM = re.compile(r"([-*+]|\d{1,9}[.)])\s")
 # An open block is cut into pieces this long so the growing tail (re-rendered as it streams) stays
 # small: code at any line, tight lists only at a top-level item (rendering is then the same).
+MARKDOWN_KINDS = ("user", "agent", "thought")
+GENERIC_COLLAPSE_LINES = 6  # a generic update longer than this starts collapsed to its title
 CODE_PIECE_LINES = 48
 LIST_PIECE_LINES = 48
 
@@ -224,3 +229,122 @@ def render_block(
     if block.last:
         lines.append([Segment(" " * width, Style())])
     return lines
+
+
+class Rows:
+    """Items with a `height`, and their start offsets: appends are O(1), offsets are rebuilt lazily.
+
+    `offs[k]` is the start of item k for every k < len(offs); a height change only truncates `offs`
+    after the changed item, so the common case (the last item grows) costs nothing to fix.
+    """
+
+    __slots__ = ("items", "offs", "total")
+
+    def __init__(self) -> None:
+        self.items: list = []
+        self.offs = [0]
+        self.total = 0
+
+    def append(self, item) -> None:
+        item.index = len(self.items)
+        self.items.append(item)
+        self.total += item.height
+
+    def changed(self, index: int, delta: int) -> None:
+        self.total += delta
+        if len(self.offs) > index + 1:
+            del self.offs[index + 1 :]
+
+    def start(self, index: int) -> int:
+        offs, items = self.offs, self.items
+        while len(offs) <= index:
+            offs.append(offs[-1] + items[len(offs) - 1].height)
+        return offs[index]
+
+    def find(self, y: int) -> int | None:
+        """Index of the item covering line `y`, or None past the end."""
+        if y < 0 or y >= self.total:
+            return None
+        offs, items = self.offs, self.items
+        while offs[-1] <= y and len(offs) <= len(items):
+            offs.append(offs[-1] + items[len(offs) - 1].height)
+        return bisect_right(offs, y) - 1
+
+
+class Seg:
+    """A render unit of an entry: its header, one markdown block, a notice line, a renderable."""
+
+    __slots__ = ("role", "block", "open", "height", "strips", "index")
+
+    def __init__(self, role: str, block: Block | None = None, *, open: bool = False) -> None:
+        self.role = role
+        self.block = block
+        self.open = open  # the growing tail of a streamed message: its source lives in the splitter
+        self.height = 0
+        self.strips: list[Strip] | None = None
+        self.index = 0
+
+
+class Entry(Rows):
+    """One transcript entry: `items` are the segments shown (just the header while collapsed)."""
+
+    __slots__ = ("key", "kind", "title", "parts", "newlines", "splitter", "header", "body", "collapsed",
+                 "renderable", "index")
+
+    def __init__(self, key: str, kind: str, title: str | None) -> None:
+        super().__init__()
+        self.key, self.kind, self.title = key, kind, title
+        self.parts: list[str] = []
+        self.newlines = 0  # counted only for notice/generic, which have no splitter
+        self.splitter = MarkdownSplitter() if kind in MARKDOWN_KINDS else None
+        self.header: Seg | None = Seg("header") if kind in ("user", "thought", "generic") else None
+        self.body: list[Seg] = []
+        self.collapsed = kind == "thought"
+        self.renderable: RenderableType | None = None
+        self.index = 0
+
+    @property
+    def height(self) -> int:
+        return self.total
+
+    @property
+    def collapsible(self) -> bool:
+        return self.kind == "thought" or (self.kind == "generic" and self.newlines >= GENERIC_COLLAPSE_LINES)
+
+    def shown(self) -> list[Seg]:
+        head = [self.header] if self.header else []
+        return head if self.collapsed else head + self.body
+
+    def estimate(self, seg: Seg, width: int) -> int:
+        """A height guess good enough for the scrollbar, in O(1) for blocks; corrected once rendered."""
+        role = seg.role
+        if role == "md":
+            if seg.open:
+                lines, chars = self.splitter.tail_size
+                code, first, last = self.splitter.tail_is_code, True, True
+            else:
+                block = seg.block
+                lines, chars, code, first, last = block.lines, block.chars, block.lexer is not None, block.first, block.last
+            inner = width - (2 if self.kind == "user" else 0)
+            return lines + chars // inner + (first + last if code else 0) + last
+        if role == "header":
+            return 2 if self.collapsed else 1
+        if role == "renderable":
+            return seg.height or 3
+        text = "".join(self.parts)
+        return text.count("\n") + 1 + len(text) // width + 1
+
+    def plain_text(self, width: int) -> str:
+        """The entry as plain source text (markdown as written), for copying and tests."""
+        text = "".join(self.parts)
+        if self.kind == "user":
+            return f"You\n{text}"
+        if self.kind == "thought":
+            return f"Thought\n{text}"
+        if self.kind == "generic":
+            return f"{self.title or 'Update'}\n{text}"
+        if self.kind == "renderable":
+            out = io.StringIO()
+            Console(file=out, width=width, color_system=None, legacy_windows=False).print(self.renderable)
+            return out.getvalue().rstrip("\n")
+        return text

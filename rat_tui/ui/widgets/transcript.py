@@ -2,114 +2,26 @@
 
 from __future__ import annotations
 
-import io
-from bisect import bisect_right
 from collections import OrderedDict
 from typing import Iterator
 
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from .markdown_stream import Block, MarkdownSplitter, render_block
+from .markdown_stream import MARKDOWN_KINDS, Entry, Rows, Seg, render_block
 
-MARKDOWN_KINDS = ("user", "agent", "thought")
 SEVERITIES = ("info", "warning", "error")
 NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
-GENERIC_COLLAPSE_LINES = 6  # a generic update longer than this starts collapsed to its title
 RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
 USER_BAR = "▌ "
-
-
-class _Rows:
-    """Items with a `height`, and their start offsets: appends are O(1), offsets are rebuilt lazily.
-
-    `offs[k]` is the start of item k for every k < len(offs); a height change only truncates `offs`
-    after the changed item, so the common case (the last item grows) costs nothing to fix.
-    """
-
-    __slots__ = ("items", "offs", "total")
-
-    def __init__(self) -> None:
-        self.items: list = []
-        self.offs = [0]
-        self.total = 0
-
-    def append(self, item) -> None:
-        item.index = len(self.items)
-        self.items.append(item)
-        self.total += item.height
-
-    def changed(self, index: int, delta: int) -> None:
-        self.total += delta
-        if len(self.offs) > index + 1:
-            del self.offs[index + 1 :]
-
-    def start(self, index: int) -> int:
-        offs, items = self.offs, self.items
-        while len(offs) <= index:
-            offs.append(offs[-1] + items[len(offs) - 1].height)
-        return offs[index]
-
-    def find(self, y: int) -> int | None:
-        """Index of the item covering line `y`, or None past the end."""
-        if y < 0 or y >= self.total:
-            return None
-        offs, items = self.offs, self.items
-        while offs[-1] <= y and len(offs) <= len(items):
-            offs.append(offs[-1] + items[len(offs) - 1].height)
-        return bisect_right(offs, y) - 1
-
-
-class _Seg:
-    """A render unit of an entry: its header, one markdown block, a notice line, a renderable."""
-
-    __slots__ = ("role", "block", "open", "height", "strips", "index")
-
-    def __init__(self, role: str, block: Block | None = None, *, open: bool = False) -> None:
-        self.role = role
-        self.block = block
-        self.open = open  # the growing tail of a streamed message: its source lives in the splitter
-        self.height = 0
-        self.strips: list[Strip] | None = None
-        self.index = 0
-
-
-class _Entry(_Rows):
-    """One transcript entry: `items` are the segments shown (just the header while collapsed)."""
-
-    __slots__ = ("key", "kind", "title", "parts", "newlines", "splitter", "header", "body", "collapsed",
-                 "renderable", "index")
-
-    def __init__(self, key: str, kind: str, title: str | None) -> None:
-        super().__init__()
-        self.key, self.kind, self.title = key, kind, title
-        self.parts: list[str] = []
-        self.newlines = 0  # counted only for notice/generic, which have no splitter
-        self.splitter = MarkdownSplitter() if kind in MARKDOWN_KINDS else None
-        self.header: _Seg | None = _Seg("header") if kind in ("user", "thought", "generic") else None
-        self.body: list[_Seg] = []
-        self.collapsed = kind == "thought"
-        self.renderable: RenderableType | None = None
-        self.index = 0
-
-    @property
-    def height(self) -> int:
-        return self.total
-
-    @property
-    def collapsible(self) -> bool:
-        return self.kind == "thought" or (self.kind == "generic" and self.newlines >= GENERIC_COLLAPSE_LINES)
-
-    def shown(self) -> list[_Seg]:
-        head = [self.header] if self.header else []
-        return head if self.collapsed else head + self.body
 
 
 class Transcript(ScrollView, can_focus=True):
@@ -158,9 +70,9 @@ class Transcript(ScrollView, can_focus=True):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._rows = _Rows()
-        self._by_key: dict[str, _Entry] = {}
-        self._dirty: set[_Entry] = set()  # entries whose open tail grew since the last flush
+        self._rows = Rows()
+        self._by_key: dict[str, Entry] = {}
+        self._dirty: set[Entry] = set()  # entries whose open tail grew since the last flush
         self._flush_pending = False
         self._follow = True
         self._settling = False
@@ -168,7 +80,7 @@ class Transcript(ScrollView, can_focus=True):
         self._style_key: tuple | None = None
         self._base_style: Style | None = None
         self._styles: dict[str, Style] = {}
-        self._rendered: OrderedDict[_Seg, None] = OrderedDict()
+        self._rendered: OrderedDict[Seg, None] = OrderedDict()
         self.render_count = 0
         """Blocks rendered so far (tests use it to prove appends don't re-render old blocks)."""
 
@@ -178,11 +90,11 @@ class Transcript(ScrollView, can_focus=True):
         """Add an entry (or reset the one with this key); `kind` is user/agent/thought/notice/generic."""
         if kind not in MARKDOWN_KINDS and kind not in ("notice", "generic"):
             kind = "generic"
-        entry = _Entry(key, kind, title)
+        entry = Entry(key, kind, title)
         if kind == "notice":
-            entry.body.append(_Seg("notice"))
+            entry.body.append(Seg("notice"))
         elif kind == "generic":
-            entry.body.append(_Seg("generic"))
+            entry.body.append(Seg("generic"))
         self._install(entry)
         if text:
             self.append_text(key, text)
@@ -216,10 +128,10 @@ class Transcript(ScrollView, can_focus=True):
                 self._set_height(entry, tail, self._estimate(entry, tail))
                 tail = None
             else:
-                self._add_seg(entry, _Seg("md", block))
+                self._add_seg(entry, Seg("md", block))
         if splitter.has_tail:
             if tail is None:
-                self._add_seg(entry, _Seg("md", open=True))
+                self._add_seg(entry, Seg("md", open=True))
             else:
                 tail.strips = None
         if entry.collapsed and entry.header:
@@ -231,8 +143,8 @@ class Transcript(ScrollView, can_focus=True):
         """Add or replace an entry drawn from any Rich renderable (tool-call cards); only it re-renders."""
         entry = self._by_key.get(key)
         if entry is None or entry.kind != "renderable":
-            entry = _Entry(key, "renderable", None)
-            entry.body.append(_Seg("renderable"))
+            entry = Entry(key, "renderable", None)
+            entry.body.append(Seg("renderable"))
             entry.renderable = renderable
             self._install(entry)
             return
@@ -253,10 +165,15 @@ class Transcript(ScrollView, can_focus=True):
     def has_entry(self, key: str) -> bool:
         return key in self._by_key
 
+    def entry_text(self, key: str) -> str | None:
+        """The source text an entry holds (what was added and appended), or None if there is none."""
+        entry = self._by_key.get(key)
+        return "".join(entry.parts) if entry is not None else None
+
     @property
     def plain_text(self) -> str:
         """The whole transcript as plain source text, built from what was appended (not from lines)."""
-        return "\n\n".join(self._entry_text(entry) for entry in self._rows.items)
+        return "\n\n".join(entry.plain_text(self._width or 80) for entry in self._rows.items)
 
     def visible_text(self) -> str:
         """The rendered lines in the viewport, as the user sees them."""
@@ -287,6 +204,25 @@ class Transcript(ScrollView, can_focus=True):
         self._follow = False
         self.scroll_to(y=0, animate=False, immediate=True)
 
+    # Not animated: blocks rendered as they come into view fix their heights, and the view is
+    # re-anchored on the line it showed, which an animation in flight would fight.
+    def action_scroll_up(self) -> None:
+        self._scroll_by(-1)
+
+    def action_scroll_down(self) -> None:
+        self._scroll_by(1)
+
+    def action_page_up(self) -> None:
+        self._scroll_by(-self.scrollable_content_region.height)
+
+    def action_page_down(self) -> None:
+        self._scroll_by(self.scrollable_content_region.height)
+
+    def _scroll_by(self, lines: int) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_to(y=self.scroll_offset.y + lines, animate=False, immediate=True)
+
     # -- Textual hooks --------------------------------------------------------------------------
 
     def on_mount(self) -> None:
@@ -316,7 +252,8 @@ class Transcript(ScrollView, can_focus=True):
             return
         self._follow = new_value >= self.max_scroll_y
         if round(old_value) != round(new_value):
-            self._settle()
+            # Re-anchoring from inside an animation step would break Textual's animator.
+            self._settle(anchor=not self.app.animator.is_being_animated(self, "scroll_y"))
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
@@ -338,7 +275,7 @@ class Transcript(ScrollView, can_focus=True):
 
     # -- layout bookkeeping ---------------------------------------------------------------------
 
-    def _install(self, entry: _Entry) -> None:
+    def _install(self, entry: Entry) -> None:
         old = self._by_key.get(entry.key)
         self._by_key[entry.key] = entry
         for seg in entry.shown():
@@ -355,21 +292,21 @@ class Transcript(ScrollView, can_focus=True):
                 self._rendered.pop(seg, None)
         self._schedule()
 
-    def _add_seg(self, entry: _Entry, seg: _Seg) -> None:
+    def _add_seg(self, entry: Entry, seg: Seg) -> None:
         seg.height = self._estimate(entry, seg)
         entry.body.append(seg)
         if not entry.collapsed:
             entry.append(seg)
             self._rows.changed(entry.index, seg.height)
 
-    def _set_height(self, entry: _Entry, seg: _Seg, height: int) -> None:
+    def _set_height(self, entry: Entry, seg: Seg, height: int) -> None:
         delta = height - seg.height
         seg.height = height
         if delta and seg.index < len(entry.items) and entry.items[seg.index] is seg:
             entry.changed(seg.index, delta)
             self._rows.changed(entry.index, delta)
 
-    def _relayout(self, entry: _Entry) -> None:
+    def _relayout(self, entry: Entry) -> None:
         """Rebuild one entry's rows (toggle, reset): O(its blocks)."""
         before = entry.total
         entry.items, entry.offs, entry.total = [], [0], 0
@@ -385,7 +322,7 @@ class Transcript(ScrollView, can_focus=True):
     def _relayout_all(self) -> None:
         """New width: every cached line is stale; estimate all heights again (O(blocks), no rendering)."""
         self._drop_strips()
-        rows = _Rows()
+        rows = Rows()
         for entry in self._rows.items:
             entry.items, entry.offs, entry.total = [], [0], 0
             for seg in entry.shown():
@@ -423,7 +360,7 @@ class Transcript(ScrollView, can_focus=True):
         self._sync_size()
         self._settle()
 
-    def _settle(self) -> None:
+    def _settle(self, anchor: bool = True) -> None:
         """Render the blocks in and around the viewport, then pin to the end or keep the top line still."""
         if self._settling or not self._width:
             return
@@ -448,7 +385,7 @@ class Transcript(ScrollView, can_focus=True):
                     self._render_span(entry.index, seg.index, +1, 2 * height + line)
                     self._sync_size()
                     new_top = self._rows.start(entry.index) + entry.start(seg.index) + min(line, seg.height - 1)
-                    if new_top != top:
+                    if new_top != top and anchor:
                         self.scroll_to(y=new_top, animate=False, immediate=True)
         finally:
             self._settling = False
@@ -461,7 +398,7 @@ class Transcript(ScrollView, can_focus=True):
             if lines <= 0:
                 return
 
-    def _walk(self, entry_index: int, seg_index: int | None, step: int) -> Iterator[tuple[_Entry, _Seg]]:
+    def _walk(self, entry_index: int, seg_index: int | None, step: int) -> Iterator[tuple[Entry, Seg]]:
         """Shown segments from a position, forwards (+1) or backwards (-1)."""
         entries = self._rows.items
         while 0 <= entry_index < len(entries):
@@ -475,7 +412,7 @@ class Transcript(ScrollView, can_focus=True):
             entry_index += step
             seg_index = None
 
-    def _locate(self, y: int) -> tuple[_Entry, _Seg, int] | None:
+    def _locate(self, y: int) -> tuple[Entry, Seg, int] | None:
         index = self._rows.find(y)
         if index is None:
             return None
@@ -494,7 +431,7 @@ class Transcript(ScrollView, can_focus=True):
         strips = self._strips(entry, seg)
         return strips[line] if line < len(strips) else None
 
-    def _nearest_collapsible(self) -> _Entry | None:
+    def _nearest_collapsible(self) -> Entry | None:
         entries = self._rows.items
         bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
         index = self._rows.find(min(bottom, self._rows.total - 1))
@@ -506,27 +443,10 @@ class Transcript(ScrollView, can_focus=True):
 
     # -- rendering ------------------------------------------------------------------------------
 
-    def _estimate(self, entry: _Entry, seg: _Seg) -> int:
-        """A height guess good enough for the scrollbar; corrected when the block is rendered."""
-        width = max(self._width or 80, 10)
-        role = seg.role
-        if role == "md":
-            if seg.open:
-                lines, chars = entry.splitter.tail_size
-                code, first, last = entry.splitter.tail_is_code, True, True
-            else:
-                block = seg.block
-                lines, chars, code, first, last = block.lines, block.chars, block.lexer is not None, block.first, block.last
-            inner = width - (2 if entry.kind == "user" else 0)
-            return lines + chars // inner + (first + last if code else 0) + last
-        if role == "header":
-            return 2 if entry.collapsed else 1
-        if role == "renderable":
-            return seg.height or 3
-        text = "".join(entry.parts)
-        return text.count("\n") + 1 + len(text) // width + 1
+    def _estimate(self, entry: Entry, seg: Seg) -> int:
+        return entry.estimate(seg, max(self._width or 80, 10))
 
-    def _strips(self, entry: _Entry, seg: _Seg) -> list[Strip]:
+    def _strips(self, entry: Entry, seg: Seg) -> list[Strip]:
         """The segment's lines at the current width, rendering (and fixing its height) if needed."""
         strips = seg.strips
         if strips is not None:
@@ -548,7 +468,7 @@ class Transcript(ScrollView, can_focus=True):
                 self.call_later(self._flush)
         return strips
 
-    def _render(self, entry: _Entry, seg: _Seg, width: int) -> list[list[Segment]]:
+    def _render(self, entry: Entry, seg: Seg, width: int) -> list[list[Segment]]:
         console = self.app.console
         role = seg.role
         if role == "md":
@@ -579,7 +499,7 @@ class Transcript(ScrollView, can_focus=True):
             return self._lines(text, width) + [[Segment(" " * width)]]
         return self._lines(entry.renderable or Text(""), width) + [[Segment(" " * width)]]
 
-    def _render_header(self, entry: _Entry, width: int) -> list[list[Segment]]:
+    def _render_header(self, entry: Entry, width: int) -> list[list[Segment]]:
         if entry.kind == "user":
             text = Text("You", style=self._style("transcript--user-header"))
         else:
@@ -604,7 +524,7 @@ class Transcript(ScrollView, can_focus=True):
         return "monokai" if self.app.current_theme.dark else "default"
 
     def _code_background(self) -> str | None:
-        color = self.get_component_rich_style("transcript--code").bgcolor
+        color = self.get_component_rich_style("transcript--code", default=Style()).bgcolor
         return color.triplet.hex if color is not None and color.triplet is not None else None
 
     def _style(self, name: str) -> Style:
@@ -612,24 +532,11 @@ class Transcript(ScrollView, can_focus=True):
         focus tint still shows through)."""
         style = self._styles.get(name)
         if style is None:
-            full = self.get_component_rich_style(name)
+            full = self.get_component_rich_style(name, default=Style())
             style = self._styles[name] = Style(color=full.color, bold=full.bold, dim=full.dim, italic=full.italic,
                                                underline=full.underline, strike=full.strike, reverse=full.reverse)
         return style
 
     def _current_style_key(self) -> tuple:
-        return (self.app.current_theme.name, *(self.get_component_rich_style(n) for n in sorted(self.COMPONENT_CLASSES)))
-
-    def _entry_text(self, entry: _Entry) -> str:
-        text = "".join(entry.parts)
-        if entry.kind == "user":
-            return f"You\n{text}"
-        if entry.kind == "thought":
-            return f"Thought\n{text}"
-        if entry.kind == "generic":
-            return f"{entry.title or 'Update'}\n{text}"
-        if entry.kind == "renderable":
-            out = io.StringIO()
-            Console(file=out, width=self._width or 80, color_system=None, legacy_windows=False).print(entry.renderable)
-            return out.getvalue().rstrip("\n")
-        return text
+        names = sorted(self.COMPONENT_CLASSES)
+        return (self.app.current_theme.name, *(self.get_component_rich_style(n, default=Style()) for n in names))

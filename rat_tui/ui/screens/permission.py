@@ -1,0 +1,354 @@
+"""Provides PermissionScreen: the modal that answers one `session/request_permission`, and DiffPreview."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ...state.permission_policy import command_of, merge_tool_call
+
+MAX_DIFF_LINES = 40
+MAX_TEXT_LINES = 6
+KIND_MARKERS = {
+    # Words as well as symbols: the kind must be readable without colour (NO_COLOR, screen readers).
+    "allow_once": ("✓", "allow · once", "-allow"),
+    "allow_always": ("✓✓", "allow · always", "-allow"),
+    "reject_once": ("✗", "reject · once", "-reject"),
+    "reject_always": ("✗✗", "reject · always", "-reject"),
+}
+KEY_KINDS = {"y": "allow_once", "a": "allow_always", "n": "reject_once"}
+
+PICK = Binding.Group("Pick", compact=True)
+ANSWER = Binding.Group("Answer")
+MOVE = Binding.Group("Move", compact=True)
+
+
+def compact_diff(old: str | None, new: str, limit: int = MAX_DIFF_LINES) -> tuple[list[str], int]:
+    """The first `limit` lines of a unified diff without the file headers, and how many were cut."""
+    lines = list(
+        difflib.unified_diff((old or "").splitlines(), new.splitlines(), lineterm="", n=2)
+    )[2:]  # the ---/+++ headers repeat the path the preview already shows
+    return lines[:limit], max(0, len(lines) - limit)
+
+
+class DiffPreview(Static):
+    """A short, coloured diff so the user sees what they approve; the full viewer lives elsewhere."""
+
+    COMPONENT_CLASSES = {"diff-preview--added", "diff-preview--removed", "diff-preview--hunk", "diff-preview--path"}
+    DEFAULT_CSS = """
+    DiffPreview {
+        height: auto;
+        & > .diff-preview--added { color: $diff-added; }
+        & > .diff-preview--removed { color: $diff-removed; }
+        & > .diff-preview--hunk { color: $text-muted; }
+        & > .diff-preview--path { text-style: bold; }
+    }
+    """
+
+    def __init__(self, item: dict[str, Any]) -> None:
+        super().__init__()
+        self.path = str(item.get("path") or "?")
+        self.new_file = item.get("oldText") is None
+        self.lines, self.cut = compact_diff(item.get("oldText"), str(item.get("newText") or ""))
+
+    @property
+    def plain_text(self) -> str:
+        head = self.path + ("  (new file)" if self.new_file else "")
+        tail = [f"… {self.cut} more lines"] if self.cut else []
+        return "\n".join([head, *self.lines, *tail])
+
+    def render(self) -> RenderableType:
+        # Built on every render so that a theme change recolours it.
+        style = self.get_component_rich_style
+        text = Text()
+        text.append(self.path, style=style("diff-preview--path"))
+        if self.new_file:
+            text.append("  (new file)", style=style("diff-preview--hunk"))
+        for line in self.lines:
+            name = {"+": "diff-preview--added", "-": "diff-preview--removed", "@": "diff-preview--hunk"}.get(line[:1])
+            text.append("\n")
+            text.append(line.replace("-", "−", 1) if line.startswith("-") else line, style=style(name) if name else "")
+        if self.cut:
+            text.append(f"\n… {self.cut} more lines", style=style("diff-preview--hunk"))
+        return text
+
+
+class OptionRow(Static):
+    """One option of the request; clicking it picks it, like its number key."""
+
+    class Picked(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(self, index: int, option: dict[str, Any]) -> None:
+        symbol, words, css_class = KIND_MARKERS.get(option.get("kind"), ("?", "unknown kind", "-unknown"))  # type: ignore[arg-type]
+        name = str(option.get("name") or option.get("optionId") or "(unnamed)")
+        number = f"{index + 1}" if index < 9 else " "
+        super().__init__(Text(f" {number}  {symbol:<2} {name}  [{words}]"), classes=f"option {css_class}")
+        self.index = index
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.post_message(self.Picked(self.index))
+
+
+class PermissionScreen(ModalScreen[dict[str, Any] | None]):
+    """Asks the user to pick one of the agent's options; dismisses with that option dict.
+
+    Options are shown in the agent's order and picked by position or by kind, never by optionId:
+    ids differ per agent. Escape means "no": the first `reject_once` option, or None when the agent
+    offers none (the caller then answers `cancelled`). The caller may also dismiss it with None
+    (turn cancelled, `$/cancel_request`); that is safe even if another screen sits on top of it or
+    the user answered a moment earlier.
+
+    Needs rat's theme variables (`$diff-added`, `$diff-removed`), as RatApp provides.
+    """
+
+    DEFAULT_CSS = """
+    PermissionScreen {
+        align: center middle;
+    }
+    PermissionScreen > #dialog {
+        width: 90%;
+        max-width: 110;
+        height: auto;
+        max-height: 95%;
+        padding: 0 1;
+        border: round $warning;
+        background: $surface;
+    }
+    PermissionScreen #header { color: $warning; text-style: bold; }
+    PermissionScreen #queue { color: $text-muted; }
+    PermissionScreen #title { text-style: bold; margin-top: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    PermissionScreen #meta { color: $text-muted; }
+    PermissionScreen #detail {
+        height: auto;
+        max-height: 12;  /* replaced by _fit() with what the terminal leaves over */
+        margin: 1 0;
+        padding: 0 1;
+        background: $boost;
+    }
+    PermissionScreen #detail > * { height: auto; }
+    PermissionScreen #command { text-style: bold; }
+    PermissionScreen .note, PermissionScreen #locations { color: $text-muted; }
+    PermissionScreen #options { height: auto; max-height: 9; }
+    PermissionScreen .option { height: auto; }
+    PermissionScreen .option.-allow { color: $text-success; }
+    PermissionScreen .option.-reject { color: $text-error; }
+    PermissionScreen .option.-unknown { color: $foreground; }
+    PermissionScreen .option.-highlighted { background: $accent 30%; text-style: bold; }
+    PermissionScreen #hint { color: $text-muted; margin-top: 1; }
+    """
+
+    BINDINGS = [
+        *(
+            Binding(str(n), f"pick({n - 1})", f"Option {n}", id=f"permission.pick_{n}", group=PICK, show=n == 1)
+            for n in range(1, 10)
+        ),
+        Binding("y", "pick_kind('allow_once')", "Allow", id="permission.allow_once", group=ANSWER,
+                tooltip="Allow this once"),
+        Binding("a", "pick_kind('allow_always')", "Always", id="permission.allow_always", group=ANSWER,
+                tooltip="Allow, and remember the answer"),
+        Binding("n", "pick_kind('reject_once')", "Reject", id="permission.reject_once", group=ANSWER,
+                tooltip="Reject this once"),
+        Binding("escape", "reject", "Reject", id="permission.escape", show=False,
+                tooltip="Reject once, or close if the agent offers no reject option"),
+        Binding("up", "move(-1)", "Up", id="permission.up", group=MOVE, show=False),
+        Binding("down", "move(1)", "Down", id="permission.down", group=MOVE, show=False),
+        Binding("enter", "pick_highlighted", "Pick", id="permission.select", tooltip="Pick the highlighted option"),
+        Binding("pageup", "scroll_detail(-1)", "Scroll up", id="permission.page_up", show=False),
+        Binding("pagedown", "scroll_detail(1)", "Scroll down", id="permission.page_down", show=False),
+    ]
+
+    def __init__(
+        self,
+        request: dict[str, Any],
+        *,
+        agent_name: str,
+        tool_call: dict[str, Any] | None = None,
+        queue_position: tuple[int, int] | None = None,
+    ) -> None:
+        super().__init__()
+        self.request = request
+        self.agent_name = agent_name
+        update = request.get("toolCall")
+        self.tool_call = merge_tool_call(tool_call, update if isinstance(update, dict) else {})
+        self.options: list[dict[str, Any]] = [o for o in request.get("options") or () if isinstance(o, dict)]
+        self.queue_position = queue_position
+        self.highlighted = self._first_index("allow_once")
+        if self.highlighted is None:
+            self.highlighted = 0 if self.options else None
+        self._done = False
+
+    # -- layout ---------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        call = self.tool_call
+        with Vertical(id="dialog"):
+            yield Static(f"⚠ {self.agent_name} asks for permission", id="header")
+            if self.queue_position is not None:
+                k, n = self.queue_position
+                yield Static(f"request {k} of {n}", id="queue")
+            yield Static(Text(str(call.get("title") or "Tool call")), id="title")
+            kind = call.get("kind") or "unknown kind"
+            status = str(call.get("status") or "pending").replace("_", " ")
+            yield Static(f"{kind} · {status}", id="meta")
+            details = list(self._details())
+            if details:
+                with VerticalScroll(id="detail", can_focus=False):
+                    yield from details
+            # Both parts scroll on their own, so the options stay on screen whatever the diff's size.
+            with VerticalScroll(id="options", can_focus=False):
+                for index, option in enumerate(self.options):
+                    yield OptionRow(index, option)
+                if not self.options:
+                    yield Static("The agent offered no options: Escape closes.", classes="note")
+            yield Static("1–9 pick · y allow · a always · n reject · ↑↓ Enter · Esc reject", id="hint")
+
+    def _details(self) -> ComposeResult:
+        call = self.tool_call
+        command = command_of(call)
+        if command:
+            raw = call.get("rawInput")
+            cwd = raw.get("cwd") if isinstance(raw, dict) else None
+            yield Static(Text(f"$ {command}"), id="command")
+            if isinstance(cwd, str) and cwd:
+                yield Static(Text(f"in {cwd}"), classes="note")
+        for item in call.get("content") or ():
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "diff":
+                yield DiffPreview(item)
+            elif item.get("type") == "content":
+                block = item.get("content") or {}
+                text = block.get("text") if isinstance(block, dict) else None
+                if isinstance(text, str) and text.strip():
+                    lines = text.strip().splitlines()
+                    shown = "\n".join(lines[:MAX_TEXT_LINES]) + ("\n…" if len(lines) > MAX_TEXT_LINES else "")
+                    yield Static(Text(shown), classes="note")
+        places = [
+            f"↳ {loc.get('path')}" + (f":{loc['line']}" if loc.get("line") is not None else "")
+            for loc in call.get("locations") or ()
+            if isinstance(loc, dict) and loc.get("path")
+        ]
+        if places:
+            yield Static(Text("\n".join(places)), id="locations")
+
+    def on_mount(self) -> None:
+        self._show_highlight()
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Give the details every row the options and the fixed lines leave, options first.
+
+        CSS cannot say "the rest of an auto-height dialog", and a fixed share would cut a diff
+        short on a tall terminal or push the options off a short one.
+        """
+        option_rows = min(len(self.options), 9) or 1
+        fixed = 2 + 1 + (self.queue_position is not None) + 2 + 1 + 2 + option_rows + 2  # see compose
+        room = int(self.size.height * 0.95) - fixed
+        for detail in self.query("#detail"):
+            detail.styles.max_height = max(3, room)
+
+    def _show_highlight(self) -> None:
+        for row in self.query(OptionRow):
+            row.set_class(row.index == self.highlighted, "-highlighted")
+
+    # -- answering ------------------------------------------------------------------------------
+
+    def _first_index(self, kind: str) -> int | None:
+        return next((i for i, option in enumerate(self.options) if option.get("kind") == kind), None)
+
+    def _pick(self, index: int) -> None:
+        if 0 <= index < len(self.options):
+            self.dismiss(self.options[index])
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "pick" and parameters:
+            # Hide (and pass on) number keys beyond the options offered.
+            return isinstance(parameters[0], int) and parameters[0] < len(self.options)
+        return True
+
+    def action_pick(self, index: int) -> None:
+        self._pick(index)
+
+    def action_pick_kind(self, kind: str) -> None:
+        index = self._first_index(kind)
+        if index is None:
+            # Agents differ: Codex offers no "always" for edits. Say so rather than guess.
+            self.app.bell()
+            words = KIND_MARKERS.get(kind, ("", kind, ""))[1]
+            self.notify(f"{self.agent_name} offers no “{words}” option here; use a number.", timeout=4)
+            return
+        self._pick(index)
+
+    def action_reject(self) -> None:
+        index = self._first_index("reject_once")
+        if index is None:
+            self.dismiss(None)
+        else:
+            self._pick(index)
+
+    def action_move(self, step: int) -> None:
+        if self.highlighted is None:
+            return
+        self.highlighted = max(0, min(len(self.options) - 1, self.highlighted + step))
+        self._show_highlight()
+        self.query(OptionRow)[self.highlighted].scroll_visible()
+
+    def action_pick_highlighted(self) -> None:
+        if self.highlighted is not None:
+            self._pick(self.highlighted)
+
+    def action_scroll_detail(self, direction: int) -> None:
+        for detail in self.query("#detail").results(VerticalScroll):
+            if direction < 0:
+                detail.scroll_page_up()
+            else:
+                detail.scroll_page_down()
+
+    def on_option_row_picked(self, message: OptionRow.Picked) -> None:
+        self._pick(message.index)
+
+    # -- dismissal ------------------------------------------------------------------------------
+
+    @property
+    def answered(self) -> bool:
+        """Whether this screen has already produced its result (by the user or from outside)."""
+        return self._done
+
+    def dismiss(self, result: dict[str, Any] | None = None) -> AwaitComplete:
+        """Dismiss once only, and only this screen.
+
+        Textual's `dismiss` pops whatever screen is on top and would run the callback twice; a
+        cancel from the agent can race the user's key, and a palette may be open above us.
+        """
+        if self._done:
+            return AwaitComplete.nothing()
+        stack = next((s for s in self.app._screen_stacks.values() if self in s), None)
+        if stack is None:
+            return AwaitComplete.nothing()
+        self._done = True
+        if stack[-1] is self:
+            return super().dismiss(result)
+        # Not on top: answer, then take this screen out from under the others.
+        if self._result_callbacks:
+            self._result_callbacks[-1](result)
+        stack.remove(self)
+        self._pop_result_callback()
+        return AwaitComplete(self.app._replace_screen(self)).call_next(self.app)

@@ -1,0 +1,79 @@
+"""Provides PlanPanel: the agent's current plan, replaced whole on every plan update."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+from textual.widgets import Static
+
+from ...state.models import PlanItem
+
+STATUS_MARKS = {"pending": "○", "in_progress": "◐", "completed": "●"}
+PRIORITY_LABELS = {"high": "high", "medium": "med", "low": "low"}
+
+
+class PlanPanel(Static):
+    """A plan is small, so it is simply re-rendered whole when it changes (replace semantics)."""
+
+    DEFAULT_CSS = """
+    PlanPanel {
+        height: auto;
+        max-height: 12;
+        padding: 0 1;
+        border-top: solid $panel-lighten-2;
+        background: $surface;
+        overflow-y: auto;
+    }
+    PlanPanel.-empty {
+        display: none;
+    }
+    PlanPanel.-hidden {
+        display: none;
+    }
+    """
+    COMPONENT_CLASSES = {
+        "plan-panel--done",
+        "plan-panel--active",
+        "plan-panel--high",
+        "plan-panel--title",
+    }
+    DEFAULT_CSS += """
+    PlanPanel > .plan-panel--done { color: $text-muted; text-style: strike; }
+    PlanPanel > .plan-panel--active { color: $accent; text-style: bold; }
+    PlanPanel > .plan-panel--high { color: $warning; }
+    PlanPanel > .plan-panel--title { text-style: bold; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="-empty")
+        self.items: tuple[PlanItem, ...] = ()
+
+    def show_plan(self, items: tuple[PlanItem, ...]) -> None:
+        self.items = items
+        self.set_class(not items, "-empty")
+        if not items:
+            self.update("")
+            return
+        done = sum(1 for item in items if item.status == "completed")
+        lines = [Text(f"Plan {done}/{len(items)}", style=self.get_component_rich_style("plan-panel--title"))]
+        for item in items:
+            line = Text()
+            line.append(f"{STATUS_MARKS.get(item.status, '?')} ")
+            style = ""
+            if item.status == "completed":
+                style = self.get_component_rich_style("plan-panel--done")
+            elif item.status == "in_progress":
+                style = self.get_component_rich_style("plan-panel--active")
+            line.append(item.content, style=style)
+            priority = PRIORITY_LABELS.get(item.priority, item.priority)
+            high = self.get_component_rich_style("plan-panel--high") if item.priority == "high" else "dim"
+            line.append(f"  [{priority}]", style=high)
+            lines.append(line)
+        self.update(Group(*lines))
+
+    def toggle(self) -> None:
+        self.toggle_class("-hidden")
+
+    @property
+    def plain_text(self) -> str:
+        return "\n".join(f"{STATUS_MARKS.get(i.status, '?')} {i.content} [{i.priority}]" for i in self.items)
