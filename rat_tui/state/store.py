@@ -15,6 +15,10 @@ log = logging.getLogger("rat.store")
 
 Subscriber = Callable[[list[Change]], None]
 FRAME_SECONDS = 1 / 60
+# Under a flood (a big batch last frame) deliver less often: every delivery costs the UI a repaint,
+# and keystrokes must still get their share of the loop.
+FLOOD_SECONDS = 1 / 20
+FLOOD_BATCH = 64
 
 
 class SessionStore:
@@ -30,6 +34,7 @@ class SessionStore:
         self._subscribers: list[Subscriber] = []
         self._pending: list[Change] = []
         self._flush_handle: asyncio.TimerHandle | None = None
+        self._last_batch = 0
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         self._subscribers.append(subscriber)
@@ -58,7 +63,8 @@ class SessionStore:
             except RuntimeError:
                 self.flush()
                 return
-            self._flush_handle = loop.call_later(self.frame_seconds, self.flush)
+            delay = FLOOD_SECONDS if self._last_batch >= FLOOD_BATCH else self.frame_seconds
+            self._flush_handle = loop.call_later(delay, self.flush)
 
     def flush(self) -> None:
         """Deliver the pending batch now."""
@@ -67,6 +73,7 @@ class SessionStore:
             self._flush_handle = None
         if not self._pending:
             return
+        self._last_batch = len(self._pending)
         batch = merge_appends(self._pending)
         self._pending = []
         for subscriber in list(self._subscribers):

@@ -265,13 +265,17 @@ class Transcript(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self._base_style
-        if base is None:  # computing it walks the DOM: once per style change, not once per line
-            base = self._base_style = self.rich_style
         strip = self._strip_at(round(self.scroll_offset.y) + y)
         if strip is None:
-            return Strip.blank(width, base)
-        return strip.apply_style(base).crop_extend(0, width, base)
+            return Strip.blank(width, self._base())
+        return strip if strip.cell_length == width else strip.crop_extend(0, width, self._base())
+
+    def _base(self) -> Style:
+        """The widget's own style; computing it walks the DOM, so once per style change."""
+        base = self._base_style
+        if base is None:
+            base = self._base_style = self.rich_style
+        return base
 
     # -- layout bookkeeping ---------------------------------------------------------------------
 
@@ -454,7 +458,9 @@ class Transcript(ScrollView, can_focus=True):
             return strips
         width = self._width or 80
         self.render_count += 1
-        strips = [Strip(line, width) for line in self._render(entry, seg, width)]
+        # Styled once here, not per frame in render_line: a Strip costs several caches to build.
+        base = self._base()
+        strips = [Strip(line, width).apply_style(base) for line in self._render(entry, seg, width)]
         seg.strips = strips
         self._rendered[seg] = None
         self._rendered.move_to_end(seg)
@@ -539,4 +545,5 @@ class Transcript(ScrollView, can_focus=True):
 
     def _current_style_key(self) -> tuple:
         names = sorted(self.COMPONENT_CLASSES)
-        return (self.app.current_theme.name, *(self.get_component_rich_style(n, default=Style()) for n in names))
+        return (self.app.current_theme.name, self.rich_style,
+                *(self.get_component_rich_style(n, default=Style()) for n in names))
