@@ -197,14 +197,15 @@ class PermissionScreen(ModalScreen[dict[str, Any] | None]):
     def compose(self) -> ComposeResult:
         call = self.tool_call
         with Vertical(id="dialog"):
-            yield Static(f"⚠ {self.agent_name} asks for permission", id="header")
+            # Text, not markup strings: agents choose these words and may include "[".
+            yield Static(Text(f"⚠ {self.agent_name} asks for permission"), id="header")
             if self.queue_position is not None:
                 k, n = self.queue_position
                 yield Static(f"request {k} of {n}", id="queue")
             yield Static(Text(str(call.get("title") or "Tool call")), id="title")
             kind = call.get("kind") or "unknown kind"
             status = str(call.get("status") or "pending").replace("_", " ")
-            yield Static(f"{kind} · {status}", id="meta")
+            yield Static(Text(f"{kind} · {status}"), id="meta")
             details = list(self._details())
             if details:
                 with VerticalScroll(id="detail", can_focus=False):
@@ -318,9 +319,9 @@ class PermissionScreen(ModalScreen[dict[str, Any] | None]):
     def action_scroll_detail(self, direction: int) -> None:
         for detail in self.query("#detail").results(VerticalScroll):
             if direction < 0:
-                detail.scroll_page_up()
+                detail.scroll_page_up(animate=False)
             else:
-                detail.scroll_page_down()
+                detail.scroll_page_down(animate=False)
 
     def on_option_row_picked(self, message: OptionRow.Picked) -> None:
         self._pick(message.index)
