@@ -5,16 +5,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from .permission_broker import PermissionBroker
 from .protocol.client import AcpClient, ProtocolMismatch
+from .protocol.fs import FileAccess, FileWrite
 from .protocol.router import Connection, ConnectionClosed, RpcError
 from .protocol.rpc_log import RpcLog
+from .protocol.terminals import TerminalManager
 from .protocol.transport import AgentProcess, AgentSpawnError
 from .state import reducer
 from .state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
+from .state.permission_policy import PermissionPolicy
 from .state.store import SessionStore
 
 log = logging.getLogger("rat.session")
@@ -46,6 +50,8 @@ class AgentSession:
         store: SessionStore | None = None,
         rpc_log: RpcLog | None = None,
         handshake_timeout: float = 60.0,
+        policy: PermissionPolicy | None = None,
+        ask_outside: Callable[[Path, str], Awaitable[bool]] | None = None,
     ) -> None:
         self.command = command
         self.cwd = Path(os.path.abspath(cwd))
@@ -61,6 +67,19 @@ class AgentSession:
         self._turn: asyncio.Task[None] | None = None
         self.store.state.cwd = str(self.cwd)
         self.store.dispatch(reducer.set_agent, command.name)
+        self.file_listeners: list[Callable[[FileWrite], None]] = []
+        self.files = FileAccess(
+            [self.cwd],
+            missing_file_empty=bool(getattr(command, "missing_file_empty", False)),
+            ask_outside=ask_outside,
+            on_write=self._on_file_write,
+        )
+        self.terminals = TerminalManager(
+            self.cwd,
+            on_output=lambda tid, text: self.store.dispatch(reducer.terminal_output, tid, text),
+            on_exit=lambda tid, code, sig: self.store.dispatch(reducer.terminal_exit, tid, code, sig),
+        )
+        self.permissions = PermissionBroker(self.store, lambda: self.state.agent_name, policy)
 
     @property
     def state(self):
@@ -81,7 +100,12 @@ class AgentSession:
         except AgentSpawnError as error:
             self._fail(ERROR, str(error))
             return
-        self.connection = Connection(self.process, self._on_notification, rpc_log=self.rpc_log)
+        handlers = {
+            **self.files.handlers(),
+            **self.terminals.handlers(),
+            "session/request_permission": self.permissions.handle,
+        }
+        self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log)
         self.client = AcpClient(self.connection)
         reader = asyncio.create_task(self.connection.run(), name="agent-reader")
         handshake = asyncio.create_task(self._handshake(), name="agent-handshake")
@@ -145,6 +169,13 @@ class AgentSession:
             return
         self.store.apply_update(params.get("update"))
 
+    def _on_file_write(self, write: FileWrite) -> None:
+        for listener in list(self.file_listeners):
+            try:
+                listener(write)
+            except Exception:
+                log.exception("file write listener failed")
+
     def _on_exit(self, code: int | None) -> None:
         if self._stopping:
             return
@@ -168,6 +199,8 @@ class AgentSession:
         self._stopping = True
         if self._turn and not self._turn.done():
             self._turn.cancel()
+        self.permissions.cancel_all()
+        await self.terminals.close_all()
         if self.process is not None:
             await self.process.close()
 
@@ -224,5 +257,6 @@ class AgentSession:
         if not self.busy or self.client is None or self.session_id is None:
             return False
         self.store.dispatch(reducer.set_status, WORKING, "cancelling")
+        self.permissions.cancel_all()  # pending permission requests are answered `cancelled`
         await self.client.cancel(self.session_id)
         return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -12,7 +13,11 @@ from textual.widgets import Footer
 from .agent_session import AgentCommand, AgentSession
 from .config import Config
 from .protocol.rpc_log import RpcLog
+from .state.permission_policy import PermissionPolicy
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
+from .ui.permission_queue import PermissionQueue
+from .ui.screens.confirm import ConfirmScreen
+from .ui.screens.permission_rules import PermissionRulesScreen
 from .ui.session_view import SessionView
 
 log = logging.getLogger("rat.app")
@@ -24,6 +29,8 @@ class RatApp(App[None]):
     TITLE = "rat"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+        Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
+                tooltip="List, edit and revoke remembered permission rules"),
     ]
 
     def __init__(
@@ -40,7 +47,11 @@ class RatApp(App[None]):
         self._problems.extend(theme_problems)
         super().__init__()
         self.rpc_log = RpcLog(rpc_log_path) if rpc_log_path else None
-        self.session = AgentSession(command, cwd, rpc_log=self.rpc_log)
+        self.policy = PermissionPolicy()
+        self._problems.extend(self.policy.problems)
+        self.permission_queue = PermissionQueue(self)
+        ask_outside = self.ask_outside if self.config.outside_files == "ask" else None
+        self.session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
@@ -62,6 +73,17 @@ class RatApp(App[None]):
         for problem in self._problems:
             log.warning("%s", problem)
             self.notify(problem, title="Configuration", severity="warning", timeout=10)
+
+    async def ask_outside(self, path: Path, access: str) -> bool:
+        """The agent wants a file outside the session's directories: ask before allowing it once."""
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        question = f"The agent wants to {access} {path}, which is outside the session's directories. Allow it this once?"
+        self.push_screen(ConfirmScreen("File access outside the project", question),
+                         callback=lambda yes: answer.done() or answer.set_result(bool(yes)))
+        return await answer
+
+    def action_permission_rules(self) -> None:
+        self.push_screen(PermissionRulesScreen(self.policy))
 
     async def on_unmount(self) -> None:
         await self.session.stop()

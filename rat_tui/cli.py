@@ -46,6 +46,7 @@ class AgentSpec:
     argv: list[str]
     env: dict[str, str]
     is_demo: bool
+    missing_file_empty: bool = False
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -134,7 +135,9 @@ def _from_profile(name: str, config: Config) -> AgentSpec:
     profile = config.agents[name]
     # A bare command name stays bare: it is looked up on PATH when the agent is spawned.
     argv = [os.path.expanduser(profile.command), *profile.args]
-    return AgentSpec(name=name, argv=argv, env=dict(profile.env), is_demo=False)
+    return AgentSpec(
+        name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty
+    )
 
 
 def _known(config: Config) -> str:

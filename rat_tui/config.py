@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -33,6 +33,9 @@ class AgentProfile(BaseModel):
     """Extra environment variables for the agent process, on top of rat's own environment."""
     title: str | None = None
     """Name shown in the UI; defaults to the profile's key."""
+    missing_file_empty: bool = False
+    """Answer a read of a missing file with empty content instead of an error (Gemini CLI needs this
+    to create new files)."""
 
 
 class Config(BaseModel):
@@ -44,6 +47,8 @@ class Config(BaseModel):
     """Profile started when neither `--agent` nor `-- COMMAND` is given; unset means the demo agent."""
     agents: dict[str, AgentProfile] = Field(default_factory=dict)
     """Agent profiles by name, as chosen with `--agent NAME`."""
+    outside_files: Literal["deny", "ask"] = "deny"
+    """An agent's file access outside the session's directories: refused at once, or asked about."""
     theme: str = "rat-dark"
     """Theme name: a bundled theme, one from the user themes dir, or a Textual built-in."""
     keymap: dict[str, str] = Field(default_factory=dict)

@@ -162,7 +162,7 @@ async def test_updates_before_session_new_response_are_applied(tmp_path: Path) -
 async def test_unknown_agent_request_gets_method_not_found(tmp_path: Path, record_file: Path) -> None:
     script = {"turns": [[
         {"request": {"method": "x/unknown", "params": {}}},
-        {"send": {"jsonrpc": "2.0", "id": 0, "method": "fs/read_text_file",
+        {"send": {"jsonrpc": "2.0", "id": 0, "method": "editor/open_buffer",
                   "params": {"sessionId": "$SESSION", "path": "/etc/hostname"}}},
         {"sleep": 0.3},
     ]]}

@@ -19,7 +19,7 @@ class ProtocolMismatch(Exception):
 
 def client_capabilities() -> dict[str, Any]:
     """What this client really implements; an agent must not call what we do not advertise."""
-    return {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
+    return {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
 
 
 @dataclass

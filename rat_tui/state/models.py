@@ -45,6 +45,9 @@ class ToolCallEntry:
     raw_input: Any = None
     raw_output: Any = None
     meta: dict[str, Any] | None = None
+    # How rat-tui itself answered a permission request for this call without asking (a rule).
+    auto_decision: str | None = None
+    expanded: bool = False
 
 
 @dataclass(eq=False)
@@ -67,6 +70,21 @@ class GenericEntry:
 
 
 Entry = MessageEntry | ToolCallEntry | NoticeEntry | GenericEntry
+
+
+@dataclass(eq=False)
+class TerminalState:
+    """Output of a terminal shown in tool-call cards: one we run, or display-only via `_meta`."""
+
+    terminal_id: str
+    output: str = ""
+    exit_code: int | None = None
+    signal: str | None = None
+    exited: bool = False
+
+
+# A terminal card keeps this much of the live output (the agent reads the full output itself).
+TERMINAL_DISPLAY_LIMIT = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -98,6 +116,8 @@ class SessionState:
     updated_at: str | None = None
     usage: dict[str, Any] | None = None
     stop_reason: str | None = None
+    terminals: dict[str, TerminalState] = field(default_factory=dict)
+    pending_permissions: int = 0
     turns: int = 0
     next_key: int = 0
     # The entry that adjacent chunks without a messageId extend; cleared at turn boundaries.

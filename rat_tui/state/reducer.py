@@ -19,10 +19,12 @@ from .models import (
     GenericEntry,
     MessageEntry,
     NoticeEntry,
+    TERMINAL_DISPLAY_LIMIT,
     PlanItem,
     Role,
     SessionState,
     Severity,
+    TerminalState,
     TextAppended,
     ToolCallEntry,
 )
@@ -121,9 +123,66 @@ def _tool_call(state: SessionState, update: Any, create_only_fields: bool) -> li
             continue
         setattr(entry, target, value)
     state.open_message = None
-    if created:
-        return _add(state, entry)
-    return [EntryChanged(entry.key)]
+    changes = _add(state, entry) if created else [EntryChanged(entry.key)]
+    if isinstance(entry.meta, dict):
+        changes += _display_terminal(state, entry.meta)
+    return changes
+
+
+def _display_terminal(state: SessionState, meta: dict[str, Any]) -> list[Change]:
+    """Terminals an agent runs itself and only shows us (`_meta.terminal_*`, claude-agent-acp)."""
+    changes: list[Change] = []
+    output = meta.get("terminal_output")
+    if isinstance(output, dict) and isinstance(output.get("terminal_id"), str):
+        changes += terminal_output(state, output["terminal_id"], str(output.get("data") or ""))
+    done = meta.get("terminal_exit")
+    if isinstance(done, dict) and isinstance(done.get("terminal_id"), str):
+        code = done.get("exit_code")
+        changes += terminal_exit(state, done["terminal_id"], code if isinstance(code, int) else None, done.get("signal"))
+    return changes
+
+
+def terminal_output(state: SessionState, terminal_id: str, text: str) -> list[Change]:
+    terminal = state.terminals.setdefault(terminal_id, TerminalState(terminal_id))
+    terminal.output += text
+    if len(terminal.output) > TERMINAL_DISPLAY_LIMIT:
+        terminal.output = terminal.output[-TERMINAL_DISPLAY_LIMIT:]
+    return _cards_showing(state, terminal_id)
+
+
+def terminal_exit(state: SessionState, terminal_id: str, exit_code: int | None, signal: str | None) -> list[Change]:
+    terminal = state.terminals.setdefault(terminal_id, TerminalState(terminal_id))
+    terminal.exit_code, terminal.signal, terminal.exited = exit_code, signal, True
+    return _cards_showing(state, terminal_id)
+
+
+def _cards_showing(state: SessionState, terminal_id: str) -> list[Change]:
+    return [
+        EntryChanged(call.key)
+        for call in state.tool_calls.values()
+        if any(item.get("terminalId") == terminal_id for item in call.content)
+    ]
+
+
+def set_pending_permissions(state: SessionState, count: int) -> list[Change]:
+    state.pending_permissions = count
+    return [FieldChanged("permissions")]
+
+
+def mark_auto_decision(state: SessionState, tool_call_id: str, text: str) -> list[Change]:
+    call = state.tool_calls.get(tool_call_id)
+    if call is None:
+        return []
+    call.auto_decision = text
+    return [EntryChanged(call.key)]
+
+
+def toggle_tool_call(state: SessionState, key: str) -> list[Change]:
+    call = state.by_key.get(key)
+    if not isinstance(call, ToolCallEntry):
+        return []
+    call.expanded = not call.expanded
+    return [EntryChanged(key)]
 
 
 # -- local actions ---------------------------------------------------------------------------

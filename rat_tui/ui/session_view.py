@@ -31,6 +31,7 @@ from .widgets.tool_call import render_tool_call
 from .widgets.transcript import Transcript
 
 log = logging.getLogger("rat.ui")
+CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")
 
 
 class SessionView(Vertical):
@@ -50,6 +51,10 @@ class SessionView(Vertical):
         Binding("ctrl+t", "focus_transcript", "Transcript", id="session.focus_transcript", show=False),
         Binding("ctrl+p", "focus_prompt", "Prompt", id="session.focus_prompt", show=False),
         Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
+        Binding("x", "toggle_tool_call", "Expand tool", id="session.toggle_tool_call", show=False,
+                tooltip="Expand or collapse the tool call nearest the bottom of the view (transcript focused)"),
+        Binding("d", "open_diff", "Diff", id="session.open_diff", show=False,
+                tooltip="Open the diff of the nearest tool call that carries one (transcript focused)"),
     ]
 
     def __init__(self, session: AgentSession, *, id: str | None = None) -> None:
@@ -86,6 +91,12 @@ class SessionView(Vertical):
             self._add_entry(entry, entry.text if isinstance(entry, MessageEntry) else "")
         self._unsubscribe = store.subscribe(self._on_changes)
         self.status_bar.show(store.state)
+        self.plan_panel.show_plan(store.state.plan)
+        queue = getattr(self.app, "permission_queue", None)
+        if queue is not None:
+            self.session.permissions.ask = lambda request, call: queue.ask(
+                request, call, agent_name=self.session.state.agent_name
+            )
         self.composer.focus()
         self._run_agent()
 
@@ -119,7 +130,7 @@ class SessionView(Vertical):
             elif isinstance(change, EntryChanged):
                 entry = self.session.state.by_key.get(change.key)
                 if isinstance(entry, ToolCallEntry):
-                    transcript.set_renderable(entry.key, render_tool_call(entry))
+                    transcript.set_renderable(entry.key, self._card(entry))
             elif isinstance(change, FieldChanged):
                 status_dirty = True
                 plan_dirty = plan_dirty or change.name == "plan"
@@ -133,14 +144,45 @@ class SessionView(Vertical):
         if isinstance(entry, MessageEntry):
             transcript.add_entry(entry.key, entry.role, text)
         elif isinstance(entry, ToolCallEntry):
-            transcript.set_renderable(entry.key, render_tool_call(entry))
+            transcript.set_renderable(entry.key, self._card(entry))
         elif isinstance(entry, NoticeEntry):
             transcript.add_entry(entry.key, "notice", entry.text, title=entry.severity)
         elif isinstance(entry, GenericEntry):
             title = f"{entry.kind}" + (f" — {entry.problem}" if entry.problem else "")
             transcript.add_entry(entry.key, "generic", json.dumps(entry.raw, indent=2, ensure_ascii=False), title=title)
 
+    def _card(self, call: ToolCallEntry):
+        variables = self.app.theme_variables
+        colours = {name: variables.get(name, "") for name in CARD_COLOURS}
+        return render_tool_call(call, self.session.state.terminals, colours)
+
+    def _nearest_tool_call(self, with_diff: bool = False) -> ToolCallEntry | None:
+        calls = {
+            call.key: call
+            for call in self.session.state.tool_calls.values()
+            if not with_diff or any(item.get("type") == "diff" for item in call.content)
+        }
+        key = self.transcript.nearest_key(calls)
+        return calls.get(key) if key else None
+
     # -- user actions ---------------------------------------------------------------------------
+
+    def action_toggle_tool_call(self) -> None:
+        call = self._nearest_tool_call()
+        if call is None:
+            self.notify("No tool call to expand.", timeout=2)
+            return
+        self.session.store.dispatch(reducer.toggle_tool_call, call.key)
+
+    def action_open_diff(self) -> None:
+        call = self._nearest_tool_call(with_diff=True)
+        if call is None:
+            self.notify("No diff to show.", timeout=2)
+            return
+        from .screens.diff_screen import DiffScreen
+
+        diffs = [item for item in call.content if item.get("type") == "diff"]
+        self.app.push_screen(DiffScreen(call.title, diffs))
 
     @on(PromptComposer.Submitted)
     def _submit(self, event: PromptComposer.Submitted) -> None:

@@ -45,6 +45,10 @@ class StatusBar(Static):
         if state.status_detail and state.status in ("working", "error", "exited"):
             detail = state.status_detail.splitlines()[0][:60]
             text.append(f" ({detail})", style="dim")
+        if state.pending_permissions:
+            count = state.pending_permissions
+            warn = self.app.theme_variables.get("warning", "") if self.is_attached else ""
+            text.append(f"  │ ⚠ {count} permission request{'s' if count != 1 else ''}", style=f"bold {warn}".strip())
         if state.plan:
             done = sum(1 for item in state.plan if item.status == "completed")
             text.append(f"  │ plan {done}/{len(state.plan)}")

@@ -1,14 +1,15 @@
-"""Provides render_tool_call: a tool call as a compact Rich card for the transcript."""
+"""Provides render_tool_call: a tool call as a Rich card for the transcript (collapsed or expanded)."""
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from ...state.models import ToolCallEntry
+from ...state.models import TerminalState, ToolCallEntry
 
 KIND_ICONS = {
     "read": "📖",
@@ -23,49 +24,137 @@ KIND_ICONS = {
     "other": "⚙ ",
 }
 STATUS_MARKS = {
-    "pending": ("○", "dim"),
-    "in_progress": ("◐", "yellow"),
-    "completed": ("●", "green"),
-    "failed": ("✗", "red"),
-    "cancelled": ("⊘", "dim"),
+    "pending": ("○", "tool-pending"),
+    "in_progress": ("◐", "tool-running"),
+    "completed": ("●", "tool-completed"),
+    "failed": ("✗", "tool-failed"),
+    "cancelled": ("⊘", "tool-pending"),
 }
-MAX_CONTENT_LINES = 12
+COLLAPSED_LINES = 8
+EXPANDED_LINES = 400
+INDENT = "   "
 
 
-def render_tool_call(call: ToolCallEntry) -> RenderableType:
-    mark, colour = STATUS_MARKS.get(call.status, ("?", "dim"))
+def render_tool_call(
+    call: ToolCallEntry, terminals: dict[str, TerminalState], colours: dict[str, str] | None = None
+) -> RenderableType:
+    """The card: header, locations, content (text, diffs, terminals), raw input/output when expanded.
+
+    `colours` maps theme variable names (tool-completed, diff-added, …) to colours.
+    """
+    colours = colours or {}
+    mark, variable = STATUS_MARKS.get(call.status, ("?", "tool-pending"))
+    colour = colours.get(variable, "")
     header = Text()
     header.append(f"{mark} ", style=colour)
     header.append(f"{KIND_ICONS.get(call.kind or 'other', '⚙ ')} ")
-    header.append(call.title, style="bold")
-    header.append(f"  {call.status.replace('_', ' ')}", style=f"dim {colour}")
+    header.append(call.title or "Tool call", style="bold")
+    header.append(f"  {call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
+    if call.auto_decision:
+        header.append(f"  ✓ {call.auto_decision}", style=colours.get("tool-completed", ""))
     parts: list[RenderableType] = [header]
     for location in call.locations:
         line = location.get("line")
-        parts.append(Text(f"   ↳ {location.get('path', '?')}" + (f":{line}" if line else ""), style="dim"))
-    body = "\n".join(filter(None, (_content_text(item) for item in call.content)))
-    if body:
-        lines = body.splitlines()
-        shown = "\n".join(lines[:MAX_CONTENT_LINES])
-        if len(lines) > MAX_CONTENT_LINES:
-            shown += f"\n… {len(lines) - MAX_CONTENT_LINES} more lines"
-        parts.append(Text.from_ansi(_indent(shown), style="dim"))
+        parts.append(Text(f"{INDENT}↳ {location.get('path', '?')}" + (f":{line}" if line else ""), style="dim"))
+    limit = EXPANDED_LINES if call.expanded else COLLAPSED_LINES
+    hidden = 0
+    for item in call.content:
+        body, cut = _content(item, terminals, colours, limit)
+        hidden += cut
+        if body is not None:
+            parts.append(body)
+    if call.expanded:
+        for label, value in (("input", call.raw_input), ("output", call.raw_output)):
+            if value not in (None, {}, ""):
+                parts.append(Text(f"{INDENT}{label}:", style="bold dim"))
+                parts.append(_clip(_json(value), EXPANDED_LINES, "dim")[0])
+    hint = []
+    if hidden:
+        hint.append(f"{hidden} more lines")
+    if not call.expanded and (hidden or call.raw_input not in (None, {}, "") or call.raw_output is not None):
+        hint.append("x expands")
+    if any(item.get("type") == "diff" for item in call.content):
+        hint.append("d opens the diff")
+    if hint:
+        parts.append(Text(f"{INDENT}… " + " · ".join(hint), style="dim italic"))
     return Group(*parts)
 
 
-def _content_text(item: dict[str, Any]) -> str:
+def _content(item: dict[str, Any], terminals: dict[str, TerminalState], colours: dict[str, str], limit: int):
     kind = item.get("type")
     if kind == "content":
         block = item.get("content") or {}
         if block.get("type") == "text":
-            return str(block.get("text", ""))
-        return f"[{block.get('type', 'content')}]"
+            return _clip(str(block.get("text", "")), limit, "")
+        if block.get("type") == "resource_link":
+            return Text(f"{INDENT}🔗 {block.get('name') or block.get('uri')}  {block.get('uri', '')}", style="dim"), 0
+        if block.get("type") == "resource":
+            resource = block.get("resource") or {}
+            text = resource.get("text")
+            head = Text(f"{INDENT}📎 {resource.get('uri', '')}", style="dim")
+            if isinstance(text, str):
+                body, cut = _clip(text, limit, "")
+                return Group(head, body), cut
+            return head, 0
+        return Text(f"{INDENT}[{block.get('type', 'content')}: {block.get('mimeType', '')}]", style="dim"), 0
     if kind == "diff":
-        return f"diff {item.get('path', '?')}" + (" (new file)" if item.get("oldText") is None else "")
+        return _diff(item, colours, limit)
     if kind == "terminal":
-        return f"terminal {item.get('terminalId', '?')}"
-    return json.dumps(item)[:200]
+        return _terminal(str(item.get("terminalId", "")), terminals, colours, limit)
+    return _clip(_json(item), limit, "dim")
 
 
-def _indent(text: str) -> str:
-    return "\n".join("   " + line for line in text.splitlines())
+def _diff(item: dict[str, Any], colours: dict[str, str], limit: int):
+    old, new = item.get("oldText"), str(item.get("newText") or "")
+    old_lines = [] if old is None else str(old).splitlines()
+    lines = list(difflib.unified_diff(old_lines, new.splitlines(), lineterm="", n=2))[2:]
+    added = sum(1 for line in lines if line.startswith("+"))
+    removed = sum(1 for line in lines if line.startswith("-"))
+    head = Text(f"{INDENT}{item.get('path', '?')}", style="bold")
+    head.append("  (new file)" if old is None else "", style="dim")
+    head.append(f"  +{added}", style=colours.get("diff-added", "green"))
+    head.append(f" −{removed}", style=colours.get("diff-removed", "red"))
+    body = Text()
+    for line in lines[:limit]:
+        style = ""
+        if line.startswith("+"):
+            style = colours.get("diff-added", "green")
+        elif line.startswith("-"):
+            style = colours.get("diff-removed", "red")
+        elif line.startswith("@@"):
+            style = "dim cyan"
+        body.append(INDENT + line + "\n", style=style)
+    body.rstrip()
+    return Group(head, body), max(0, len(lines) - limit)
+
+
+def _terminal(terminal_id: str, terminals: dict[str, TerminalState], colours: dict[str, str], limit: int):
+    terminal = terminals.get(terminal_id)
+    if terminal is None:
+        return Text(f"{INDENT}$ terminal {terminal_id} (waiting for output)", style="dim"), 0
+    body, cut = _clip(terminal.output, limit, "", ansi=True, tail=True)
+    if not terminal.exited:
+        status = Text(f"{INDENT}running…", style=colours.get("tool-running", "yellow"))
+    elif terminal.signal:
+        status = Text(f"{INDENT}killed by {terminal.signal}", style=colours.get("tool-failed", "red"))
+    else:
+        ok = terminal.exit_code == 0
+        status = Text(f"{INDENT}exit code {terminal.exit_code}",
+                      style=colours.get("tool-completed" if ok else "tool-failed", ""))
+    return Group(body, status), cut
+
+
+def _clip(text: str, limit: int, style: str, *, ansi: bool = False, tail: bool = False) -> tuple[Text, int]:
+    """At most `limit` lines (the last ones for terminal output), indented."""
+    lines = text.rstrip("\n").splitlines()
+    cut = max(0, len(lines) - limit)
+    shown = lines[-limit:] if tail else lines[:limit]
+    joined = "\n".join(INDENT + line for line in shown)
+    return (Text.from_ansi(joined, style=style) if ansi else Text(joined, style=style)), cut
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)

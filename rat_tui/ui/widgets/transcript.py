@@ -435,6 +435,17 @@ class Transcript(ScrollView, can_focus=True):
         strips = self._strips(entry, seg)
         return strips[line] if line < len(strips) else None
 
+    def nearest_key(self, keys: set[str] | dict[str, object]) -> str | None:
+        """Of the given entry keys, the one nearest the bottom of the view (on screen first)."""
+        entries = self._rows.items
+        bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
+        index = self._rows.find(min(bottom, self._rows.total - 1))
+        start = len(entries) - 1 if index is None else index
+        for i in range(start, -1, -1):
+            if entries[i].key in keys:
+                return entries[i].key
+        return next((e.key for e in entries[start + 1 :] if e.key in keys), None)
+
     def _nearest_collapsible(self) -> Entry | None:
         entries = self._rows.items
         bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1

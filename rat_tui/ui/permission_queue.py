@@ -1,0 +1,50 @@
+"""Provides PermissionQueue: permission dialogs shown one at a time, first asked first shown."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App
+
+from .screens.permission import PermissionScreen
+
+
+class PermissionQueue:
+    """Every session's requests share one queue: a dialog never hides another's answer.
+
+    `on_change(count)` hears how many requests are waiting or shown, for the status bar.
+    """
+
+    def __init__(self, app: App[Any], on_change: Callable[[int], None] | None = None) -> None:
+        self.app = app
+        self.on_change = on_change
+        self._turn = asyncio.Lock()  # FIFO: asyncio locks wake waiters in order
+        self.waiting = 0
+
+    async def ask(self, request: dict[str, Any], tool_call: dict[str, Any], *, agent_name: str) -> dict[str, Any] | None:
+        self._changed(+1)
+        try:
+            async with self._turn:
+                future: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+                screen = PermissionScreen(request, agent_name=agent_name, tool_call=tool_call, queue_position=(1, self.waiting))
+
+                def answered(result: dict[str, Any] | None) -> None:
+                    if not future.done():
+                        future.set_result(result)
+
+                self.app.push_screen(screen, callback=answered)
+                try:
+                    return await future
+                finally:
+                    # Cancelled turn or withdrawn request (the await was cancelled): close the dialog.
+                    if future.cancelled() or not future.done():
+                        screen.dismiss(None)
+        finally:
+            self._changed(-1)
+
+    def _changed(self, delta: int) -> None:
+        self.waiting += delta
+        if self.on_change:
+            self.on_change(self.waiting)
