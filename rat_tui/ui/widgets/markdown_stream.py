@@ -13,6 +13,7 @@ from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
+from rich.text import Text
 from textual.strip import Strip
 
 # A fence opens with 3+ backticks or tildes indented at most 3 spaces (CommonMark).
@@ -25,6 +26,9 @@ MARKDOWN_KINDS = ("user", "agent", "thought")
 GENERIC_COLLAPSE_LINES = 6  # a generic update longer than this starts collapsed to its title
 CODE_PIECE_LINES = 48
 LIST_PIECE_LINES = 48
+# A line longer than this (a 10 MB answer with no newline) is cut into plain-text pieces: markdown
+# parsing and wrapping are superlinear on one huge paragraph, and only visible pieces get rendered.
+LONG_LINE_PIECE = 8000
 
 
 @dataclass(slots=True)
@@ -37,6 +41,7 @@ class Block:
     lexer: str | None = None
     first: bool = True  # a code piece that opens its fence (top padding)
     last: bool = True  # a code piece that closes its fence (bottom padding and a gap after)
+    plain: bool = False  # a piece of an over-long line: shown as plain wrapped text
 
 
 class MarkdownSplitter:
@@ -94,6 +99,8 @@ class MarkdownSplitter:
                 if start < len(text):
                     self._partial.append(text[start:])
                     self._partial_chars += len(text) - start
+                    if self._partial_chars > LONG_LINE_PIECE:
+                        self._cut_long_line(done)
                 return done
             if self._partial:
                 self._partial.append(text[start : end + 1])
@@ -104,6 +111,17 @@ class MarkdownSplitter:
                 line = text[start : end + 1]
             self._take_line(line, done)
             start = end + 1
+
+    def _cut_long_line(self, done: list[Block]) -> None:
+        """Emit the open block, then whole pieces of the unterminated line; keep the remainder open."""
+        self._emit(done, last=False)
+        line = "".join(self._partial)
+        cut = len(line) - len(line) % LONG_LINE_PIECE
+        for offset in range(0, cut, LONG_LINE_PIECE):
+            done.append(Block(line[offset : offset + LONG_LINE_PIECE], 1, LONG_LINE_PIECE, last=False, plain=True))
+        rest = line[cut:]
+        self._partial = [rest] if rest else []
+        self._partial_chars = len(rest)
 
     def _emit(self, done: list[Block], *, last: bool = True) -> None:
         if self._lines or self._fence is not None:
@@ -122,6 +140,12 @@ class MarkdownSplitter:
 
     def _take_line(self, line: str, done: list[Block]) -> None:
         self.line_count += 1
+        if len(line) > LONG_LINE_PIECE:
+            self._emit(done, last=False)
+            for offset in range(0, len(line), LONG_LINE_PIECE):
+                piece = line[offset : offset + LONG_LINE_PIECE]
+                done.append(Block(piece, 1, len(piece), last=offset + LONG_LINE_PIECE >= len(line), plain=True))
+            return
         if self._fence is not None:
             match = _FENCE.match(line)
             char, length = self._fence
@@ -205,7 +229,9 @@ def render_block(
 ) -> list[list[Segment]]:
     """Render one block to padded lines of `width` cells, plus the blank gap that follows it."""
     renderable: RenderableType
-    if block.lexer is not None:
+    if block.plain:
+        renderable = Text(block.text.rstrip("\n"))
+    elif block.lexer is not None:
         code = block.text.rstrip("\n") if block.last else block.text[:-1] if block.text.endswith("\n") else block.text
         renderable = Syntax(
             code,
@@ -218,7 +244,7 @@ def render_block(
     else:
         renderable = markdown(block.text, code_theme)
     lines = console.render_lines(renderable, console.options.update_width(max(width, 1)), pad=True)
-    if block.lexer is None:
+    if block.lexer is None and not block.plain:
         # Rich puts blank lines around some elements (lists, tables); our own gap replaces them.
         start, end = 0, len(lines)
         while start < end and _is_blank(lines[start]):
