@@ -16,7 +16,7 @@ log = logging.getLogger("rat.agent")
 
 READ_CHUNK = 256 * 1024
 # How long the reader may hold the event loop before it yields (keystrokes must echo meanwhile).
-READ_SLICE_SECONDS = 0.004
+READ_SLICE_SECONDS = 0.002
 
 
 class AgentSpawnError(Exception):

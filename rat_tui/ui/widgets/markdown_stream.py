@@ -196,6 +196,13 @@ def _lexer(name: str):
         return get_lexer_by_name("text")
 
 
+def warm_up() -> None:
+    """Build the markdown parser and the commonest lexers ahead of the first answer."""
+    _parser()
+    for name in ("python", "text", "bash", "json"):
+        _lexer(name)
+
+
 @lru_cache(maxsize=8)
 def _theme(name: str) -> SyntaxTheme:
     return Syntax.get_theme(name)

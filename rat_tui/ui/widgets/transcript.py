@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import OrderedDict
 from typing import Iterator
 
@@ -12,14 +14,15 @@ from rich.text import Text
 from textual import events
 from textual.actions import SkipAction
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from .markdown_stream import MARKDOWN_KINDS, Entry, Rows, Seg, render_block
+from .markdown_stream import MARKDOWN_KINDS, Entry, Rows, Seg, render_block, warm_up
 
 SEVERITIES = ("info", "warning", "error")
 NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
+RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
 RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
 USER_BAR = "▌ "
 
@@ -83,6 +86,8 @@ class Transcript(ScrollView, can_focus=True):
         self._rendered: OrderedDict[Seg, None] = OrderedDict()
         self.render_count = 0
         """Blocks rendered so far (tests use it to prove appends don't re-render old blocks)."""
+        self._budget_end = 0.0
+        self._catch_up_pending = False
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -228,6 +233,8 @@ class Transcript(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         super().on_mount()
         self._schedule()
+        # Pygments builds a lexer's tables on first use (about 0.3 s): do it before the first answer.
+        threading.Thread(target=warm_up, name="lexer-warm-up", daemon=True).start()
 
     def on_resize(self, event: events.Resize) -> None:
         width = self.scrollable_content_region.width
@@ -263,9 +270,14 @@ class Transcript(ScrollView, can_focus=True):
         if found and found[1].role == "header" and found[0].collapsible:
             self.toggle_collapsed(found[0].key)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # One frame's budget for rendering blocks: keystrokes must not wait on a screenful of markdown.
+        self._budget_end = time.perf_counter() + RENDER_BUDGET
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        strip = self._strip_at(round(self.scroll_offset.y) + y)
+        strip = self._strip_at(round(self.scroll_offset.y) + y, budgeted=True)
         if strip is None:
             return Strip.blank(width, self._base())
         return strip if strip.cell_length == width else strip.crop_extend(0, width, self._base())
@@ -427,13 +439,30 @@ class Transcript(ScrollView, can_focus=True):
             return None
         return entry, entry.items[seg_index], y - entry.start(seg_index)
 
-    def _strip_at(self, y: int) -> Strip | None:
+    def _strip_at(self, y: int, budgeted: bool = False) -> Strip | None:
         found = self._locate(y)
         if found is None:
             return None
         entry, seg, line = found
+        if budgeted and seg.strips is None and time.perf_counter() > self._budget_end:
+            return self._placeholder(entry, seg, line)
         strips = self._strips(entry, seg)
         return strips[line] if line < len(strips) else None
+
+    def _placeholder(self, entry: Entry, seg: Seg, line: int) -> Strip:
+        """A not-yet-rendered line shown as its source text; a refresh soon renders it properly."""
+        if not self._catch_up_pending:
+            self._catch_up_pending = True
+            self.set_timer(RENDER_BUDGET, self._catch_up)
+        block = seg.block if seg.role == "md" and not seg.open else None
+        source = block.text.splitlines() if block is not None else []
+        text = source[line] if line < len(source) else ""
+        width = self.size.width
+        return Strip([Segment(text[:width], self._base())], min(len(text), width)).crop_extend(0, width, self._base())
+
+    def _catch_up(self) -> None:
+        self._catch_up_pending = False
+        self._settle()
 
     def nearest_key(self, keys: set[str] | dict[str, object]) -> str | None:
         """Of the given entry keys, the one nearest the bottom of the view (on screen first)."""
