@@ -196,3 +196,31 @@ async def test_files_and_terminals_through_the_app(tmp_path: Path, record_file: 
     terminal_id = by_id[14]["result"]["terminalId"]
     validate("terminal/create", "response", by_id[14]["result"])
     assert isinstance(terminal_id, str)
+
+
+async def test_follow_along_previews_the_files_the_agent_touches(tmp_path: Path) -> None:
+    source = tmp_path / "module.py"
+    source.write_text("".join(f"line_{n} = {n}\n" for n in range(1, 400)))
+    other = tmp_path / "other.py"
+    other.write_text("print('other')\n")
+    read = {"sessionUpdate": "tool_call", "toolCallId": "r1", "title": "Read module.py", "kind": "read",
+            "status": "completed", "locations": [{"path": str(source), "line": 250}]}
+    read2 = {"sessionUpdate": "tool_call", "toolCallId": "r2", "title": "Read other.py", "kind": "read",
+             "status": "completed", "locations": [{"path": str(other)}]}
+    script = {"turns": [[{"update": read}], [{"update": read2}]]}
+    app = RatApp(spec(script, tmp_path), tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await start(app, pilot)
+        preview = view(app).preview
+        await send(pilot, "read it")
+        await until(pilot, lambda: "r1" in view(app).session.state.tool_calls, "the tool call")
+        assert not preview.is_open
+        view(app).transcript.focus()
+        await pilot.press("o")  # open the nearest location by hand
+        await until(pilot, lambda: "line_250 = 250" in preview.shown_text, "the preview")
+        assert preview.is_open and preview.line == 250
+        await pilot.press("f5")  # now follow automatically
+        view(app).composer.focus()
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await send(pilot, "again")
+        await until(pilot, lambda: "print('other')" in preview.shown_text, "the followed file")

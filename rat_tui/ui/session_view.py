@@ -8,7 +8,7 @@ import logging
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
 from ..agent_session import AgentSession
@@ -24,6 +24,7 @@ from ..state.models import (
     TextAppended,
     ToolCallEntry,
 )
+from .widgets.file_preview import FilePreview
 from .widgets.plan_panel import PlanPanel
 from .widgets.prompt import PromptComposer
 from .widgets.status_bar import StatusBar
@@ -41,7 +42,7 @@ class SessionView(Vertical):
     SessionView {
         height: 1fr;
     }
-    SessionView > Transcript {
+    SessionView > Horizontal {
         height: 1fr;
     }
     """
@@ -55,6 +56,12 @@ class SessionView(Vertical):
                 tooltip="Expand or collapse the tool call nearest the bottom of the view (transcript focused)"),
         Binding("d", "open_diff", "Diff", id="session.open_diff", show=False,
                 tooltip="Open the diff of the nearest tool call that carries one (transcript focused)"),
+        Binding("o", "open_location", "Open file", id="session.open_location", show=False,
+                tooltip="Preview the file of the nearest tool call at its line (transcript focused)"),
+        Binding("f5", "toggle_follow", "Follow", id="session.toggle_follow",
+                tooltip="Follow the agent: preview each file a tool call touches"),
+        Binding("f6", "toggle_preview", "Preview", id="session.toggle_preview", show=False,
+                tooltip="Show or hide the file preview"),
     ]
 
     def __init__(self, session: AgentSession, *, id: str | None = None) -> None:
@@ -63,7 +70,9 @@ class SessionView(Vertical):
         self._unsubscribe = lambda: None
 
     def compose(self) -> ComposeResult:
-        yield Transcript()
+        with Horizontal():
+            yield Transcript()
+            yield FilePreview()
         yield PlanPanel()
         yield PromptComposer(id="composer")
         yield StatusBar()
@@ -83,6 +92,10 @@ class SessionView(Vertical):
     @property
     def plan_panel(self) -> PlanPanel:
         return self.query_one(PlanPanel)
+
+    @property
+    def preview(self) -> FilePreview:
+        return self.query_one(FilePreview)
 
     def on_mount(self) -> None:
         store = self.session.store
@@ -131,6 +144,7 @@ class SessionView(Vertical):
                 entry = self.session.state.by_key.get(change.key)
                 if isinstance(entry, ToolCallEntry):
                     transcript.set_renderable(entry.key, self._card(entry))
+                    self._follow_along(entry)
             elif isinstance(change, FieldChanged):
                 status_dirty = True
                 plan_dirty = plan_dirty or change.name == "plan"
@@ -145,6 +159,7 @@ class SessionView(Vertical):
             transcript.add_entry(entry.key, entry.role, text)
         elif isinstance(entry, ToolCallEntry):
             transcript.set_renderable(entry.key, self._card(entry))
+            self._follow_along(entry)
         elif isinstance(entry, NoticeEntry):
             transcript.add_entry(entry.key, "notice", entry.text, title=entry.severity)
         elif isinstance(entry, GenericEntry):
@@ -156,11 +171,20 @@ class SessionView(Vertical):
         colours = {name: variables.get(name, "") for name in CARD_COLOURS}
         return render_tool_call(call, self.session.state.terminals, colours)
 
-    def _nearest_tool_call(self, with_diff: bool = False) -> ToolCallEntry | None:
+    def _follow_along(self, call: ToolCallEntry) -> None:
+        preview = self.preview
+        if preview.follow and call.locations:
+            location = call.locations[0]
+            target = (str(location.get("path", "")), location.get("line"))
+            if target != (str(preview.path or ""), preview.line):
+                preview.show(*target)
+
+    def _nearest_tool_call(self, with_diff: bool = False, with_location: bool = False) -> ToolCallEntry | None:
         calls = {
             call.key: call
             for call in self.session.state.tool_calls.values()
-            if not with_diff or any(item.get("type") == "diff" for item in call.content)
+            if (not with_diff or any(item.get("type") == "diff" for item in call.content))
+            and (not with_location or call.locations)
         }
         key = self.transcript.nearest_key(calls)
         return calls.get(key) if key else None
@@ -196,6 +220,26 @@ class SessionView(Vertical):
     async def action_cancel_turn(self) -> None:
         if not await self.session.cancel():
             self.notify("No turn is running.", timeout=2)
+
+    def action_open_location(self) -> None:
+        call = self._nearest_tool_call(with_location=True)
+        if call is None:
+            self.notify("No tool call with a file location.", timeout=2)
+            return
+        location = call.locations[0]
+        self.preview.show(str(location.get("path", "")), location.get("line"))
+
+    def action_toggle_follow(self) -> None:
+        preview = self.preview
+        preview.follow = not preview.follow
+        self.notify("Following the agent's files." if preview.follow else "Stopped following.", timeout=2)
+        if preview.follow:
+            latest = next((c for c in reversed(self.session.state.tool_calls.values()) if c.locations), None)
+            if latest is not None:
+                self._follow_along(latest)
+
+    def action_toggle_preview(self) -> None:
+        self.preview.toggle()
 
     def action_toggle_plan(self) -> None:
         self.plan_panel.toggle()

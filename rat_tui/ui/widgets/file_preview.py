@@ -1,0 +1,94 @@
+"""Provides FilePreview: the file a tool call touches, highlighted around its line (follow-along)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rich.console import Group
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+CONTEXT_LINES = 300  # lines shown on each side of the target line: big files stay cheap
+MAX_BYTES = 4 * 1024 * 1024
+
+
+def read_window(path: Path, line: int | None) -> tuple[str, int, int]:
+    """(text of the window, its first line number, the file's line count); raises OSError."""
+    if path.stat().st_size > MAX_BYTES:
+        raise OSError(f"file is larger than {MAX_BYTES // (1024 * 1024)} MB")
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    target = max(1, line or 1)
+    start = max(1, target - CONTEXT_LINES)
+    end = min(len(lines), target + CONTEXT_LINES)
+    return "\n".join(lines[start - 1 : end]), start, len(lines)
+
+
+class FilePreview(VerticalScroll):
+    """Hidden until asked for; `show(path, line)` loads the file off the UI thread and scrolls to the line."""
+
+    DEFAULT_CSS = """
+    FilePreview {
+        width: 45%;
+        border-left: solid $panel-lighten-2;
+        background: $surface;
+        display: none;
+    }
+    FilePreview.-open { display: block; }
+    FilePreview > .title { background: $panel; color: $foreground; padding: 0 1; text-style: bold; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.path: Path | None = None
+        self.line: int | None = None
+        self.follow = False
+        self._title = Static("", classes="title", markup=False)
+        self._body = Static("", markup=False)
+        self._load: asyncio.Task[None] | None = None
+        self.shown_text = ""
+        """The source lines on show (tests read it)."""
+
+    def compose(self):
+        yield self._title
+        yield self._body
+
+    @property
+    def is_open(self) -> bool:
+        return self.has_class("-open")
+
+    def toggle(self) -> None:
+        self.toggle_class("-open")
+
+    def show(self, path: str, line: int | None) -> None:
+        self.add_class("-open")
+        self.path, self.line = Path(path), line
+        if self._load is not None and not self._load.done():
+            self._load.cancel()
+        self._load = asyncio.create_task(self._show(Path(path), line))
+
+    async def _show(self, path: Path, line: int | None) -> None:
+        label = f"{path}" + (f":{line}" if line else "") + ("  · following" if self.follow else "")
+        self._title.update(label)
+        try:
+            text, start, total = await asyncio.to_thread(read_window, path, line)
+        except OSError as error:
+            self._body.update(Text(f"Cannot show {path}: {error.strerror or error}", style="italic"))
+            return
+        self.shown_text = text
+        theme = "monokai" if self.app.current_theme.dark else "default"
+        syntax = Syntax(
+            text,
+            Syntax.guess_lexer(str(path), text[:2000]),
+            theme=theme,
+            line_numbers=True,
+            start_line=start,
+            highlight_lines={line} if line else set(),
+            word_wrap=False,
+        )
+        footer = Text(f"{total} lines", style="dim")
+        self._body.update(Group(syntax, footer))
+        if line:
+            self.call_after_refresh(self.scroll_to, 0, max(0, line - start - 5), animate=False)
