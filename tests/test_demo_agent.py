@@ -1,18 +1,22 @@
 """The embedded demo agent (`python -m rat_tui.demo`), driven as a real subprocess over real pipes.
 
 `Driver` is a tiny raw JSON-RPC client (no rat_tui.protocol), shared with test_fake_agents.py. It
-checks every message the agent sends against the ACP schema.
+checks every message the agent sends against the ACP schema. `FakeClient` answers the agent's
+requests (fs from a tmp dir, terminals by really running the command, permissions by option kind)
+for the scenario tests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import json
 import os
+import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 import pytest
 
@@ -28,10 +32,15 @@ class Driver:
     """Raw newline-delimited JSON-RPC client over a subprocess's stdio."""
 
     def __init__(
-        self, on_request: Callable[[dict], dict | None] | None = None, validate: bool = True, first_id: int = 1
+        self,
+        on_request: Callable[[dict], dict | None | Awaitable[dict | None]] | None = None,
+        validate: bool = True,
+        first_id: int = 1,
     ) -> None:
-        # on_request(msg) returns the response body ({"result": ...} or {"error": ...}); None: {"result": None}
+        # on_request(msg) returns the response body ({"result": ...} or {"error": ...}); None: {"result": None}.
+        # It may be async: the answer is then sent when it is ready, without blocking the reading.
         self.on_request = on_request or (lambda msg: None)
+        self.answering: set[asyncio.Task] = set()
         self.validate = validate
         self.received: list[dict] = []  # every message from the agent, in order
         self.raw_lines: list[bytes] = []  # lines that were not JSON
@@ -84,8 +93,18 @@ class Driver:
                 self.our_requests.pop(msg["id"], None)
                 self.waiting.pop(msg["id"]).set_result(msg)
             elif "method" in msg and "id" in msg:
-                body = self.on_request(msg) or {"result": None}
-                self.send({"jsonrpc": "2.0", "id": msg["id"], **body})
+                body = self.on_request(msg)
+                if inspect.isawaitable(body):
+                    task = asyncio.create_task(self._answer_later(msg["id"], body))
+                    self.answering.add(task)
+                    task.add_done_callback(self.answering.discard)
+                else:
+                    self.send({"jsonrpc": "2.0", "id": msg["id"], **(body or {"result": None})})
+
+    async def _answer_later(self, id: Any, body: Awaitable[dict | None]) -> None:
+        answer = await body
+        if not self.proc.stdin.is_closing():
+            self.send({"jsonrpc": "2.0", "id": id, **(answer or {"result": None})})
 
     def send(self, msg: dict) -> None:
         self.proc.stdin.write((json.dumps(msg) + "\n").encode())
@@ -122,12 +141,14 @@ class Driver:
 
         await asyncio.wait_for(loop(), TIMEOUT)
 
-    async def handshake(self, cwd: str) -> str:
+    async def handshake(self, cwd: str, capabilities: dict | None = None) -> str:
+        if capabilities is None:
+            capabilities = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
         init = await self.request(
             "initialize",
             {
                 "protocolVersion": 1,
-                "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True},
+                "clientCapabilities": capabilities,
                 "clientInfo": {"name": "test-driver", "version": "0"},
             },
         )
@@ -140,6 +161,8 @@ class Driver:
         return [u for u in ups if kind is None or u.get("sessionUpdate") == kind]
 
     async def close(self) -> int:
+        for task in list(self.answering):
+            task.cancel()
         if self.proc.stdin and not self.proc.stdin.is_closing():
             self.proc.stdin.close()
         try:
@@ -247,4 +270,403 @@ async def test_demo_empty_workspace(tmp_path: Path) -> None:
     response = await driver.request("session/prompt", prompt_params(session_id, ""))
     assert response["result"]["stopReason"] == "end_turn"
     assert driver.updates("tool_call_update")[-1]["status"] == "completed"
+    assert await driver.close() == 0
+
+
+# --------------------------------------------------------------------------- coding-agent scenarios
+class ClientFailure(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class FakeClient:
+    """Serves the agent's requests: fs from `root`, terminals by really running the shell line.
+
+    `permission` is the option kind to pick ("allow_once", "allow_always", "reject_once"), or
+    "cancelled" (answer the cancelled outcome), or "cancel_session" (send session/cancel first, then
+    answer cancelled, as a real client does). `errors` maps a method to the (code, message) to fail
+    it with. `hold_wait` keeps terminal/wait_for_exit unanswered until the terminal is killed.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        permission: str = "allow_once",
+        errors: dict[str, tuple[int, str]] | None = None,
+        hold_wait: bool = False,
+    ) -> None:
+        self.root = root
+        self.permission = permission
+        self.errors = errors or {}
+        self.hold_wait = hold_wait
+        self.driver: Driver | None = None
+        self.calls: list[tuple[str, dict]] = []  # every request from the agent, in order
+        self.terminals: dict[str, dict] = {}
+        self.killed = asyncio.Event()
+
+    def methods(self) -> list[str]:
+        return [method for method, _ in self.calls]
+
+    def params_of(self, method: str) -> list[dict]:
+        return [params for m, params in self.calls if m == method]
+
+    def __call__(self, msg: dict) -> Awaitable[dict]:
+        method, params = msg["method"], msg.get("params") or {}
+        self.calls.append((method, params))  # now, so a test waiting on `driver.changed` sees it
+        return self.answer(method, params)
+
+    async def answer(self, method: str, params: dict) -> dict:
+        if method in self.errors:
+            code, message = self.errors[method]
+            return {"error": {"code": code, "message": message}}
+        handler = getattr(self, method.replace("/", "_"), None)
+        if handler is None:
+            return {"error": {"code": -32601, "message": f"Method not found: {method}"}}
+        try:
+            return {"result": await handler(params)}
+        except ClientFailure as exc:
+            return {"error": {"code": exc.code, "message": exc.message}}
+
+    def _path(self, params: dict) -> Path:
+        path = Path(params["path"])
+        if not path.is_absolute() or not path.resolve().is_relative_to(self.root.resolve()):
+            raise ClientFailure(-32001, f"Access denied: {path}")
+        return path
+
+    async def fs_read_text_file(self, params: dict) -> dict:
+        path = self._path(params)
+        if not path.exists():
+            raise ClientFailure(-32002, f"Resource not found: {path}")
+        lines = path.read_text().splitlines(keepends=True)
+        start = max((params.get("line") or 1) - 1, 0)
+        limit = params.get("limit")
+        return {"content": "".join(lines[start : None if limit is None else start + limit])}
+
+    async def fs_write_text_file(self, params: dict) -> dict:
+        self._path(params).write_text(params["content"])
+        return {}
+
+    async def session_request_permission(self, params: dict) -> dict:
+        if self.permission in ("cancelled", "cancel_session"):
+            if self.permission == "cancel_session":
+                self.driver.notify("session/cancel", {"sessionId": params["sessionId"]})
+            return {"outcome": {"outcome": "cancelled"}}
+        option = next(o for o in params["options"] if o["kind"] == self.permission)
+        return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+
+    async def terminal_create(self, params: dict) -> dict:
+        argv = [params["command"], *params["args"]] if params.get("args") else ["/bin/sh", "-c", params["command"]]
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=params.get("cwd"), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = {"proc": proc, "output": asyncio.create_task(proc.stdout.read())}
+        return {"terminalId": terminal_id}
+
+    async def _exit_status(self, terminal: dict) -> dict:
+        await terminal["output"]
+        return {"exitCode": await terminal["proc"].wait(), "signal": None}
+
+    async def terminal_wait_for_exit(self, params: dict) -> dict:
+        if self.hold_wait:
+            await self.killed.wait()
+        return await self._exit_status(self.terminals[params["terminalId"]])
+
+    async def terminal_output(self, params: dict) -> dict:
+        terminal = self.terminals[params["terminalId"]]
+        output = (await terminal["output"]).decode()
+        return {"output": output, "truncated": False, "exitStatus": await self._exit_status(terminal)}
+
+    async def terminal_kill(self, params: dict) -> dict:
+        self.killed.set()
+        return {}
+
+    async def terminal_release(self, params: dict) -> dict:
+        terminal = self.terminals.pop(params["terminalId"])
+        await self._exit_status(terminal)
+        return {}
+
+
+async def start_with_client(
+    workspace: Path, capabilities: dict | None = None, **kwargs: Any
+) -> tuple[Driver, FakeClient, str]:
+    client = FakeClient(workspace, **kwargs)
+    driver = Driver(on_request=client)
+    client.driver = driver
+    await driver.start(DEMO_ARGV)
+    session_id = await driver.handshake(str(workspace), capabilities)
+    return driver, client, session_id
+
+
+def calls_of_kind(driver: Driver, kind: str) -> list[dict]:
+    return [c for c in driver.updates("tool_call") if c["kind"] == kind]
+
+
+def updates_of(driver: Driver, call: dict) -> list[dict]:
+    return [u for u in driver.updates("tool_call_update") if u["toolCallId"] == call["toolCallId"]]
+
+
+def final_status(driver: Driver, call: dict) -> str:
+    statuses = [u["status"] for u in updates_of(driver, call) if u.get("status")]
+    return statuses[-1] if statuses else call["status"]
+
+
+def answer_text(driver: Driver) -> str:
+    return "".join(c["content"]["text"] for c in driver.updates("agent_message_chunk"))
+
+
+def texts_in(update: dict) -> list[str]:
+    return [c["content"]["text"] for c in update.get("content") or [] if c["type"] == "content"]
+
+
+async def test_default_answer_lists_the_keywords(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace)
+    response = await driver.request("session/prompt", prompt_params(session_id, "what can you do?"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    text = answer_text(driver)
+    for word in ("edit", "write", "read", "run", "fail", "bigdiff", "all"):
+        assert f"- `{word}`" in text
+    assert client.calls == [], "the default turn reads the file itself, not through the client"
+    assert await driver.close() == 0
+
+
+async def test_edit_allowed_creates_then_edits_the_notes(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace)
+    response = await driver.request("session/prompt", prompt_params(session_id, "please EDIT something"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    notes = workspace / "demo-notes.txt"
+    text = notes.read_text()
+    assert "status: edited by rat-demo (1 edit)" in text and text.endswith("- edit 1 by rat-demo\n")
+    assert client.methods() == [
+        "fs/read_text_file",  # missing: -32002
+        "fs/write_text_file",  # the seed
+        "session/request_permission",
+        "fs/write_text_file",  # the edit
+    ]
+    permission = client.params_of("session/request_permission")[0]
+    assert [(o["optionId"], o["kind"]) for o in permission["options"]] == [
+        ("allow_always", "allow_always"),
+        ("allow", "allow_once"),
+        ("reject", "reject_once"),
+    ]
+    edit = next(c for c in calls_of_kind(driver, "edit") if c["title"] == "Edit demo-notes.txt")
+    assert permission["toolCall"]["toolCallId"] == edit["toolCallId"]
+    assert edit["status"] == "pending"
+    diff = edit["content"][0]
+    assert diff["type"] == "diff" and diff["path"] == str(notes)
+    old_lines, new_lines = diff["oldText"].splitlines(), diff["newText"].splitlines()
+    assert len(new_lines) == len(old_lines) + 1
+    assert sum(a != b for a, b in zip(old_lines, new_lines)) == 1
+    assert diff["newText"] == text
+    done = updates_of(driver, edit)[-1]
+    assert done["status"] == "completed" and done["content"] == [diff]
+    assert "**edit**: changed `demo-notes.txt`" in answer_text(driver)
+
+    # a second edit reads the existing file and edits it again, no seed
+    client.calls.clear()
+    response = await driver.request("session/prompt", prompt_params(session_id, "edit again"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    assert client.methods() == ["fs/read_text_file", "session/request_permission", "fs/write_text_file"]
+    assert "(2 edits)" in notes.read_text() and notes.read_text().endswith("- edit 2 by rat-demo\n")
+    assert await driver.close() == 0
+
+
+async def test_edit_rejected_leaves_the_file(workspace: Path) -> None:
+    notes = workspace / "demo-notes.txt"
+    notes.write_text("one\ntwo\nstatus: mine\n")
+    driver, client, session_id = await start_with_client(workspace, permission="reject_once")
+    response = await driver.request("session/prompt", prompt_params(session_id, "edit"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    assert notes.read_text() == "one\ntwo\nstatus: mine\n"
+    assert client.methods() == ["fs/read_text_file", "session/request_permission"]
+    [edit] = calls_of_kind(driver, "edit")
+    assert edit["content"][0]["oldText"] == "one\ntwo\nstatus: mine\n"
+    assert final_status(driver, edit) == "failed"
+    assert texts_in(updates_of(driver, edit)[-1]) == ["The user rejected this edit"]
+    assert "rejected" in answer_text(driver)
+    assert await driver.close() == 0
+
+
+@pytest.mark.parametrize("permission", ["cancelled", "cancel_session"])
+async def test_edit_cancelled_at_the_permission(workspace: Path, permission: str) -> None:
+    (workspace / "demo-notes.txt").write_text("status: draft\n")
+    driver, client, session_id = await start_with_client(workspace, permission=permission)
+    response = await driver.request("session/prompt", prompt_params(session_id, "edit and write"))
+    assert response["result"] == {"stopReason": "cancelled"}
+    assert (workspace / "demo-notes.txt").read_text() == "status: draft\n"
+    assert "fs/write_text_file" not in client.methods()
+    assert not driver.updates("agent_message_chunk")
+    [edit] = calls_of_kind(driver, "edit")
+    assert final_status(driver, edit) == "failed"  # not left pending
+    assert not (workspace / "demo-new-file.md").exists(), "the write scenario ran after the cancel"
+    # the late answer to the permission request does not upset the agent; the session goes on
+    client.permission = "allow_once"
+    again = await driver.request("session/prompt", prompt_params(session_id, "write"))
+    assert again["result"] == {"stopReason": "end_turn"}
+    assert (workspace / "demo-new-file.md").exists()
+    assert await driver.close() == 0
+    assert b"ignoring" not in driver.stderr
+
+
+async def test_write_creates_a_new_file(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace, permission="allow_always")
+    response = await driver.request("session/prompt", prompt_params(session_id, "Write."))
+    assert response["result"] == {"stopReason": "end_turn"}
+    created = workspace / "demo-new-file.md"
+    assert client.methods() == ["session/request_permission", "fs/write_text_file"]
+    [write] = calls_of_kind(driver, "edit")
+    diff = write["content"][0]
+    assert diff == {"type": "diff", "path": str(created), "oldText": None, "newText": created.read_text()}
+    assert final_status(driver, write) == "completed"
+    # a second write never overwrites the first file
+    await driver.request("session/prompt", prompt_params(session_id, "write"))
+    assert (workspace / "demo-new-file-2.md").exists()
+    assert await driver.close() == 0
+
+
+async def test_read_first_lines(workspace: Path) -> None:
+    (workspace / "README.md").write_text("".join(f"line {n}\n" for n in range(1, 11)))
+    driver, client, session_id = await start_with_client(workspace)
+    response = await driver.request("session/prompt", prompt_params(session_id, "read"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    [params] = client.params_of("fs/read_text_file")
+    assert params == {"sessionId": session_id, "path": str(workspace / "README.md"), "line": 1, "limit": 5}
+    [read] = calls_of_kind(driver, "read")
+    assert read["locations"] == [{"path": str(workspace / "README.md"), "line": 1}]
+    done = updates_of(driver, read)[-1]
+    assert done["status"] == "completed"
+    assert texts_in(done) == ["line 1\nline 2\nline 3\nline 4\nline 5\n"]
+    assert await driver.close() == 0
+
+
+async def test_run_in_a_terminal(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace, permission="allow_once")
+    response = await driver.request("session/prompt", prompt_params(session_id, "run it"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    assert client.methods() == [
+        "session/request_permission",
+        "terminal/create",
+        "terminal/wait_for_exit",
+        "terminal/output",
+        "terminal/release",
+    ]
+    permission = client.params_of("session/request_permission")[0]
+    assert [(o["optionId"], o["kind"]) for o in permission["options"]] == [
+        ("proceed_always", "allow_always"),
+        ("proceed_once", "allow_once"),
+        ("cancel", "reject_once"),
+    ]
+    [create] = client.params_of("terminal/create")
+    assert create["command"] == "echo demo-terminal-ok && ls" and not create.get("args")
+    assert create["cwd"] == str(workspace) and create["outputByteLimit"] == 32000
+    [run] = calls_of_kind(driver, "execute")
+    assert run["title"] == "echo demo-terminal-ok && ls"
+    ups = updates_of(driver, run)
+    assert ups[0]["status"] == "in_progress"
+    assert ups[0]["content"] == [{"type": "terminal", "terminalId": "term-1"}]
+    assert ups[-1]["status"] == "completed"
+    assert "demo-terminal-ok\n" in ups[-1]["rawOutput"]["output"] and "README.md" in ups[-1]["rawOutput"]["output"]
+    # the completed update comes before the release
+    release_id = next(m["id"] for m in driver.received if m.get("method") == "terminal/release")
+    completed_at = next(i for i, m in enumerate(driver.received) if m.get("params", {}).get("update") == ups[-1])
+    release_at = next(i for i, m in enumerate(driver.received) if m.get("id") == release_id and "method" in m)
+    assert completed_at < release_at
+    assert await driver.close() == 0
+
+
+async def test_run_rejected_and_terminal_keyword(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace, permission="reject_once")
+    response = await driver.request("session/prompt", prompt_params(session_id, "open a Terminal"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    assert client.methods() == ["session/request_permission"]
+    [run] = calls_of_kind(driver, "execute")
+    assert final_status(driver, run) == "failed"
+    assert await driver.close() == 0
+
+
+async def test_cancel_while_waiting_for_the_terminal(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace, hold_wait=True)
+    pending = driver.request_nowait("session/prompt", prompt_params(session_id, "run"))
+    await driver.wait_for(lambda: "terminal/wait_for_exit" in client.methods(), "the wait")
+    driver.notify("session/cancel", {"sessionId": session_id})
+    response = await asyncio.wait_for(pending, TIMEOUT)
+    assert response["result"] == {"stopReason": "cancelled"}
+    await driver.wait_for(lambda: "terminal/release" in client.methods(), "the release")
+    assert client.methods()[-2:] == ["terminal/kill", "terminal/release"]
+    [run] = calls_of_kind(driver, "execute")
+    assert final_status(driver, run) == "failed"
+    assert await driver.close() == 0
+
+
+async def test_fail_still_ends_the_turn(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace)
+    response = await driver.request("session/prompt", prompt_params(session_id, "fail"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    [fetch] = calls_of_kind(driver, "fetch")
+    done = updates_of(driver, fetch)[-1]
+    assert done["status"] == "failed" and "Could not fetch" in texts_in(done)[0]
+    assert client.calls == []
+    assert await driver.close() == 0
+
+
+async def test_bigdiff(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace)
+    response = await driver.request("session/prompt", prompt_params(session_id, "show me a bigdiff"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    [edit] = calls_of_kind(driver, "edit")
+    diff = edit["content"][0]
+    old, new = diff["oldText"].splitlines(), diff["newText"].splitlines()
+    assert len(old) == len(new) == 20_000
+    assert 150 <= sum(a != b for a, b in zip(old, new)) <= 250
+    assert final_status(driver, edit) == "completed"
+    assert client.calls == [], "bigdiff asks nothing and writes nothing"
+    assert not (workspace / "demo-big-file.txt").exists()
+    assert await driver.close() == 0
+
+
+async def test_all_plays_every_scenario_but_bigdiff(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace)
+    response = await driver.request("session/prompt", prompt_params(session_id, "do it ALL"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    kinds = [c["kind"] for c in driver.updates("tool_call")]
+    # edit: read + seed + edit; write; read; run; fail
+    assert kinds == ["read", "edit", "edit", "edit", "read", "execute", "fetch"]
+    plan = driver.updates("plan")[-1]["entries"]
+    assert len(plan) == 7 and all(e["status"] == "completed" for e in plan)
+    text = answer_text(driver)
+    assert all(f"**{name}**" in text for name in ("edit", "write", "read", "run", "fail"))
+    assert "**bigdiff**" not in text
+    assert await driver.close() == 0
+
+
+async def test_client_without_fs_or_terminal(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace, capabilities={"fs": {}, "terminal": False})
+    response = await driver.request("session/prompt", prompt_params(session_id, "all"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    assert client.calls == [], "no fs, terminal or permission request without the capabilities"
+    assert [c["kind"] for c in driver.updates("tool_call")] == ["fetch"]
+    text = answer_text(driver)
+    assert "did not advertise `fs.readTextFile` and `fs.writeTextFile`" in text
+    assert "did not advertise `terminal`" in text
+    assert await driver.close() == 0
+
+
+async def test_client_errors_fail_the_tool_call_and_the_turn_goes_on(workspace: Path) -> None:
+    errors = {
+        "fs/write_text_file": (-32001, "Access denied: not today"),
+        "terminal/create": (-32601, "Method not found"),
+    }
+    (workspace / "demo-notes.txt").write_text("status: draft\n")
+    driver, client, session_id = await start_with_client(workspace, errors=errors)
+    response = await driver.request("session/prompt", prompt_params(session_id, "edit write run"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    failed = [c for c in driver.updates("tool_call") if final_status(driver, c) == "failed"]
+    assert [c["kind"] for c in failed] == ["edit", "edit", "execute"]
+    assert all(
+        re.search(r"Access denied: not today|Method not found", texts_in(updates_of(driver, c)[-1])[0]) for c in failed
+    )
+    assert (workspace / "demo-notes.txt").read_text() == "status: draft\n"
+    assert "terminal/release" not in client.methods()  # nothing was created
+    assert len(driver.updates("agent_message_chunk")) > 0
     assert await driver.close() == 0

@@ -6,6 +6,27 @@ Each ``session/prompt`` plays a fixed script of steps (think, plan, read a file,
 markdown); add a step by writing an ``async def step_...(self, turn)`` and listing it in
 ``Turn.STEPS``. ``session/cancel`` cancels the running script, which then answers ``cancelled``.
 
+Scenario keywords: whole words in the prompt (any case; several combine, played in this order)
+replace the file read with a coding-agent workflow (``scenarios.py``):
+
+- ``edit``: read ``demo-notes.txt`` through ``fs/read_text_file`` (creating it first if missing),
+  show an edit tool call with a diff (one line changed, one added), ask
+  ``session/request_permission`` (Claude's option ids allow_always/allow/reject), then
+  ``fs/write_text_file`` if allowed; a rejection fails the tool call, a ``cancelled`` outcome
+  ends the turn as cancelled.
+- ``write``: the same for a new file ``demo-new-file.md`` (a diff with ``oldText`` null).
+- ``read``: ``fs/read_text_file`` of a workspace file with ``line`` 1 and ``limit`` 5.
+- ``run`` (or ``terminal``): ask permission (Gemini's ids proceed_always/proceed_once/cancel),
+  then ``terminal/create`` of ``echo demo-terminal-ok && ls`` (a shell line, no args),
+  ``terminal/wait_for_exit``, ``terminal/output``, ``terminal/release``.
+- ``fail``: a ``fetch`` tool call that fails; the turn still ends with ``end_turn``.
+- ``bigdiff``: an edit tool call showing a diff of a 20,000-line file (nothing is written).
+- ``all``: edit, write, read, run and fail.
+
+fs and terminal methods are used only if the client advertised them at ``initialize``; else the
+answer says the scenario was skipped. An error answer from the client fails the tool call in
+flight with its message, and the turn goes on.
+
 Env: ``RAT_DEMO_DELAY`` seconds between streamed chunks (default 0.015; tests set 0).
 """
 
@@ -21,6 +42,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .scenarios import ClientError, Scenarios, TurnCancelled, help_markdown, pick_file, scenarios_in
+from .scenarios import TITLES as SCENARIO_TITLES
 
 VERSION = "0.1.0"
 PROTOCOL_VERSION = 1
@@ -74,12 +98,28 @@ class Turn:
     """One prompt turn: the session, the prompt, and the script's progress."""
 
     STEPS = ("step_think", "step_read_file", "step_answer")
+    SCENARIO_STEPS = ("step_think", "step_scenarios", "step_answer")
 
     session: Session
     text: str
-    plan: list[str] = field(default_factory=lambda: ["pending"] * len(PLAN))
+    scenarios: list[str] = field(default_factory=list)  # asked for by keywords in the prompt
+    results: list[str] = field(default_factory=list)  # one summary line per scenario played
+    titles: list[str] = field(default_factory=list)  # the plan's entries
+    plan: list[str] = field(default_factory=list)  # their statuses
     task: asyncio.Task | None = None
     cancelled: bool = False
+
+    def __post_init__(self) -> None:
+        self.scenarios = self.scenarios or scenarios_in(self.text)
+        if self.scenarios:
+            self.titles = [PLAN[0], *(SCENARIO_TITLES[name] for name in self.scenarios), PLAN[-1]]
+        else:
+            self.titles = list(PLAN)
+        self.plan = ["pending"] * len(self.titles)
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return self.SCENARIO_STEPS if self.scenarios else self.STEPS
 
 
 class DemoAgent:
@@ -88,7 +128,9 @@ class DemoAgent:
         self.sessions: dict[str, Session] = {}
         self.turns: dict[str, Turn] = {}  # running turn per session id
         self.pending: dict[Any, asyncio.Future] = {}  # our requests to the client, by id
+        self.abandoned: set[Any] = set()  # ids of requests whose turn was cancelled: answers come late
         self.next_id = 0
+        self.client_capabilities: dict = {}
         self.tasks: set[asyncio.Task] = set()
 
     # ----------------------------------------------------------------- wire
@@ -113,18 +155,38 @@ class DemoAgent:
         self.notify("session/update", {"sessionId": session.id, "update": update})
 
     async def request(self, method: str, params: dict) -> Any:
-        """Send a request to the client and wait for its result (raises RuntimeError on error)."""
+        """Send a request to the client and wait for its result (raises ClientError on an error answer).
+
+        Cancelling the waiting task (session/cancel) cancels only the wait; the answer, when it
+        comes, is dropped quietly.
+        """
         id, self.next_id = self.next_id, self.next_id + 1
         future = asyncio.get_running_loop().create_future()
         self.pending[id] = future
         self.write({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
         try:
             reply = await future
+        except asyncio.CancelledError:
+            self.abandoned.add(id)
+            raise
         finally:
             self.pending.pop(id, None)
         if "error" in reply:
-            raise RuntimeError(f"{method} failed: {reply['error']}")
+            raise ClientError(method, reply["error"])
         return reply.get("result")
+
+    def client_can(self, capability: str) -> bool:
+        """Whether the client advertised `capability` ("terminal", "fs.readTextFile", ...) as true."""
+        value: Any = self.client_capabilities
+        for key in capability.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        return value is True
+
+    def spawn(self, coro: Any) -> None:
+        """Run `coro` in the background (kept referenced until done)."""
+        task = asyncio.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     async def pause(self) -> None:
         await asyncio.sleep(self.delay)
@@ -167,6 +229,8 @@ class DemoAgent:
         elif id in self.pending and ("result" in msg or "error" in msg):
             if not self.pending[id].done():
                 self.pending[id].set_result(msg)
+        elif id in self.abandoned and ("result" in msg or "error" in msg):
+            self.abandoned.discard(id)
         else:
             log(f"ignoring unexpected message: {raw[:200]!r}")
 
@@ -194,6 +258,8 @@ class DemoAgent:
 
     # ------------------------------------------------------------- handlers
     async def on_initialize(self, id: Any, params: dict) -> None:
+        capabilities = params.get("clientCapabilities")
+        self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
         self.respond(
             id,
             {
@@ -235,13 +301,15 @@ class DemoAgent:
             if not turn.cancelled:
                 raise
             stop = "cancelled"
+        except TurnCancelled:  # a permission request answered `cancelled`
+            stop = "cancelled"
         finally:
             del self.turns[session.id]
         self.respond(id, {"stopReason": stop})
 
     # ---------------------------------------------------------- the script
     async def play(self, turn: Turn) -> None:
-        for name in turn.STEPS:
+        for name in turn.steps:
             await getattr(self, name)(turn)
 
     def send_plan(self, turn: Turn, index: int, status: str) -> None:
@@ -249,7 +317,7 @@ class DemoAgent:
         turn.plan[index] = status
         entries = [
             {"content": text, "priority": "high" if i == 0 else "medium", "status": state}
-            for i, (text, state) in enumerate(zip(PLAN, turn.plan))
+            for i, (text, state) in enumerate(zip(turn.titles, turn.plan))
         ]
         self.update(turn.session, {"sessionUpdate": "plan", "entries": entries})
 
@@ -268,6 +336,11 @@ class DemoAgent:
             f"The user asked about “{about}”. I should look at the workspace first, "
             "then answer with a short, well-formatted markdown reply."
         )
+        if turn.scenarios:
+            thought = (
+                f"The user asked for the demo scenarios {', '.join(turn.scenarios)}. I will play them "
+                "in order, asking permission before I change anything, then sum up."
+            )
         await self.stream(turn, "agent_thought_chunk", thought)
         self.send_plan(turn, 0, "completed")
 
@@ -305,20 +378,23 @@ class DemoAgent:
         )
         self.send_plan(turn, 1, "completed")
 
+    async def step_scenarios(self, turn: Turn) -> None:
+        scenarios = Scenarios(self, turn.session)
+        for index, name in enumerate(turn.scenarios, start=1):
+            self.send_plan(turn, index, "in_progress")
+            await self.pause()
+            turn.results.append(f"**{name}**: {await scenarios.play(name)}")
+            self.send_plan(turn, index, "completed")
+
     async def step_answer(self, turn: Turn) -> None:
-        self.send_plan(turn, 2, "in_progress")
-        await self.stream(turn, "agent_message_chunk", answer_markdown(turn.text))
-        self.send_plan(turn, 2, "completed")
-
-
-def pick_file(cwd: Path) -> Path | None:
-    """A file worth reading in `cwd`: a README if there is one, else the first regular file."""
-    try:
-        files = sorted(p for p in cwd.iterdir() if p.is_file() and not p.name.startswith("."))
-    except OSError:
-        return None
-    readmes = [p for p in files if p.name.lower().startswith("readme")]
-    return (readmes or files or [None])[0]
+        last = len(turn.titles) - 1
+        self.send_plan(turn, last, "in_progress")
+        if turn.scenarios:
+            text = scenario_answer_markdown(turn.text, turn.results)
+        else:
+            text = answer_markdown(turn.text)
+        await self.stream(turn, "agent_message_chunk", text)
+        self.send_plan(turn, last, "completed")
 
 
 def read_excerpt(path: Path | None, limit: int = 2000) -> tuple[str, str]:
@@ -347,7 +423,23 @@ def answer_markdown(prompt: str) -> str:
         "def greet(name: str) -> str:\n"
         '    return f"Hello, {name}!"\n'
         "```\n\n"
+        "### Try a scenario\n\n"
+        "Put one or more of these words in a prompt to see a coding-agent workflow "
+        "(file edits with permission requests, terminals, failures):\n\n"
+        f"{help_markdown()}\n"
         "Configure a real agent to get real answers.\n"
+    )
+
+
+def scenario_answer_markdown(prompt: str, results: list[str]) -> str:
+    quoted = prompt.replace("\n", " ").strip()
+    done = "".join(f"- {line}\n" for line in results)
+    return (
+        "## Demo scenarios\n\n"
+        f"You asked: *{quoted}*. Here is what happened:\n\n"
+        f"{done}\n"
+        "Every scenario is scripted; the keywords are:\n\n"
+        f"{help_markdown()}"
     )
 
 
