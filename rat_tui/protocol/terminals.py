@@ -199,8 +199,8 @@ class TerminalManager:
             raise RpcError(INVALID_PARAMS, f"cwd is not a directory: {cwd}")
         return cwd
 
-    def _on_readable(self, terminal: _Terminal) -> None:
-        """Read what is there (up to a budget, then yield to the loop) and keep it."""
+    def _on_readable(self, terminal: _Terminal) -> int:
+        """Read what is there (up to a budget, then yield to the loop) and keep it; returns the bytes read."""
         received = bytearray()
         at_end = False
         while len(received) < READ_BUDGET:
@@ -229,6 +229,7 @@ class TerminalManager:
         if at_end:
             self._stop_reading(terminal)
             terminal.eof.set()
+        return len(received)
 
     def _stop_reading(self, terminal: _Terminal) -> None:
         if terminal.fd >= 0:
@@ -240,8 +241,9 @@ class TerminalManager:
         returncode = await terminal.process.wait()
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(terminal.eof.wait(), DRAIN_GRACE_SECONDS)
-        if not terminal.eof.is_set() and terminal.fd >= 0:
-            self._on_readable(terminal)  # whatever a lingering background job left so far
+        # Whatever is already buffered (a slow reader under load, or a lingering background job).
+        while not terminal.eof.is_set() and terminal.fd >= 0 and self._on_readable(terminal):
+            pass
         if returncode < 0:
             terminal.signal = _signal_name(-returncode)
         else:
