@@ -224,3 +224,29 @@ async def test_follow_along_previews_the_files_the_agent_touches(tmp_path: Path)
         await until(pilot, lambda: state_word(app) == "ready", "ready")
         await send(pilot, "again")
         await until(pilot, lambda: "print('other')" in preview.shown_text, "the followed file")
+
+
+async def test_diff_of_a_tool_call_opens_full_screen(tmp_path: Path) -> None:
+    from rat_tui.ui.screens.diff_screen import DiffScreen
+    from rat_tui.ui.widgets.diff_view import DiffView
+
+    old = "".join(f"row {n}\n" for n in range(1, 2001))
+    new = old.replace("row 1000\n", "row one thousand\n")
+    edit = {"sessionUpdate": "tool_call", "toolCallId": "e1", "title": "Edit rows.txt", "kind": "edit",
+            "status": "completed", "content": [{"type": "diff", "path": str(tmp_path / "rows.txt"),
+                                                "oldText": old, "newText": new}]}
+    app = RatApp(spec({"turns": [[{"update": edit}]]}, tmp_path), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start(app, pilot)
+        await send(pilot, "edit")
+        await until(pilot, lambda: "e1" in view(app).session.state.tool_calls, "the edit")
+        assert "d opens the diff" in view(app).transcript.plain_text
+        view(app).transcript.focus()
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, DiffScreen), "the diff screen")
+        diff = app.screen.query_one(DiffView)
+        await pilot.press("n")
+        await pilot.pause()
+        assert "row one thousand" in diff.visible_text()
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, DiffScreen), "back to the session")
