@@ -23,11 +23,29 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
 
 
 @pytest.fixture
-def record_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where a fake agent writes every line it receives from rat-tui."""
+def record_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Where a fake agent writes every line it receives from rat-tui.
+
+    After the test, every message rat-tui sent is validated against the ACP schema `$defs` of its
+    method (answers to the agent's requests against the method of the request they answer).
+    """
     path = tmp_path / "received.jsonl"
     monkeypatch.setenv("RAT_FAKE_RECORD", str(path))
-    return path
+    yield path
+    assert_sent_messages_valid(path)
+
+
+def assert_sent_messages_valid(path: Path) -> None:
+    from .acp_schema import def_name, validate_message
+
+    sent = Path(str(path) + ".sent")
+    asked = [json.loads(line) for line in sent.read_text().splitlines()] if sent.exists() else []
+    methods = {request["id"]: request["method"] for request in asked}
+    for message in received(path):
+        method = methods.get(message.get("id")) if "method" not in message else None
+        if method is not None and def_name(method, "response") is None:
+            continue  # our answer to a made-up method (the tests' "x/unknown"): nothing to check
+        validate_message(message, "client", {message["id"]: method} if method else {})
 
 
 def scripted_argv(script: dict, tmp_path: Path) -> list[str]:

@@ -87,7 +87,7 @@ class FileAccess:
             raise RpcError(INTERNAL_ERROR, f"Cannot read {path}: {error.strerror or error}") from None
         return {"content": content}
 
-    async def write_text_file(self, params: dict[str, Any]) -> None:
+    async def write_text_file(self, params: dict[str, Any]) -> dict[str, Any]:
         content = params.get("content")
         if not isinstance(content, str):
             raise RpcError(INVALID_PARAMS, "content must be a string")
@@ -103,7 +103,7 @@ class FileAccess:
                 self.on_write(change)
             except Exception:  # the write happened; a failing observer must not turn it into an error
                 log.exception("on_write observer failed for %s", path)
-        return None
+        return {}  # WriteTextFileResponse is an (empty) object in the schema, not null
 
     # -- scope --------------------------------------------------------------------------------
 

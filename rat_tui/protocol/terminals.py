@@ -160,16 +160,18 @@ class TerminalManager:
         await terminal.exited.wait()
         return terminal.exit_status()
 
-    async def kill(self, params: dict[str, Any]) -> None:
+    async def kill(self, params: dict[str, Any]) -> dict[str, Any]:
         """Kill the command's process group; the terminal stays, its output still readable."""
         await self._kill(self._get(params))
+        return {}  # the schema's KillTerminalResponse is an (empty) object
 
-    async def release(self, params: dict[str, Any]) -> None:
+    async def release(self, params: dict[str, Any]) -> dict[str, Any]:
         """Kill the command if it still runs and forget the terminal id."""
         terminal = self._get(params)
         self._terminals.pop(terminal.id, None)
         await self._kill(terminal)
         self._close(terminal)
+        return {}
 
     async def close_all(self) -> None:
         """The session ended: kill every command and forget every terminal."""

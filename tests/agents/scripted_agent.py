@@ -2,7 +2,8 @@
 
     python tests/agents/scripted_agent.py SCRIPT.json      # or the script as JSON in env RAT_FAKE_SCRIPT
 
-Every line received on stdin is appended, raw, to the file named by env RAT_FAKE_RECORD (flushed at once).
+Every line received on stdin is appended, raw, to the file named by env RAT_FAKE_RECORD (flushed at once);
+the requests it sends go to that name + ".sent", so answers can be checked against their method.
 
 Script (every key optional):
 
@@ -76,6 +77,8 @@ class Wire:
     def __init__(self) -> None:
         record = os.environ.get("RAT_FAKE_RECORD")
         self.record = open(record, "ab") if record else None
+        # Requests this agent sends, so a test can check the client's answers against their method.
+        self.sent = open(record + ".sent", "a", encoding="utf-8") if record else None
         self.next_id = 0
         self.pending: dict[Any, asyncio.Future] = {}
 
@@ -117,7 +120,11 @@ class Wire:
         sys.stdout.buffer.flush()
 
     def write(self, msg: Any) -> None:
-        self.write_line(json.dumps(msg, separators=(",", ":"), ensure_ascii=False))
+        line = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
+        if self.sent is not None and isinstance(msg, dict) and "method" in msg and "id" in msg:
+            self.sent.write(line + "\n")
+            self.sent.flush()
+        self.write_line(line)
 
     def respond(self, id: Any, result: Any) -> None:
         self.write({"jsonrpc": "2.0", "id": id, "result": result})
