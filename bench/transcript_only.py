@@ -13,31 +13,20 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from textual.app import App, ComposeResult  # noqa: E402
 
+import stream_agent  # noqa: E402
+from stream_agent import END_MARKER  # noqa: E402
+
 from rat_tui.ui.widgets.transcript import Transcript  # noqa: E402
 
-PIECES = [
-    "## Section {i}\n\n",
-    "This is paragraph {i} with some *emphasis*, ",
-    "a `code span` and a [link](https://example.com/{i}). ",
-    "It keeps going for a while.\n\n",
-    "- item one of list {i}\n",
-    "- item two with **bold** text\n",
-    "- item three\n\n",
-    "```python\n",
-    "def f{i}(x):\n",
-    "    return x * {i}\n",
-    "```\n\n",
-]
-END_MARKER = "END-OF-STREAM-7f3a"
 
 
 def chunks(n: int) -> list[str]:
-    out = [PIECES[i % len(PIECES)].format(i=i // len(PIECES)) for i in range(n - 1)]
-    out.append(f"\n\nThe end {END_MARKER}\n")
-    return out
+    """The same answer bench/stream.py's agent streams."""
+    return list(stream_agent.chunks(n))
 
 
 class TranscriptApp(App):
