@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from .change_journal import ChangeJournal
 from .permission_broker import PermissionBroker
 from .protocol.client import AcpClient, ProtocolMismatch
 from .protocol.fs import FileAccess, FileWrite
@@ -68,6 +69,8 @@ class AgentSession:
         self.store.state.cwd = str(self.cwd)
         self.store.dispatch(reducer.set_agent, command.name)
         self.file_listeners: list[Callable[[FileWrite], None]] = []
+        self._journal: ChangeJournal | None = None
+        self.file_listeners.append(self._journal_write)
         self.files = FileAccess(
             [self.cwd],
             missing_file_empty=bool(getattr(command, "missing_file_empty", False)),
@@ -168,6 +171,7 @@ class AgentSession:
             log.warning("update for another session %r ignored", params.get("sessionId"))
             return
         self.store.apply_update(params.get("update"))
+        self._journal_tool_call(params.get("update"))
 
     def _on_file_write(self, write: FileWrite) -> None:
         for listener in list(self.file_listeners):
@@ -222,7 +226,7 @@ class AgentSession:
         if why is not None:
             self.store.dispatch(reducer.add_notice, why, "warning")
             return None
-        self._turn = asyncio.create_task(self._run_turn(text), name="prompt-turn")
+        self._turn = asyncio.create_task(self._journaled_turn(text), name="prompt-turn")
         return self._turn
 
     async def _run_turn(self, text: str) -> None:
@@ -260,3 +264,38 @@ class AgentSession:
         self.permissions.cancel_all()  # pending permission requests are answered `cancelled`
         await self.client.cancel(self.session_id)
         return True
+
+    # -- change journal: what the agent changed per turn, for review and revert (F3) --------------
+
+    @property
+    def journal(self) -> ChangeJournal:
+        """Created on first use; it writes nothing to disk until a file actually changes."""
+        if self._journal is None:
+            self._journal = ChangeJournal.create(str(self.cwd))
+        return self._journal
+
+    async def _journaled_turn(self, text: str) -> None:
+        """`_run_turn` between a journal turn and the "files changed" notice (also after errors)."""
+        turn = self.journal.begin_turn(self.state.turns + 1, text)  # _run_turn counts it in state.turns
+        try:
+            await self._run_turn(text)
+        finally:
+            if turn.files:
+                count = len(turn.files)
+                self.store.dispatch(reducer.add_notice,
+                                    f"{count} file{'' if count == 1 else 's'} changed in this turn · F3 to review", "info")
+
+    def _journal_write(self, write: FileWrite) -> None:
+        self.journal.record(str(write.path), write.old_text, write.new_text, "write")
+
+    def _journal_tool_call(self, update: Any) -> None:
+        """Agents that edit files themselves report only diffs in tool calls: journal those too."""
+        if not isinstance(update, dict) or update.get("sessionUpdate") not in ("tool_call", "tool_call_update"):
+            return
+        call = self.state.tool_calls.get(str(update.get("toolCallId")))
+        if call is None or not any(item.get("type") == "diff" for item in call.content):
+            return
+        try:
+            self.journal.observe_tool_call(call.tool_call_id, call.status, call.content)
+        except Exception:  # the review is a convenience: never let it break the session
+            log.exception("could not journal tool call %s", call.tool_call_id)

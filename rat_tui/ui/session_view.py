@@ -62,6 +62,8 @@ class SessionView(Vertical):
                 tooltip="Follow the agent: preview each file a tool call touches"),
         Binding("f6", "toggle_preview", "Preview", id="session.toggle_preview", show=False,
                 tooltip="Show or hide the file preview"),
+        Binding("f3", "review_changes", "Changes", id="session.review_changes",
+                tooltip="Review and revert the files the agent changed, turn by turn"),
     ]
 
     def __init__(self, session: AgentSession, *, id: str | None = None) -> None:
@@ -249,3 +251,12 @@ class SessionView(Vertical):
 
     def action_focus_prompt(self) -> None:
         self.composer.focus()
+
+    def action_review_changes(self) -> None:
+        """This session's changes first, then older sessions' in the same directory (kept on disk)."""
+        from ..change_journal import ChangeJournal
+        from .screens.change_review import ChangeReviewScreen
+
+        current = self.session.journal
+        older = [j for j in ChangeJournal.load_all(current.cwd) if j.directory != current.directory]
+        self.app.push_screen(ChangeReviewScreen([current, *older]))
