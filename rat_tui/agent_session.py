@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from .change_journal import ChangeJournal
 from .permission_broker import PermissionBroker
-from .protocol.client import AcpClient, ProtocolMismatch
+from .protocol.client import AcpClient, AgentHello, ProtocolMismatch
 from .protocol.fs import FileAccess, FileWrite
 from .protocol.router import Connection, ConnectionClosed, RpcError
 from .protocol.rpc_log import RpcLog
@@ -63,6 +63,7 @@ class AgentSession:
         self.connection: Connection | None = None
         self.client: AcpClient | None = None
         self.session_id: str | None = None
+        self.hello: AgentHello | None = None
         self._early_updates: list[dict[str, Any]] = []
         self._stopping = False
         self._turn: asyncio.Task[None] | None = None
@@ -132,6 +133,7 @@ class AgentSession:
         assert self.client is not None
         try:
             hello = await asyncio.wait_for(self.client.initialize(), self.handshake_timeout)
+            self.hello = hello
             if hello.display_name:
                 self.store.dispatch(reducer.set_agent, hello.display_name)
             result = await asyncio.wait_for(self.client.new_session(self.cwd), self.handshake_timeout)
@@ -197,6 +199,17 @@ class AgentSession:
         text = message + (f"\n\nLast lines the agent wrote to stderr:\n{tail}" if tail else "")
         self.store.dispatch(reducer.add_notice, text, "error")
         self.store.dispatch(reducer.set_status, status, message)
+
+    async def close(self) -> None:
+        """The user closed the tab: `session/close` when the agent supports it, then stop it."""
+        capabilities = self.hello.capabilities if self.hello else {}
+        closable = isinstance(capabilities.get("sessionCapabilities"), dict) and "close" in capabilities["sessionCapabilities"]
+        if closable and self.connection is not None and self.session_id and self.state.status not in (EXITED,):
+            try:
+                await asyncio.wait_for(self.connection.request("session/close", {"sessionId": self.session_id}), 2.0)
+            except (asyncio.TimeoutError, RpcError, ConnectionClosed) as error:
+                log.info("session/close failed: %s", error)
+        await self.stop()
 
     async def stop(self) -> None:
         """Shut the agent down: close stdin, wait, terminate, kill."""

@@ -1,4 +1,4 @@
-"""Provides RatApp: themes, keymap and the session screen; everything else lives in its widgets."""
+"""Provides RatApp: themes, keymap and the session tabs; everything else lives in its widgets."""
 
 from __future__ import annotations
 
@@ -16,21 +16,29 @@ from .protocol.rpc_log import RpcLog
 from .state.permission_policy import PermissionPolicy
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.permission_queue import PermissionQueue
+from .cli import agent_choices
 from .ui.screens.confirm import ConfirmScreen
+from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
-from .ui.session_view import SessionView
+from .ui.session_tabs import SessionTabs
 
 log = logging.getLogger("rat.app")
 
 
 class RatApp(App[None]):
-    """The terminal client: one session for now, several tabs later."""
+    """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
                 tooltip="List, edit and revoke remembered permission rules"),
+        Binding("ctrl+n", "new_session", "New tab", id="app.new_session", tooltip="Open a new session in a tab"),
+        Binding("alt+w", "close_session", "Close tab", id="app.close_session", show=False,
+                tooltip="Close the current session (asks first while its agent runs)"),
+        Binding("ctrl+pagedown", "step_tab(1)", "Next tab", id="app.next_tab", show=False),
+        Binding("ctrl+pageup", "step_tab(-1)", "Previous tab", id="app.previous_tab", show=False),
+        *(Binding(f"alt+{n}", f"select_tab({n - 1})", f"Tab {n}", id=f"app.tab_{n}", show=False) for n in range(1, 10)),
     ]
 
     def __init__(
@@ -50,14 +58,33 @@ class RatApp(App[None]):
         self.policy = PermissionPolicy()
         self._problems.extend(self.policy.problems)
         self.permission_queue = PermissionQueue(self)
+        self.launched = command
+        self.cwd = Path(cwd)
+        self.sessions: list[AgentSession] = []
+        self.first_session = self.make_session(command, self.cwd)
+
+    def make_session(self, command: AgentCommand, cwd: Path) -> AgentSession:
         ask_outside = self.ask_outside if self.config.outside_files == "ask" else None
-        self.session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside)
+        session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside)
+        self.sessions.append(session)
+        return session
+
+    @property
+    def tabs(self) -> SessionTabs:
+        return self.query_one(SessionTabs)
+
+    @property
+    def session(self) -> AgentSession:
+        """The session of the active tab."""
+        view = self.tabs.active_view
+        return view.session if view is not None else self.first_session
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
 
     def compose(self) -> ComposeResult:
-        yield SessionView(self.session, id="session")
+        with SessionTabs():
+            yield SessionTabs.pane(self.first_session, 1)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -85,7 +112,52 @@ class RatApp(App[None]):
     def action_permission_rules(self) -> None:
         self.push_screen(PermissionRulesScreen(self.policy))
 
+    def action_new_session(self) -> None:
+        choices = agent_choices(self.config, self.launched)  # type: ignore[arg-type]
+
+        async def chosen(choice) -> None:
+            if choice is not None:
+                command, cwd = choice
+                await self.open_session(command, cwd)
+
+        self.push_screen(NewSessionScreen(choices, self.session.cwd), callback=chosen)
+
+    async def open_session(self, command: AgentCommand, cwd: Path) -> AgentSession:
+        session = self.make_session(command, cwd)
+        await self.tabs.open(session)
+        return session
+
+    def action_close_session(self) -> None:
+        pane = self.tabs.active_pane
+        view = self.tabs.active_view
+        if pane is None or view is None:
+            return
+        pane_id = pane.id or ""
+
+        async def close(yes: bool | None = True) -> None:
+            if not yes:
+                return
+            await self.tabs.close(pane_id)
+            if view.session in self.sessions:
+                self.sessions.remove(view.session)
+            if not self.tabs.views:
+                self.exit()
+
+        if view.session.state.status in ("exited", "error"):
+            self.call_later(close)
+            return
+        self.push_screen(
+            ConfirmScreen("Close session", f"Stop {view.session.state.agent_name} and close this tab?"), callback=close
+        )
+
+    def action_select_tab(self, index: int) -> None:
+        self.tabs.select(index)
+
+    def action_step_tab(self, delta: int) -> None:
+        self.tabs.step(delta)
+
     async def on_unmount(self) -> None:
-        await self.session.stop()
+        # Every agent process ends with the app (the views may already be gone at this point).
+        await asyncio.gather(*(session.stop() for session in self.sessions), return_exceptions=True)
         if self.rpc_log:
             self.rpc_log.close()

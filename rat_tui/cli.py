@@ -131,6 +131,18 @@ def resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]:
     return demo_agent(), problems
 
 
+def agent_choices(config: Config, launched: AgentSpec) -> list[AgentSpec]:
+    """The agents a new tab can start: the one rat was launched with, the demo, every profile."""
+    choices = [launched, demo_agent(), *(_from_profile(name, config) for name in config.agents)]
+    seen: set[tuple[str, ...]] = set()
+    unique = []
+    for spec in choices:
+        if tuple(spec.argv) not in seen:
+            seen.add(tuple(spec.argv))
+            unique.append(spec)
+    return unique
+
+
 def _from_profile(name: str, config: Config) -> AgentSpec:
     profile = config.agents[name]
     # A bare command name stays bare: it is looked up on PATH when the agent is spawned.

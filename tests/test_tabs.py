@@ -1,0 +1,69 @@
+"""Sessions in tabs: open, label and badge, switch, close (with session/close when supported)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rat_tui.app import RatApp
+from rat_tui.cli import AgentSpec
+from rat_tui.ui.screens.confirm import ConfirmScreen
+from rat_tui.ui.screens.new_session import NewSessionScreen
+from rat_tui.ui.session_view import SessionView
+
+from .conftest import received, scripted_argv
+from .test_app import until
+
+pytestmark = pytest.mark.slow
+
+
+def scripted(script: dict, tmp_path: Path, name: str) -> AgentSpec:
+    folder = tmp_path / name
+    folder.mkdir(exist_ok=True)
+    return AgentSpec(name=name, argv=scripted_argv(script, folder), env={}, is_demo=False)
+
+
+def labels(app: RatApp) -> list[str]:
+    return [str(tab.label) for tab in app.tabs.query("ContentTab")]
+
+
+async def test_two_sessions_run_in_tabs_with_badges(tmp_path: Path, record_file: Path) -> None:
+    closable = {"initialize_result": {"agentCapabilities": {"sessionCapabilities": {"close": {}}}},
+                "turns": [[{"chunk": "first answer"}]]}
+    slow = {"turns": [[{"sleep": 2.0}, {"chunk": "second answer"}]]}
+    app = RatApp(scripted(closable, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        first = app.query_one(SessionView)
+        await until(pilot, lambda: first.session.state.status == "ready", "first ready")
+        second = await app.open_session(scripted(slow, tmp_path, "two"), tmp_path)
+        await until(pilot, lambda: second.state.status == "ready", "second ready")
+        assert len(app.tabs.views) == 2 and app.session is second
+        await pilot.press(*"slow question", "enter")
+        await until(pilot, lambda: second.state.status == "working", "second working")
+        await pilot.press("alt+1")  # switch away while tab two works
+        assert app.session is first.session
+        await until(pilot, lambda: "✓" in labels(app)[1], "the done badge on the unseen tab")
+        assert "Scripted fake agent · slow question" in labels(app)[1]
+        await pilot.press(*"hello", "enter")
+        await until(pilot, lambda: "first answer" in first.transcript.plain_text, "first answer")
+        await pilot.press("alt+2")
+        assert app.session is second and "✓" not in labels(app)[1]
+        await pilot.press("alt+1", "alt+w")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the close question")
+        await pilot.press("y")
+        await until(pilot, lambda: len(app.tabs.views) == 1, "the tab to close")
+        assert app.session is second
+    assert "session/close" in [m.get("method") for m in received(record_file)]
+
+
+async def test_new_session_from_the_keyboard(tmp_path: Path) -> None:
+    app = RatApp(scripted({}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: app.session.state.status == "ready", "ready")
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: isinstance(app.screen, NewSessionScreen), "the picker")
+        await pilot.press("down", "enter")  # the second choice is the demo agent
+        await until(pilot, lambda: len(app.tabs.views) == 2, "a second tab")
+        await until(pilot, lambda: app.session.state.status == "ready", "the demo ready")
+        assert app.session.state.agent_name == "Demo agent"
