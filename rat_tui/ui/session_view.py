@@ -49,8 +49,8 @@ class SessionView(Vertical):
 
     BINDINGS = [
         Binding("escape", "cancel_turn", "Cancel turn", id="session.cancel", tooltip="Cancel the running turn"),
-        Binding("ctrl+t", "focus_transcript", "Transcript", id="session.focus_transcript", show=False),
-        Binding("ctrl+p", "focus_prompt", "Prompt", id="session.focus_prompt", show=False),
+        Binding("ctrl+t", "toggle_focus", "Transcript/prompt", id="session.toggle_focus", show=False,
+                tooltip="Move the focus between the transcript (tool-call keys) and the prompt"),
         Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
         Binding("x", "toggle_tool_call", "Expand tool", id="session.toggle_tool_call", show=False,
                 tooltip="Expand or collapse the tool call nearest the bottom of the view (transcript focused)"),
@@ -246,11 +246,8 @@ class SessionView(Vertical):
     def action_toggle_plan(self) -> None:
         self.plan_panel.toggle()
 
-    def action_focus_transcript(self) -> None:
-        self.transcript.focus()
-
-    def action_focus_prompt(self) -> None:
-        self.composer.focus()
+    def action_toggle_focus(self) -> None:
+        (self.transcript if self.composer.has_focus else self.composer).focus()
 
     def action_review_changes(self) -> None:
         """This session's changes first, then older sessions' in the same directory (kept on disk)."""
