@@ -286,5 +286,5 @@ def apply_hunk_revert(old_text: str | None, new_text: str, hunk_index: int) -> s
     change" writes back. Raises IndexError for a hunk that does not exist."""
     diff = FileDiff("", old_text, new_text)
     hunk = diff.hunks[hunk_index]
-    lines = diff.new_lines[: hunk.new_start] + diff.old_lines[hunk.old_start : hunk.old_end] + diff.new_lines[hunk.new_end :]
-    return "".join(lines)
+    new = diff.new_lines
+    return "".join(new[: hunk.new_start] + diff.old_lines[hunk.old_start : hunk.old_end] + new[hunk.new_end :])

@@ -320,6 +320,22 @@ async def test_tints_come_from_theme_variables_or_fall_back_to_success_and_error
     assert await added_background(True) != await added_background(False)
 
 
+async def test_a_theme_change_redraws_with_the_new_colours() -> None:
+    app = DiffApp("f.py", "a = 1\n", "a = 2\n")
+    async with app.run_test(size=(40, 8)) as pilot:
+        view = app.query_one(DiffView)
+        dark = {segment.style.bgcolor for segment in view.render_line(3)}  # the added row
+        app.theme = "textual-light"
+        await pilot.pause()
+        assert {segment.style.bgcolor for segment in view.render_line(3)}.isdisjoint(dark)
+
+
+async def test_control_characters_are_drawn_as_symbols() -> None:
+    app = DiffApp("f.txt", "", "bell\x07 esc\x1b[31m tab\tend\n")
+    async with app.run_test(size=(60, 8)):
+        assert "bell␇ esc␛[31m tab  end" in app.query_one(DiffView).visible_text()  # tab to column 20
+
+
 async def test_set_diff_replaces_the_diff_and_scrolls_home() -> None:
     old, new = many_hunks()
     app = DiffApp("f.txt", old, new)

@@ -12,6 +12,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -22,6 +23,7 @@ from ...diffing import FileDiff, Row, SplitRow
 MODES = ("unified", "split")
 CHUNK_LINES = 32  # source lines highlighted together: keeps most multi-line strings intact, stays cheap
 MAX_CHUNKS = 64  # highlighted chunks kept (about 2,000 lines), least recently drawn dropped first
+STRIP_CACHE = 1024  # drawn rows kept: scrolling by a line or a page redraws only what is new
 MAX_LINE_CHARS = 2000  # longer lines (minified code) are cut before highlighting and measuring
 TAB_SIZE = 4
 # Control characters would reach the terminal raw; draw them as their Unicode "control pictures".
@@ -101,6 +103,7 @@ class DiffView(ScrollView, can_focus=True):
         self._base: Style | None = None
         self._chunks: OrderedDict[tuple[str, int], list[list[Segment]]] = OrderedDict()
         self._token_styles: dict[object, Style] = {}
+        self._strips: LRUCache[tuple[str, int, int, int], Strip] = LRUCache(STRIP_CACHE)
         self._code_theme: str | None = None
         self._syntax: SyntaxTheme | None = None
         self._nav: tuple[int, float] | None = None  # (hunk, scroll_y) after the last n/p, see _hunk_at_top
@@ -188,7 +191,7 @@ class DiffView(ScrollView, can_focus=True):
         sources = super()._get_default_css()
         try:
             defined = self.app.get_theme_variable_defaults()
-        except Exception:  # no app yet: leave the CSS as written
+        except RuntimeError:  # NoActiveAppError: not in an app yet, leave the CSS as written
             return sources
         if "diff-added" in defined and "diff-removed" in defined:
             return sources
@@ -205,6 +208,7 @@ class DiffView(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._styles.clear()
+        self._strips.clear()
         self._base = None
         if self.is_attached and self._theme_name() != self._code_theme:
             self._chunks.clear()  # token colours belong to the old light/dark syntax theme
@@ -213,15 +217,25 @@ class DiffView(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width  # less the scrollbars, unlike self.size
         base = self._base_style()
         if y == 0:
-            return self._header(width)
+            header = self._strips.get(("header", 0, width, 0))
+            if header is None:
+                header = self._strips[("header", 0, width, 0)] = self._header(width)
+            return header
         rows = self._diff.rows(self.mode)
-        index = round(self.scroll_offset.y) + y - 1
+        scroll_x, scroll_y = self.scroll_offset
+        index = round(scroll_y) + y - 1
         if not 0 <= index < len(rows):
             return Strip.blank(width, base)
-        row = rows[index]
-        if isinstance(row, SplitRow):
-            return self._split_line(row, width)
-        return self._unified_line(row, width)
+        key = (self.mode, index, width, round(scroll_x))
+        strip = self._strips.get(key)
+        if strip is None:
+            row = rows[index]
+            if isinstance(row, SplitRow):
+                strip = self._split_line(row, width)
+            else:
+                strip = self._unified_line(row, width)
+            self._strips[key] = strip
+        return strip
 
     # -- model and sizes ----------------------------------------------------------------------------
 
@@ -229,6 +243,7 @@ class DiffView(ScrollView, can_focus=True):
         self._diff = FileDiff(path, old_text, new_text)
         self._lexer = _lexer_for(path)
         self._chunks.clear()
+        self._strips.clear()
         self._nav = None
         lines = len(self._diff.old_lines), len(self._diff.new_lines)
         self._number_width = len(str(max(*lines, 1)))
@@ -336,12 +351,11 @@ class DiffView(ScrollView, can_focus=True):
         digits = self._number_width
         old = "" if row.old_no is None else str(row.old_no)
         new = "" if row.new_no is None else str(row.new_no)
-        gutter = Segment(f"{old:>{digits}} {new:>{digits}} ", style + self._gutter_colour())
-        marker = Segment(_MARKERS[row.kind] + " ", style + self._marker_style(row.kind) if row.kind != "context" else style)
+        gutter = self._gutter(f"{old:>{digits}} {new:>{digits}} ", row.kind, style)
         code_width = max(0, width - (digits * 2 + 4))
         side, number = ("old", row.old_no) if row.kind == "removed" else ("new", row.new_no)
         code = self._code(side, number - 1, code_width, style)
-        return Strip.join([Strip([gutter, marker]), code]).crop_extend(0, width, style)
+        return Strip.join([gutter, code]).crop_extend(0, width, style)
 
     def _split_line(self, row: SplitRow, width: int) -> Strip:
         if row.header is not None:
@@ -357,13 +371,15 @@ class DiffView(ScrollView, can_focus=True):
             return Strip.blank(width, filler)
         style = self._row_style(cell.kind)
         digits = self._number_width
-        gutter = Segment(f" {cell.number:>{digits}} ", style + self._gutter_colour())
-        marker = Segment(_MARKERS[cell.kind] + " ", style + self._marker_style(cell.kind) if cell.kind != "context" else style)
+        gutter = self._gutter(f" {cell.number:>{digits}} ", cell.kind, style)
         code = self._code(side, cell.number - 1, max(0, width - digits - 4), style)
-        return Strip.join([Strip([gutter, marker]), code]).crop_extend(0, width, style)
+        return Strip.join([gutter, code]).crop_extend(0, width, style)
 
-    def _gutter_colour(self) -> Style:
-        return Style(color=self._style("diff-view--gutter").color)
+    def _gutter(self, numbers: str, kind: str, style: Style) -> Strip:
+        """Line numbers in the muted gutter colour, then the +/- marker, on the row's background."""
+        marker = style + self._marker_style(kind) if kind != "context" else style
+        numbers_style = style + Style(color=self._style("diff-view--gutter").color)
+        return Strip([Segment(numbers, numbers_style), Segment(_MARKERS[kind] + " ", marker)])
 
     def _code(self, side: str, index: int, width: int, style: Style) -> Strip:
         """Source line `index` of one side, highlighted, scrolled by scroll_x and cut to `width` cells."""
