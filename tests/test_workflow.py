@@ -152,14 +152,14 @@ async def test_withdrawn_request_closes_the_dialog(tmp_path: Path, record_file: 
     script = {"turns": [[
         {"send": {"jsonrpc": "2.0", "id": "perm-9", "method": "session/request_permission", "params": {
             "sessionId": "$SESSION", "toolCall": {"toolCallId": "w1", "title": "ls"}, "options": CLAUDE_OPTIONS}}},
-        {"sleep": 1.0},
+        {"sleep": 3.0},
         {"send": {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "perm-9"}}},
         {"sleep": 0.5},
     ]]}
     app = RatApp(spec(script, tmp_path), tmp_path)
     async with app.run_test() as pilot:
         await start(app, pilot)
-        await send(pilot, "go")
+        view(app).session.start_prompt("go")  # not pilot.press: it may wait out the whole dialog
         await until(pilot, lambda: dialog(app), "the dialog")
         await until(pilot, lambda: not dialog(app), "the dialog to close")
         await until(pilot, lambda: state_word(app) == "ready", "ready")
