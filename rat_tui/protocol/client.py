@@ -19,7 +19,12 @@ class ProtocolMismatch(Exception):
 
 def client_capabilities() -> dict[str, Any]:
     """What this client really implements; an agent must not call what we do not advertise."""
-    return {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
+    return {
+        "fs": {"readTextFile": True, "writeTextFile": True},
+        "terminal": True,
+        # Agents may send boolean config options only to clients that say they can show them.
+        "session": {"configOptions": {"boolean": {}}},
+    }
 
 
 @dataclass

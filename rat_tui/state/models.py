@@ -112,6 +112,8 @@ class SessionState:
     modes: dict[str, Any] | None = None
     current_mode_id: str | None = None
     config_options: tuple[dict[str, Any], ...] = ()
+    # The unstable `models` field of session/new ({availableModels, currentModelId}), kept raw.
+    models: dict[str, Any] | None = None
     title: str | None = None
     updated_at: str | None = None
     usage: dict[str, Any] | None = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..protocol.wire import UnknownUpdate
+from ..protocol.wire import NoticeUpdate, UnknownUpdate
 from .models import (
     Change,
     Entry,
@@ -34,6 +34,8 @@ CHUNK_ROLES: dict[str, Role] = {
     "agent_message_chunk": "agent",
     "agent_thought_chunk": "thought",
 }
+# Key prefix of the notices an agent sends, so a view can toast those and not rat-tui's own lines.
+AGENT_NOTICE_PREFIX = "an"
 TOOL_FIELDS = {
     "title": "title",
     "kind": "kind",
@@ -50,6 +52,10 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
     """Apply one parsed `session/update` (an acp.schema model or an UnknownUpdate)."""
     if isinstance(update, UnknownUpdate):
         return _add(state, GenericEntry(_new_key(state, "g"), update.kind, update.raw, update.problem))
+    if isinstance(update, NoticeUpdate):
+        text = f"{update.title}\n{update.description}" if update.description else update.title
+        state.open_message = None
+        return _add(state, NoticeEntry(_new_key(state, AGENT_NOTICE_PREFIX), text, notice_severity(update.severity)))
     kind = update.session_update
     if kind in CHUNK_ROLES:
         return _chunk(state, CHUNK_ROLES[kind], update.message_id, content_text(update.content))
@@ -202,6 +208,16 @@ def add_notice(state: SessionState, text: str, severity: Severity = "info") -> l
     return _add(state, NoticeEntry(_new_key(state, "n"), text, severity))
 
 
+def is_agent_notice(entry: Entry) -> bool:
+    """True for a notice the agent sent (`notice` update), False for rat-tui's own (add_notice)."""
+    return isinstance(entry, NoticeEntry) and entry.key.startswith(AGENT_NOTICE_PREFIX)
+
+
+def notice_severity(severity: str) -> Severity:
+    """An agent notice's severity as ours: custom (`_x`) and future values read as info."""
+    return severity if severity in ("info", "warning", "error") else "info"  # type: ignore[return-value]
+
+
 def set_status(state: SessionState, status: str, detail: str = "") -> list[Change]:
     if state.status == status and state.status_detail == detail:
         return []
@@ -216,7 +232,7 @@ def set_agent(state: SessionState, name: str) -> list[Change]:
 
 
 def set_session(state: SessionState, session_id: str, result: dict[str, Any]) -> list[Change]:
-    """Take what `session/new` answered: id, modes, config options."""
+    """Take what `session/new` answered: id, modes, config options, legacy models."""
     state.session_id = session_id
     changes: list[Change] = [FieldChanged("session")]
     modes = result.get("modes")
@@ -228,7 +244,29 @@ def set_session(state: SessionState, session_id: str, result: dict[str, Any]) ->
     if isinstance(options, list):
         state.config_options = tuple(o for o in options if isinstance(o, dict))
         changes.append(FieldChanged("config"))
+    models = result.get("models")
+    if isinstance(models, dict):
+        state.models = models
+        changes.append(FieldChanged("models"))
     return changes
+
+
+def set_config_options(state: SessionState, options: list[Any]) -> list[Change]:
+    """The complete list of config options, as a `session/set_config_option` answer carries it."""
+    state.config_options = tuple(o for o in options if isinstance(o, dict))
+    return [FieldChanged("config")]
+
+
+def set_current_mode(state: SessionState, mode_id: str) -> list[Change]:
+    """A legacy `session/set_mode` the agent accepted (it may also send `current_mode_update`)."""
+    state.current_mode_id = mode_id
+    return [FieldChanged("mode")]
+
+
+def set_current_model(state: SessionState, model_id: str) -> list[Change]:
+    """A legacy `session/set_model` the agent accepted: no notification reports it."""
+    state.models = {**(state.models or {}), "currentModelId": model_id}
+    return [FieldChanged("models")]
 
 
 def end_turn(state: SessionState, stop_reason: str) -> list[Change]:

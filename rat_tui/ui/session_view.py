@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
+from .. import session_controls
 from ..agent_session import AgentSession
 from ..state import reducer
 from ..state.models import (
@@ -24,6 +25,7 @@ from ..state.models import (
     TextAppended,
     ToolCallEntry,
 )
+from .screens.config_options import ConfigOptionsScreen, QuickPickScreen
 from .widgets.file_preview import FilePreview
 from .widgets.plan_panel import PlanPanel
 from .widgets.prompt import PromptComposer
@@ -62,6 +64,12 @@ class SessionView(Vertical):
                 tooltip="Follow the agent: preview each file a tool call touches"),
         Binding("f6", "toggle_preview", "Preview", id="session.toggle_preview", show=False,
                 tooltip="Show or hide the file preview"),
+        Binding("f7", "session_options", "Options", id="session.options",
+                tooltip="Mode, model and the agent's other session options"),
+        Binding("f9", "cycle_mode", "Mode", id="session.cycle_mode", show=False,
+                tooltip="Switch to the agent's next mode"),
+        Binding("f10,ctrl+o", "pick_model", "Model", id="session.pick_model", show=False,
+                tooltip="Pick the agent's model"),
         Binding("f3", "review_changes", "Changes", id="session.review_changes",
                 tooltip="Review and revert the files the agent changed, turn by turn"),
     ]
@@ -242,6 +250,20 @@ class SessionView(Vertical):
 
     def action_toggle_preview(self) -> None:
         self.preview.toggle()
+
+    def action_session_options(self) -> None:
+        self.app.push_screen(ConfigOptionsScreen(self.session))
+
+    def action_pick_model(self) -> None:
+        self.app.push_screen(QuickPickScreen(self.session, "model"))
+
+    def action_cycle_mode(self) -> None:
+        self.run_worker(self._cycle_mode(), group="session-controls", exit_on_error=False)
+
+    async def _cycle_mode(self) -> None:
+        error = await session_controls.cycle_mode(self.session)
+        if error:
+            self.notify(error, severity="warning")
 
     def action_toggle_plan(self) -> None:
         self.plan_panel.toggle()

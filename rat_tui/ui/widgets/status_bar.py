@@ -1,10 +1,11 @@
-"""Provides StatusBar: the agent's name, one state word, the cwd, plan progress and usage."""
+"""Provides StatusBar: the agent's name, one state word, mode and model, the cwd, plan progress and usage."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import Static
 
+from ...session_controls import current_name
 from ...state.models import SessionState
 
 # Theme colour for each state word.
@@ -33,6 +34,9 @@ class StatusBar(Static):
 
     agent_name: str = ""
     state_word: str = ""
+    # The usage gauge as plain text, and "ok", "warning" (above 80%) or "critical" (above 95%).
+    usage_text: str = ""
+    context_level: str = "ok"
 
     def show(self, state: SessionState) -> None:
         self.agent_name = state.agent_name
@@ -49,13 +53,88 @@ class StatusBar(Static):
             count = state.pending_permissions
             warn = self.app.theme_variables.get("warning", "") if self.is_attached else ""
             text.append(f"  │ ⚠ {count} permission request{'s' if count != 1 else ''}", style=f"bold {warn}".strip())
+        for category in ("mode", "model"):
+            name = current_name(state, category)
+            if name:
+                text.append(f"  │ {category} {_short(name)}")
         if state.plan:
             done = sum(1 for item in state.plan if item.status == "completed")
             text.append(f"  │ plan {done}/{len(state.plan)}")
+        self.context_level = context_level(state.usage)
+        self.usage_text = ""
         if state.usage and isinstance(state.usage.get("used"), int):
-            used, size = state.usage["used"], state.usage.get("size") or 0
-            text.append(f"  │ context {used:,}/{size:,}" if size else f"  │ context {used:,}")
+            gauge = usage_gauge(state.usage, self.app.theme_variables if self.is_attached else {})
+            self.usage_text = gauge.plain
+            text.append("  │ ")
+            text.append_text(gauge)
         if state.title:
             text.append(f"  │ {state.title[:40]}")
         text.append(f"  │ {state.cwd}", style="dim")
         self.update(text)
+
+
+def _short(name: str, limit: int = 24) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+# -- usage gauge (usage_update) -----------------------------------------------------------------
+
+GAUGE_CELLS = 5
+# Context fill above which the gauge takes the theme's warning, then error colour.
+CONTEXT_WARNING, CONTEXT_CRITICAL = 0.80, 0.95
+LEVEL_COLOURS = {"warning": "warning", "critical": "error"}
+CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
+
+
+def context_level(usage: dict | None) -> str:
+    """How full the context window is: "ok", "warning" (above 80%) or "critical" (above 95%)."""
+    if not usage or not isinstance(usage.get("used"), int) or not isinstance(usage.get("size"), int):
+        return "ok"
+    if usage["size"] <= 0:
+        return "ok"
+    fraction = usage["used"] / usage["size"]
+    return "critical" if fraction > CONTEXT_CRITICAL else "warning" if fraction > CONTEXT_WARNING else "ok"
+
+
+def usage_gauge(usage: dict, colours: dict[str, str]) -> Text:
+    """`ctx ▰▰▰▱▱ 62% 124k/200k  $0.42` from a usage_update (`colours`: the app's theme variables)."""
+    used, size = usage["used"], usage.get("size")
+    text = Text()
+    if isinstance(size, int) and size > 0:
+        fraction = min(used / size, 1.0)
+        filled = min(GAUGE_CELLS, round(fraction * GAUGE_CELLS))
+        level = context_level(usage)
+        colour = colours.get(LEVEL_COLOURS.get(level, ""), "")
+        text.append("ctx ")
+        text.append("▰" * filled + "▱" * (GAUGE_CELLS - filled), style=colour)
+        text.append(f" {int(fraction * 100)}%", style=f"bold {colour}" if colour else "")
+        text.append(f" {format_tokens(used)}/{format_tokens(size)}", style="dim")
+    else:
+        text.append(f"ctx {format_tokens(used)}")
+    cost = format_cost(usage.get("cost"))
+    if cost:
+        text.append(f"  {cost}")
+    return text
+
+
+def format_tokens(count: int) -> str:
+    """51, 1.2k, 124k, 1.2M."""
+    if count < 1000:
+        return str(count)
+    if count < 10_000:
+        return f"{count / 1000:.1f}".rstrip("0").rstrip(".") + "k"
+    if count < 1_000_000:
+        return f"{count // 1000}k"
+    return f"{count / 1_000_000:.1f}".rstrip("0").rstrip(".") + "M"
+
+
+def format_cost(cost: object) -> str:
+    """`$0.42`, `<$0.01`, `1.20 CHF` from a Cost {amount, currency}; "" when absent or malformed."""
+    if not isinstance(cost, dict) or not isinstance(cost.get("amount"), (int, float)):
+        return ""
+    amount, currency = float(cost["amount"]), str(cost.get("currency") or "")
+    symbol = CURRENCY_SYMBOLS.get(currency.upper())
+    shown = f"{amount:,.2f}" if amount == 0 or amount >= 0.01 else None
+    if symbol:
+        return f"{symbol}{shown}" if shown else f"<{symbol}0.01"
+    return f"{shown} {currency}".strip() if shown else f"<0.01 {currency}".strip()
