@@ -53,6 +53,20 @@ def preload() -> threading.Thread:
 
 
 @dataclass(frozen=True)
+class NoticeUpdate:
+    """The unstable `notice` update (schema.unstable.json `Notice`), which the pinned SDK has no model for.
+
+    Advisory, not session history: agents may send it at any time and must not rely on it being seen.
+    `severity` is "info", "warning", "error" or a custom/future string (`_`-prefixed for extensions).
+    """
+
+    severity: str
+    title: str
+    description: str | None = None
+    session_update: str = "notice"
+
+
+@dataclass(frozen=True)
 class UnknownUpdate:
     """A `session/update` we have no model for (newer protocol) or that failed to parse."""
 
@@ -66,6 +80,8 @@ def parse_update(raw: Any) -> Any:
     if not isinstance(raw, dict):
         return UnknownUpdate("invalid", {"update": raw}, "update is not an object")
     kind = raw.get("sessionUpdate")
+    if kind == "notice":
+        return _parse_notice(raw)
     model_name = UPDATE_MODELS.get(kind) if isinstance(kind, str) else None
     if model_name is None:
         return UnknownUpdate(str(kind), raw)
@@ -75,6 +91,15 @@ def parse_update(raw: Any) -> Any:
     except Exception as error:  # pydantic.ValidationError, but keep pydantic out of this import path
         log.warning("malformed %s update dropped to generic display: %s", kind, error)
         return UnknownUpdate(kind, raw, f"malformed {kind}: {_first_error(error)}")
+
+
+def _parse_notice(raw: dict[str, Any]) -> NoticeUpdate | UnknownUpdate:
+    severity, title, description = raw.get("severity"), raw.get("title"), raw.get("description")
+    if not isinstance(severity, str) or not isinstance(title, str) or not title:
+        log.warning("malformed notice update dropped to generic display: %r", raw)
+        return UnknownUpdate("notice", raw, "malformed notice: needs a severity and a non-empty title")
+    # `description` is x-deserialize-default-on-error: a wrong type counts as absent.
+    return NoticeUpdate(severity, title, description if isinstance(description, str) and description else None)
 
 
 def parse_result(model_name: str, raw: Any) -> Any | None:
