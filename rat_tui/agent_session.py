@@ -15,6 +15,7 @@ from .protocol.client import AcpClient, AgentHello, ProtocolMismatch
 from .protocol.fs import FileAccess, FileWrite
 from .protocol.router import Connection, ConnectionClosed, RpcError
 from .protocol.rpc_log import RpcLog
+from .protocol.traffic import TrafficLog
 from .protocol.terminals import TerminalManager
 from .protocol.transport import AgentProcess, AgentSpawnError
 from .state import reducer
@@ -58,6 +59,8 @@ class AgentSession:
         self.cwd = Path(os.path.abspath(cwd))
         self.store = store or SessionStore()
         self.rpc_log = rpc_log
+        # Always on (a few µs a message, bench/traffic.py) so the inspector (F8) shows the start too.
+        self.traffic = TrafficLog()
         self.handshake_timeout = handshake_timeout
         self.process: AgentProcess | None = None
         self.connection: Connection | None = None
@@ -109,7 +112,7 @@ class AgentSession:
             **self.terminals.handlers(),
             "session/request_permission": self.permissions.handle,
         }
-        self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log)
+        self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
         self.client = AcpClient(self.connection)
         reader = asyncio.create_task(self.connection.run(), name="agent-reader")
         handshake = asyncio.create_task(self._handshake(), name="agent-handshake")

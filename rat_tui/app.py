@@ -17,6 +17,7 @@ from .state.permission_policy import PermissionPolicy
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.permission_queue import PermissionQueue
 from .cli import agent_choices
+from .ui.commands import SlashCommandsProvider
 from .ui.screens.confirm import ConfirmScreen
 from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
@@ -29,6 +30,7 @@ class RatApp(App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
+    COMMANDS = App.COMMANDS | {SlashCommandsProvider}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 
 from rat_tui.app import RatApp
@@ -37,6 +38,12 @@ def view(app: RatApp) -> SessionView:
 
 def state_word(app: RatApp) -> str:
     return view(app).status_bar.state_word
+
+
+def steady_cursors(app: App) -> None:
+    """Stop every text cursor on the screen blinking, so a snapshot does not depend on the blink phase."""
+    for widget in app.screen.query("TextArea, Input"):
+        widget.cursor_blink = False
 
 
 async def send(pilot: Pilot, text: str) -> None:
@@ -163,3 +170,32 @@ async def test_rpc_log_records_traffic_with_latency(tmp_path: Path) -> None:
     responses = [entry for entry in lines if entry["dir"] == "in" and "latency_ms" in entry]
     assert {r["method"] for r in responses} >= {"initialize", "session/new", "session/prompt"}
     assert all(entry["bytes"] > 0 for entry in lines)
+
+
+async def test_demo_commands_complete_in_the_composer_and_f8_shows_the_traffic(tmp_path: Path) -> None:
+    """The agent's available_commands_update reaches the composer's menu; F8 lists the real traffic."""
+    from textual.widgets import DataTable
+
+    from rat_tui.ui.screens.traffic import TrafficScreen
+
+    app = RatApp(demo_agent(), tmp_path)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        composer = view(app).composer
+        await until(pilot, lambda: bool(composer.commands), "the demo's commands")
+        await pilot.press("/", "e")
+        await until(pilot, lambda: composer.menu.is_open, "the command menu")
+        assert composer.menu.selected_name == "explain"
+        await pilot.press("tab")
+        assert composer.text == "/explain " and not composer.menu.is_open
+
+        await pilot.press("f8")
+        await until(pilot, lambda: isinstance(app.screen, TrafficScreen), "the traffic inspector")
+        await pilot.pause(0.3)
+        table = app.screen.query_one(DataTable)
+        methods = [str(table.get_row_at(row)[3]) for row in range(table.row_count)]
+        assert methods[:4] == ["initialize", "initialize", "session/new", "session/new"]
+        assert "session/update" in methods  # the available_commands_update
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, TrafficScreen), "the inspector to close")
+        assert view(app).composer.text == "/explain "  # nothing typed is lost

@@ -8,9 +8,10 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from .rpc_log import RpcLog
+from .traffic import TrafficLog
 from .transport import AgentProcess
 
 log = logging.getLogger("rat.rpc")
@@ -25,6 +26,14 @@ CANCEL_REQUEST = "$/cancel_request"
 
 RequestHandler = Callable[[dict[str, Any]], Awaitable[Any]]
 NotificationHandler = Callable[[str, dict[str, Any]], None]
+
+
+class Recorder(Protocol):
+    """Hears every message in and out (RpcLog, TrafficLog): `method` and `latency` are set on responses."""
+
+    def record(
+        self, direction: str, message: Any, size: int, *, method: str | None = None, latency: float | None = None
+    ) -> Any: ...
 
 
 class RpcError(Exception):
@@ -69,11 +78,15 @@ class Connection:
         on_notification: NotificationHandler,
         handlers: dict[str, RequestHandler] | None = None,
         rpc_log: RpcLog | None = None,
+        traffic: TrafficLog | None = None,
     ) -> None:
         self.process = process
         self.on_notification = on_notification
         self.handlers: dict[str, RequestHandler] = dict(handlers or {})
         self.rpc_log = rpc_log
+        self.traffic = traffic
+        # Every message in and out goes to each of these; empty (the usual case) costs one test.
+        self.recorders: list[Recorder] = [r for r in (rpc_log, traffic) if r is not None]
         self._ids = itertools.count(0)
         self._pending: dict[int, tuple[asyncio.Future[Any], str, float]] = {}
         self._serving: dict[Any, asyncio.Task[None]] = {}
@@ -115,9 +128,19 @@ class Connection:
 
     async def _send(self, message: dict[str, Any], *, method: str | None = None, latency: float | None = None) -> None:
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        if self.rpc_log:
-            self.rpc_log.record("out", message, len(line) + 1, method=method, latency=latency)
+        if self.recorders:
+            self._record("out", message, len(line) + 1, method, latency)
         await self.process.write_line(line)
+
+    def _record(
+        self, direction: str, message: Any, size: int, method: str | None = None, latency: float | None = None
+    ) -> None:
+        """Hand one message to every recorder; a failing recorder must not break the connection."""
+        for recorder in self.recorders:
+            try:
+                recorder.record(direction, message, size, method=method, latency=latency)
+            except Exception:
+                log.exception("recording a message failed")
 
     # -- incoming -----------------------------------------------------------------------------
 
@@ -147,8 +170,8 @@ class Connection:
         method = message.get("method")
         has_id = "id" in message and message["id"] is not None
         if isinstance(method, str):
-            if self.rpc_log:
-                self.rpc_log.record("in", message, len(line) + 1)
+            if self.recorders:
+                self._record("in", message, len(line) + 1)
             params = message.get("params")
             if params is None:
                 params = {}
@@ -170,20 +193,20 @@ class Connection:
         self.malformed_lines += 1
         preview = line[:200].decode("utf-8", "replace")
         log.warning("skipped a line from the agent: %s: %r", why, preview)
-        if self.rpc_log:
-            self.rpc_log.record("in", preview, len(line) + 1)
+        if self.recorders:
+            self._record("in", preview, len(line) + 1)
 
     def _resolve(self, message: dict[str, Any], size: int) -> None:
         request_id = message["id"]
         pending = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
         if pending is None:
             log.warning("response for unknown request id %r", request_id)
-            if self.rpc_log:
-                self.rpc_log.record("in", message, size)
+            if self.recorders:
+                self._record("in", message, size)
             return
         future, method, started = pending
-        if self.rpc_log:
-            self.rpc_log.record("in", message, size, method=method, latency=time.monotonic() - started)
+        if self.recorders:
+            self._record("in", message, size, method, time.monotonic() - started)
         if future.done():
             return
         if "error" in message:

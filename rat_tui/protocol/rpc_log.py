@@ -14,22 +14,25 @@ SECRET_KEY = re.compile(r"(token|secret|password|passwd|api[-_]?key|authorizatio
 MAX_LOGGED_STRING = 2000
 
 
-def redact(value: Any, key: str = "") -> Any:
-    """Copy of `value` with secret-looking values replaced; env values are always secret."""
+def redact(value: Any, key: str = "", *, max_string: int = MAX_LOGGED_STRING) -> Any:
+    """Copy of `value` with secret-looking values replaced and strings cut; env values are always secret."""
     if isinstance(value, dict):
         if _is_name_value_pair(value):
             secret = key == "env" or SECRET_KEY.search(str(value["name"]))
             return {**value, "value": REDACTED} if secret else value
         if key in ("env", "headers"):
             return {k: REDACTED for k in value}
-        return {k: (REDACTED if SECRET_KEY.search(k) and isinstance(v, str) else redact(v, k)) for k, v in value.items()}
+        return {
+            k: (REDACTED if SECRET_KEY.search(k) and isinstance(v, str) else redact(v, k, max_string=max_string))
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [redact(item, key) for item in value]
+        return [redact(item, key, max_string=max_string) for item in value]
     if isinstance(value, str):
         if SECRET_KEY.search(key):
             return REDACTED
-        if len(value) > MAX_LOGGED_STRING:
-            return value[:MAX_LOGGED_STRING] + f"…[{len(value) - MAX_LOGGED_STRING} more chars]"
+        if len(value) > max_string:
+            return value[:max_string] + f"…[{len(value) - max_string} more chars]"
     return value
 
 

@@ -72,6 +72,8 @@ class SessionView(Vertical):
                 tooltip="Pick the agent's model"),
         Binding("f3", "review_changes", "Changes", id="session.review_changes",
                 tooltip="Review and revert the files the agent changed, turn by turn"),
+        Binding("f8", "show_traffic", "Traffic", id="session.traffic", show=False,
+                tooltip="Inspect the JSON-RPC messages between rat and the agent"),
     ]
 
     def __init__(self, session: AgentSession, *, id: str | None = None) -> None:
@@ -115,6 +117,7 @@ class SessionView(Vertical):
         self._unsubscribe = store.subscribe(self._on_changes)
         self.status_bar.show(store.state)
         self.plan_panel.show_plan(store.state.plan)
+        self.composer.set_commands(list(store.state.commands))
         queue = getattr(self.app, "permission_queue", None)
         if queue is not None:
             self.session.permissions.ask = lambda request, call: queue.ask(
@@ -158,6 +161,8 @@ class SessionView(Vertical):
             elif isinstance(change, FieldChanged):
                 status_dirty = True
                 plan_dirty = plan_dirty or change.name == "plan"
+                if change.name == "commands":
+                    self.composer.set_commands(list(self.session.state.commands))
         if plan_dirty:
             self.plan_panel.show_plan(self.session.state.plan)
         if status_dirty:
@@ -270,6 +275,11 @@ class SessionView(Vertical):
 
     def action_toggle_focus(self) -> None:
         (self.transcript if self.composer.has_focus else self.composer).focus()
+
+    def action_show_traffic(self) -> None:
+        from .screens.traffic import TrafficScreen
+
+        self.app.push_screen(TrafficScreen(self.session.traffic))
 
     def action_review_changes(self) -> None:
         """This session's changes first, then older sessions' in the same directory (kept on disk)."""
