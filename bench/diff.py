@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import random
 import statistics
 import sys
 import time
@@ -28,29 +27,13 @@ from textual.scroll_view import ScrollView  # noqa: E402
 from textual.strip import Strip  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
+from rat_tui.demo.scenarios import dense_code_texts  # noqa: E402
 from rat_tui.diffing import FileDiff  # noqa: E402
 from rat_tui.themes import THEME_VARIABLE_DEFAULTS  # noqa: E402
 from rat_tui.ui.widgets.diff_view import DiffView  # noqa: E402
 
 PRESSES = 50
 SIZE = (120, 40)
-SHAPES = ["", "def f{i}(x):", "    y = x + {i}", "    if y:", "        return y", "    return None",
-          "", "class C{i}:", "    pass", "    # comment", "    x = [1, 2, 3]", "}}"]
-
-
-def texts(lines: int, every: int, seed: int = 7) -> tuple[str, str]:
-    """Python-like text (many repeated lines) and a copy with a change every `every` lines."""
-    old = [SHAPES[i % len(SHAPES)].format(i=i) + "\n" for i in range(lines)]
-    new: list[str] = []
-    rng = random.Random(seed)
-    for i, line in enumerate(old):
-        if i % every:
-            new.append(line)
-        elif (roll := rng.random()) < 0.5:
-            new.append(f"    changed = {i}\n")
-        elif roll >= 0.75:
-            new += [line, f"    inserted_{i}()\n"]
-    return "".join(old), "".join(new)
 
 
 class CountingDiffView(DiffView):
@@ -159,7 +142,7 @@ def main() -> None:
     lines = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
     densities = [int(arg) for arg in sys.argv[2:]] or [15, 500]
     for every in densities:
-        old, new = texts(lines, every)
+        old, new = dense_code_texts(lines, every)
         base = floor(old, new)
         start = time.perf_counter()
         model = FileDiff("big.py", old, new)

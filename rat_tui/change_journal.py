@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .diffing import FileDiff, apply_hunk_revert
+from .diffing import apply_hunk_revert
 from .paths import data_dir
 from .protocol.fs import _write_atomically
 

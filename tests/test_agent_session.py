@@ -16,6 +16,7 @@ from rat_tui.state.models import GenericEntry, MessageEntry, NoticeEntry
 
 from .acp_schema import validate_message
 from .conftest import received, scripted_argv
+from .harness import finish, start_session, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -29,25 +30,7 @@ def assert_client_messages_valid(record: Path, agent_requests: dict | None = Non
     return messages
 
 
-async def start(script: dict, tmp_path: Path, **kwargs) -> tuple[AgentSession, asyncio.Task]:
-    command = SimpleNamespace(name="fake", argv=scripted_argv(script, tmp_path), env={})
-    session = AgentSession(command, tmp_path, **kwargs)
-    task = asyncio.create_task(session.run())
-    await wait_for(lambda: session.state.status != "starting", what="handshake")
-    return session, task
-
-
-async def wait_for(predicate, timeout: float = 20.0, what: str = "condition") -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
-
-
-async def finish(session: AgentSession, task: asyncio.Task) -> None:
-    await session.stop()
-    await asyncio.wait_for(task, 10)
+start = start_session
 
 
 def texts(session: AgentSession, role: str = "agent") -> list[str]:

@@ -17,12 +17,12 @@ from textual.widgets import Static, Switch
 from rat_tui import session_controls as controls
 from rat_tui.agent_session import AgentSession
 from rat_tui.state import reducer
-from rat_tui.themes import THEME_VARIABLE_DEFAULTS, load_themes
 from rat_tui.ui.screens.config_options import ChoiceList, ConfigOptionsScreen, QuickPickScreen
 from rat_tui.ui.widgets.status_bar import StatusBar
 
+from .harness import RatThemedApp, finish, start_session, wait_for
 from .acp_schema import validate
-from .conftest import received, scripted_argv
+from .conftest import received
 
 # From claude-agent-acp.jsonl (session/new), descriptions shortened.
 MODE_OPTION = {
@@ -67,25 +67,9 @@ def with_value(option: dict, value: Any) -> dict:
 
 
 async def start(script: dict, tmp_path: Path) -> tuple[AgentSession, asyncio.Task]:
-    command = SimpleNamespace(name="fake", argv=scripted_argv(script, tmp_path), env={})
-    session = AgentSession(command, tmp_path)
-    task = asyncio.create_task(session.run())
-    await wait_for(lambda: session.state.status != "starting", what="handshake")
+    session, task = await start_session(script, tmp_path)
     assert session.state.status == "ready", session.state.status_detail
     return session, task
-
-
-async def wait_for(predicate, timeout: float = 20.0, what: str = "condition") -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
-
-
-async def finish(session: AgentSession, task: asyncio.Task) -> None:
-    await session.stop()
-    await asyncio.wait_for(task, 10)
 
 
 def requests(record: Path, method: str) -> list[dict]:
@@ -246,7 +230,7 @@ async def test_legacy_models_only_without_a_model_option(tmp_path: Path, monkeyp
 # -- screens -----------------------------------------------------------------------------------
 
 
-class ControlsApp(App):
+class ControlsApp(RatThemedApp):
     """The screen over a status bar fed by the same store."""
 
     def __init__(self, session: AgentSession, screen_factory) -> None:
@@ -255,17 +239,12 @@ class ControlsApp(App):
         self.screen_factory = screen_factory
         self.results: list[Any] = []
 
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(THEME_VARIABLE_DEFAULTS)
-
     def compose(self) -> ComposeResult:
         yield Static("The session would be here.")
         yield StatusBar()
 
     def on_mount(self) -> None:
-        for theme in load_themes()[0]:
-            self.register_theme(theme)
-        self.theme = "rat-dark"
+        self.use_rat_theme()
         self.query_one(StatusBar).show(self.session.state)
         self.session.store.subscribe(lambda _batch: self.query_one(StatusBar).show(self.session.state))
         self.push_screen(self.screen_factory(self.session), self.results.append)

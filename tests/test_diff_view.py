@@ -9,6 +9,7 @@ import time
 import pytest
 from textual.app import App, ComposeResult
 
+from rat_tui.demo.scenarios import dense_code_texts
 from rat_tui.diffing import Cell, FileDiff, Row, SplitRow, apply_hunk_revert, diff_opcodes, split_lines
 from rat_tui.themes import THEME_VARIABLE_DEFAULTS
 from rat_tui.ui.widgets.diff_view import CHUNK_LINES, MAX_CHUNKS, DiffView
@@ -56,26 +57,6 @@ def colour_on(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def numbered(count: int, prefix: str = "line") -> str:
     return "".join(f"{prefix} {i}\n" for i in range(1, count + 1))
-
-
-def big_pair(lines: int = 20000, every: int = 15, seed: int = 7) -> tuple[str, str]:
-    """Python-like text with many repeated lines and a change every `every` lines: the input that
-    makes plain difflib take seconds."""
-    shapes = ["", "def f{i}(x):", "    y = x + {i}", "    if y:", "        return y", "    return None",
-              "", "class C{i}:", "    pass", "    # comment", "    x = [1, 2, 3]", "}}"]
-    old = [shapes[i % len(shapes)].format(i=i) + "\n" for i in range(lines)]
-    new: list[str] = []
-    rng = random.Random(seed)
-    for i, line in enumerate(old):
-        if i % every:
-            new.append(line)
-        elif (roll := rng.random()) < 0.5:
-            new.append(f"    changed = {i}\n")
-        elif roll < 0.75:
-            continue
-        else:
-            new += [line, f"    inserted_{i}()\n"]
-    return "".join(old), "".join(new)
 
 
 def rebuild(old: str, new: str) -> list[str]:
@@ -193,7 +174,7 @@ def test_revert_handles_new_files_and_missing_final_newlines() -> None:
 
 
 def test_a_20000_line_diff_with_many_changes_is_fast_and_correct() -> None:
-    old, new = big_pair()
+    old, new = dense_code_texts()
     start = time.perf_counter()
     diff = FileDiff("big.py", old, new)
     rows = diff.unified
@@ -295,7 +276,7 @@ async def test_header_page_keys_and_horizontal_scroll() -> None:
 
 
 async def test_a_20000_line_diff_shows_at_once_and_highlights_only_what_is_seen() -> None:
-    old, new = big_pair()
+    old, new = dense_code_texts()
     app = DiffApp("big.py", old, new)
     async with app.run_test(size=(100, 30)) as pilot:
         view = app.query_one(DiffView)

@@ -11,7 +11,6 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from rat_tui.state.permission_policy import PermissionPolicy
-from rat_tui.themes import THEME_VARIABLE_DEFAULTS, load_themes
 from rat_tui.ui.screens.permission import PermissionScreen, compact_diff
 from rat_tui.ui.screens.permission_rules import PermissionRulesScreen
 
@@ -85,13 +84,15 @@ UNKNOWN_KINDS = {
     "toolCall": {"toolCallId": "t9", "title": "Do [bold]something[/] odd", "kind": "[x]"},
 }
 
+from .harness import RatThemedApp
+
 
 @pytest.fixture(autouse=True)
 def colour_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
 
 
-class PermissionApp(App):
+class PermissionApp(RatThemedApp):
     """Pushes one PermissionScreen and records what it dismissed with."""
 
     def __init__(self, request: dict, **kwargs: Any) -> None:
@@ -101,16 +102,11 @@ class PermissionApp(App):
         self.results: list[dict | None] = []
         self.permission: PermissionScreen | None = None
 
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(THEME_VARIABLE_DEFAULTS)
-
     def compose(self) -> ComposeResult:
         yield Static("The session would be here.")
 
     def on_mount(self) -> None:
-        for theme in load_themes()[0]:
-            self.register_theme(theme)
-        self.theme = "rat-dark"
+        self.use_rat_theme()
         self.permission = PermissionScreen(self.request, **self.kwargs)
         self.push_screen(self.permission, self.results.append)
 
@@ -254,14 +250,11 @@ def test_compact_diff_cuts_long_diffs() -> None:
 # -- the rules screen ----------------------------------------------------------------------------
 
 
-class RulesApp(App):
+class RulesApp(RatThemedApp):
     def __init__(self, policy: PermissionPolicy) -> None:
         super().__init__()
         self.policy = policy
         self.closed = False
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(THEME_VARIABLE_DEFAULTS)
 
     def on_mount(self) -> None:
         self.push_screen(PermissionRulesScreen(self.policy), lambda _: setattr(self, "closed", True))

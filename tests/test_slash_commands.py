@@ -11,11 +11,11 @@ from textual.command import CommandPalette
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
-from rat_tui.themes import THEME_VARIABLE_DEFAULTS, load_themes
 from rat_tui.ui.commands import SlashCommandsProvider
 from rat_tui.ui.widgets.command_menu import CommandMenu, command_hint, match_commands
 from rat_tui.ui.widgets.prompt import PromptComposer
 
+from .harness import RatThemedApp
 from .test_app import steady_cursors, until
 
 # The shape claude-agent-acp sends (acp-traces/claude-agent-acp.jsonl), shortened.
@@ -31,7 +31,7 @@ AGENT_COMMANDS: list[dict[str, Any]] = [
 ]
 
 
-class ComposerApp(App):
+class ComposerApp(RatThemedApp):
     """A stand-in session: something above, the composer, a status line; records what the composer posts."""
 
     CSS = "#above { height: 1fr; }"
@@ -46,18 +46,13 @@ class ComposerApp(App):
         self.submitted: list[str] = []
         self.posted: list[Message] = []
 
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(THEME_VARIABLE_DEFAULTS)
-
     def compose(self) -> ComposeResult:
         yield Static("The transcript would be here.", id="above")
         yield PromptComposer(id="composer")
         yield Static("status bar")
 
     def on_mount(self) -> None:
-        for theme in load_themes()[0]:
-            self.register_theme(theme)
-        self.theme = "rat-dark"
+        self.use_rat_theme()
         composer = self.query_one(PromptComposer)
         composer.set_commands(self.agent_commands)
         composer.focus()

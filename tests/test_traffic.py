@@ -19,9 +19,9 @@ from rat_tui.protocol.router import Connection
 from rat_tui.protocol.rpc_log import REDACTED, RpcLog
 from rat_tui.protocol.traffic import TrafficLog
 from rat_tui.protocol.transport import AgentProcess
-from rat_tui.themes import THEME_VARIABLE_DEFAULTS, load_themes
 from rat_tui.ui.screens.traffic import TrafficScreen
 
+from .harness import RatThemedApp
 from .conftest import scripted_argv
 
 # 2026-01-02 10:00:00 UTC; the screen shows local time, so the tests pin TZ to UTC.
@@ -211,7 +211,7 @@ def fixed_traffic() -> TrafficLog:
     return log
 
 
-class TrafficApp(App):
+class TrafficApp(RatThemedApp):
     """Pushes one TrafficScreen over a placeholder, with rat's themes."""
 
     def __init__(self, traffic: TrafficLog) -> None:
@@ -219,16 +219,11 @@ class TrafficApp(App):
         self.traffic = traffic
         self.closed = False
 
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(THEME_VARIABLE_DEFAULTS)
-
     def compose(self) -> ComposeResult:
         yield Static("The session would be here.")
 
     def on_mount(self) -> None:
-        for theme in load_themes()[0]:
-            self.register_theme(theme)
-        self.theme = "rat-dark"
+        self.use_rat_theme()
         self.push_screen(TrafficScreen(self.traffic), lambda _: setattr(self, "closed", True))
 
 

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.color import Color
 
 from rat_tui.protocol.wire import NoticeUpdate, UnknownUpdate, parse_update
 from rat_tui.state import reducer
 from rat_tui.state.models import EntryAdded, FieldChanged, GenericEntry, NoticeEntry, SessionState
-from rat_tui.themes import THEME_VARIABLE_DEFAULTS, load_themes
 from rat_tui.ui.widgets.status_bar import StatusBar, context_level, format_cost, format_tokens, usage_gauge
 
 # From acp-traces/claude-agent-acp.jsonl.
 CLAUDE_USAGE = {"sessionUpdate": "usage_update", "used": 51, "size": 200000,
                 "cost": {"amount": 0.0009000000000000001, "currency": "USD"}}
+
+from .harness import RatThemedApp
 
 
 def apply(state: SessionState, raw: dict) -> list:
@@ -66,17 +67,12 @@ def test_gauge_warns_above_80_percent_in_theme_colours() -> None:
     assert "bold #ff0000" in {str(span.style) for span in hot.spans}
 
 
-class BarApp(App):
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(THEME_VARIABLE_DEFAULTS)
-
+class BarApp(RatThemedApp):
     def compose(self) -> ComposeResult:
         yield StatusBar()
 
     def on_mount(self) -> None:
-        for theme in load_themes()[0]:
-            self.register_theme(theme)
-        self.theme = "rat-dark"
+        self.use_rat_theme()
 
 
 async def test_status_bar_shows_the_gauge_from_usage_updates() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import re
 import sys
 import uuid
@@ -148,6 +149,28 @@ def big_texts(total: int = 20_000, changes: int = 200) -> tuple[str, str]:
         i = k * step + (k * 37) % step
         new[i] = f"{i + 1:05d}  THE QUICK BROWN FOX was changed by rat-demo (change {k + 1})"
     return "\n".join(old) + "\n", "\n".join(new) + "\n"
+
+
+CODE_SHAPES = ["", "def f{i}(x):", "    y = x + {i}", "    if y:", "        return y", "    return None",
+               "", "class C{i}:", "    pass", "    # comment", "    x = [1, 2, 3]", "}}"]
+
+
+def dense_code_texts(lines: int = 20_000, every: int = 15, seed: int = 7) -> tuple[str, str]:
+    """Python-like text (many repeated lines) and a copy with a change every `every` lines.
+
+    The worst case for plain difflib (it takes seconds): the diff tests and bench/diff.py use it.
+    """
+    old = [CODE_SHAPES[i % len(CODE_SHAPES)].format(i=i) + "\n" for i in range(lines)]
+    new: list[str] = []
+    rng = random.Random(seed)
+    for i, line in enumerate(old):
+        if i % every:
+            new.append(line)
+        elif (roll := rng.random()) < 0.5:
+            new.append(f"    changed = {i}\n")
+        elif roll >= 0.75:
+            new += [line, f"    inserted_{i}()\n"]
+    return "".join(old), "".join(new)
 
 
 class ToolCall:
