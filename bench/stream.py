@@ -69,7 +69,7 @@ async def app(n: int) -> dict:
     command = AgentSpec(name="stream-bench", argv=[*AGENT, str(n)], env={}, is_demo=False)
     rat = RatApp(command, Path.cwd())
     latencies: list[float] = []
-    async with rat.run_test(size=(120, 40)) as pilot:
+    async with rat.run_test(size=(120, 40)):
         view = rat.query_one(SessionView)
         while view.session.state.status != "ready":
             await asyncio.sleep(0.01)
