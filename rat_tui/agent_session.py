@@ -54,8 +54,14 @@ class AgentSession:
         handshake_timeout: float = 60.0,
         policy: PermissionPolicy | None = None,
         ask_outside: Callable[[Path, str], Awaitable[bool]] | None = None,
+        attach_session_id: str | None = None,
+        recorders: Sequence[Any] = (),
     ) -> None:
         self.command = command
+        # An agent-side session to reattach to (session/load or session/resume) instead of session/new.
+        self.attach_session_id = attach_session_id
+        # Extra traffic recorders (`record(direction, message, size, method=, latency=)`), e.g. history.
+        self.recorders = list(recorders)
         self.cwd = Path(os.path.abspath(cwd))
         self.store = store or SessionStore()
         self.rpc_log = rpc_log
@@ -113,6 +119,7 @@ class AgentSession:
             "session/request_permission": self.permissions.handle,
         }
         self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
+        self.connection.recorders.extend(self.recorders)
         self.client = AcpClient(self.connection)
         reader = asyncio.create_task(self.connection.run(), name="agent-reader")
         handshake = asyncio.create_task(self._handshake(), name="agent-handshake")

@@ -65,9 +65,10 @@ class RatApp(App[None]):
         self.sessions: list[AgentSession] = []
         self.first_session = self.make_session(command, self.cwd)
 
-    def make_session(self, command: AgentCommand, cwd: Path) -> AgentSession:
+    def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         ask_outside = self.ask_outside if self.config.outside_files == "ask" else None
-        session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside)
+        session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside,
+                               attach_session_id=attach_session_id)
         self.sessions.append(session)
         return session
 
@@ -124,8 +125,9 @@ class RatApp(App[None]):
 
         self.push_screen(NewSessionScreen(choices, self.session.cwd), callback=chosen)
 
-    async def open_session(self, command: AgentCommand, cwd: Path) -> AgentSession:
-        session = self.make_session(command, cwd)
+    async def open_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
+        """A new tab; with `attach_session_id`, reattach to that agent-side session (load or resume)."""
+        session = self.make_session(command, cwd, attach_session_id)
         await self.tabs.open(session)
         return session
 
