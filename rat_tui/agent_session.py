@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .change_journal import ChangeJournal
+from .elicitation_broker import ElicitationBroker
 from .permission_broker import PermissionBroker
 from .protocol.client import AcpClient, AgentHello, ProtocolMismatch
 from .protocol.fs import FileAccess, FileWrite
@@ -93,6 +94,11 @@ class AgentSession:
             on_exit=lambda tid, code, sig: self.store.dispatch(reducer.terminal_exit, tid, code, sig),
         )
         self.permissions = PermissionBroker(self.store, lambda: self.state.agent_name, policy)
+        self.elicitations = ElicitationBroker(self.store, lambda: self.state.agent_name)
+        # Notifications other than session/update, by method.
+        self.notification_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            "elicitation/complete": self.elicitations.complete,
+        }
 
     @property
     def state(self):
@@ -117,6 +123,7 @@ class AgentSession:
             **self.files.handlers(),
             **self.terminals.handlers(),
             "session/request_permission": self.permissions.handle,
+            "elicitation/create": self.elicitations.handle,
         }
         self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
         self.connection.recorders.extend(self.recorders)
@@ -170,7 +177,11 @@ class AgentSession:
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method != "session/update":
-            log.debug("ignored notification %s", method)
+            handler = self.notification_handlers.get(method)
+            if handler is None:
+                log.debug("ignored notification %s", method)
+            else:
+                handler(params if isinstance(params, dict) else {})
             return
         if self.session_id is None:
             # Some agents send updates (commands, modes) before answering session/new.
@@ -227,6 +238,7 @@ class AgentSession:
         if self._turn and not self._turn.done():
             self._turn.cancel()
         self.permissions.cancel_all()
+        self.elicitations.cancel_all()
         await self.terminals.close_all()
         if self.process is not None:
             await self.process.close()
@@ -285,6 +297,7 @@ class AgentSession:
             return False
         self.store.dispatch(reducer.set_status, WORKING, "cancelling")
         self.permissions.cancel_all()  # pending permission requests are answered `cancelled`
+        self.elicitations.cancel_all()  # and pending elicitations `cancel`
         await self.client.cancel(self.session_id)
         return True
 

@@ -16,6 +16,7 @@ from .protocol.rpc_log import RpcLog
 from .state.permission_policy import PermissionPolicy
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.permission_queue import PermissionQueue
+from .ui.elicitation_queue import ElicitationQueue
 from .cli import agent_choices
 from .ui.commands import SlashCommandsProvider
 from .ui.screens.confirm import ConfirmScreen
@@ -60,6 +61,7 @@ class RatApp(App[None]):
         self.policy = PermissionPolicy()
         self._problems.extend(self.policy.problems)
         self.permission_queue = PermissionQueue(self)
+        self.elicitation_queue = ElicitationQueue(self)
         self.launched = command
         self.cwd = Path(cwd)
         self.sessions: list[AgentSession] = []

@@ -123,6 +123,9 @@ class SessionView(Vertical):
             self.session.permissions.ask = lambda request, call: queue.ask(
                 request, call, agent_name=self.session.state.agent_name
             )
+        elicitations = getattr(self.app, "elicitation_queue", None)
+        if elicitations is not None:
+            self.session.elicitations.ask = elicitations.ask
         self.composer.focus()
         self._run_agent()
 
