@@ -9,6 +9,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from . import mcp_servers as mcp
+from .agent_defaults import apply_defaults
 from .change_journal import ChangeJournal
 from .elicitation_broker import ElicitationBroker
 from .permission_broker import PermissionBroker
@@ -57,12 +59,20 @@ class AgentSession:
         ask_outside: Callable[[Path, str], Awaitable[bool]] | None = None,
         attach_session_id: str | None = None,
         recorders: Sequence[Any] = (),
+        mcp_config: Sequence[Any] = (),
     ) -> None:
         self.command = command
         # An agent-side session to reattach to (session/load or session/resume) instead of session/new.
         self.attach_session_id = attach_session_id
         # Extra traffic recorders (`record(direction, message, size, method=, latency=)`), e.g. history.
         self.recorders = list(recorders)
+        # MCP servers from the config (mcp_servers.configured); `mcp_servers` is what goes on the wire,
+        # filtered by the agent's capabilities once `initialize` has told them; `mcp_report` says why.
+        self.mcp_config = list(mcp_config)
+        self.mcp_servers: list[dict[str, Any]] = []
+        self.mcp_report: list[mcp.McpServerRow] = []
+        # Per-agent session defaults (`[agents.NAME.defaults]`), applied after session/new.
+        self.defaults: dict[str, Any] = dict(getattr(command, "defaults", None) or {})
         self.cwd = Path(os.path.abspath(cwd))
         self.store = store or SessionStore()
         self.rpc_log = rpc_log
@@ -153,7 +163,8 @@ class AgentSession:
             self.hello = hello
             if hello.display_name:
                 self.store.dispatch(reducer.set_agent, hello.display_name)
-            result = await asyncio.wait_for(self.client.new_session(self.cwd), self.handshake_timeout)
+            self._plan_mcp_servers()
+            result = await asyncio.wait_for(self.client.new_session(self.cwd, self.mcp_servers), self.handshake_timeout)
         except asyncio.TimeoutError:
             self._fail(ERROR, f"The agent did not answer within {self.handshake_timeout:g} s while starting.")
             return
@@ -173,7 +184,16 @@ class AgentSession:
         early, self._early_updates = self._early_updates, []
         for params in early:
             self._apply(params)
+        await apply_defaults(self, self.defaults)
         self.store.dispatch(reducer.set_status, READY)
+
+    def _plan_mcp_servers(self) -> None:
+        """The configured MCP servers this agent can take; the others are skipped with a notice."""
+        capabilities = self.hello.capabilities if self.hello else {}
+        self.mcp_servers, self.mcp_report = mcp.plan(self.mcp_config, capabilities, self.cwd)
+        for warning in mcp.warnings(self.mcp_report):
+            log.warning("%s", warning)
+            self.store.dispatch(reducer.add_notice, warning, "warning")
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method != "session/update":

@@ -12,6 +12,7 @@ from textual.widgets import Footer
 
 from .agent_session import AgentCommand, AgentSession
 from .config import Config
+from .mcp_servers import configured as configured_mcp_servers
 from .protocol.rpc_log import RpcLog
 from .state.permission_policy import PermissionPolicy
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
@@ -19,6 +20,7 @@ from .ui.permission_queue import PermissionQueue
 from .ui.elicitation_queue import ElicitationQueue
 from .cli import agent_choices
 from .ui.commands import SlashCommandsProvider
+from .ui.session_commands import SessionCommandsProvider
 from .ui.screens.confirm import ConfirmScreen
 from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
@@ -31,7 +33,7 @@ class RatApp(App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
-    COMMANDS = App.COMMANDS | {SlashCommandsProvider}
+    COMMANDS = App.COMMANDS | {SlashCommandsProvider, SessionCommandsProvider}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
@@ -70,7 +72,8 @@ class RatApp(App[None]):
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         ask_outside = self.ask_outside if self.config.outside_files == "ask" else None
         session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside,
-                               attach_session_id=attach_session_id)
+                               attach_session_id=attach_session_id,
+                               mcp_config=configured_mcp_servers(self.config.mcp_servers, getattr(command, "mcp_servers", ())))
         self.sessions.append(session)
         return session
 

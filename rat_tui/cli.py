@@ -10,6 +10,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .config import Config
@@ -47,6 +48,10 @@ class AgentSpec:
     env: dict[str, str]
     is_demo: bool
     missing_file_empty: bool = False
+    mcp_servers: tuple[Any, ...] = ()
+    """The profile's own MCP servers (config.McpServerConfig); the global ones are added by the app."""
+    defaults: dict[str, Any] = field(default_factory=dict)
+    """The profile's session defaults (`[agents.NAME.defaults]`)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -148,7 +153,8 @@ def _from_profile(name: str, config: Config) -> AgentSpec:
     # A bare command name stays bare: it is looked up on PATH when the agent is spawned.
     argv = [os.path.expanduser(profile.command), *profile.args]
     return AgentSpec(
-        name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty
+        name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty,
+        mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
     )
 
 
