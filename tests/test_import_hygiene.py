@@ -16,6 +16,10 @@ CORE_MODULES = [
     "rat_tui.state.reducer",
     "rat_tui.state.store",
     "rat_tui.agent_session",
+    "rat_tui.elicitation_form",
+    "rat_tui.elicitation_broker",
+    "rat_tui.mcp_servers",
+    "rat_tui.agent_defaults",
 ]
 
 
