@@ -206,6 +206,22 @@ async def test_url_mode_waits_for_elicitation_complete(tmp_path: Path, record_fi
 
 
 @pytest.mark.slow
+async def test_agent_withdrawing_its_request_closes_the_form(tmp_path: Path, record_file: Path) -> None:
+    request = {**form_request(), "id": "ask-1"}
+    withdraw = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "ask-1"}}
+    script = {"turns": [[{"request": request, "wait": False}, {"chunk": "asked"}], [{"send": withdraw}, {"chunk": "withdrawn"}]]}
+    app = app_for(script, tmp_path)
+    async with app.run_test(size=(110, 50)) as pilot:
+        await prompt(pilot, app)
+        await until(pilot, lambda: isinstance(app.screen, ElicitationScreen), "the form")
+        await until(pilot, lambda: app.session.state.status == "ready", "the first turn to end")
+        app.session.start_prompt("never mind")
+        await until(pilot, lambda: not isinstance(app.screen, ElicitationScreen), "the form to close")
+    [answer] = [m for m in received(record_file) if m.get("id") == "ask-1" and "method" not in m]
+    assert answer["error"]["code"] == -32800
+
+
+@pytest.mark.slow
 async def test_unknown_mode_is_refused_with_a_notice(tmp_path: Path, record_file: Path) -> None:
     odd = {"method": "elicitation/create", "params": {"sessionId": "$SESSION", "mode": "_hologram", "message": "?"}}
     script = {"turns": [[{"request": odd}, {"chunk": "ok"}]]}
