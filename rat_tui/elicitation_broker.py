@@ -39,6 +39,7 @@ class Elicitation:
     form: ElicitationForm | None = None
     url: str = ""
     elicitation_id: str = ""
+    tool_title: str = ""  # the tool call it is for (an MCP server asking during a tool call), if known
     completed: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
     @property
@@ -79,6 +80,9 @@ class ElicitationBroker:
             self._notice(f"The agent asked for input in a way rat-tui cannot show (mode {mode!r}); it was refused.",
                          "warning")
             raise RpcError(INVALID_PARAMS, f"unsupported elicitation mode {mode!r}; this client supports form and url")
+        call_id = params.get("toolCallId")
+        call = self.store.state.tool_calls.get(call_id) if isinstance(call_id, str) else None
+        question.tool_title = (call.title or call_id) if call is not None else ""
         if self.ask is None:
             return CANCEL
         answer = await self._ask(question)

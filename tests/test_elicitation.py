@@ -152,12 +152,17 @@ async def test_form_accepted_from_the_keyboard_after_fixing_a_bad_number(tmp_pat
 @pytest.mark.slow
 async def test_form_declined_and_cancelled(tmp_path: Path, record_file: Path) -> None:
     small = {"type": "object", "properties": {"ok": {"type": "boolean", "title": "Proceed"}}}
-    script = {"turns": [[{"request": form_request(small)}, {"request": form_request(small)}, {"chunk": "both answered"}]]}
+    for_tool = form_request(small)
+    for_tool["params"]["toolCallId"] = "call-1"
+    tool = {"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": "Deploy to staging", "status": "in_progress"}
+    script = {"turns": [[{"update": tool}, {"request": for_tool}, {"request": form_request(small)},
+                         {"chunk": "both answered"}]]}
     app = app_for(script, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await prompt(pilot, app)
         await until(pilot, lambda: isinstance(app.screen, ElicitationScreen), "the first form")
         first = app.screen
+        assert "for the tool call: Deploy to staging" in "\n".join(str(w.render()) for w in first.query(Static))
         await pilot.press("tab", "tab")  # past Accept to Decline
         assert app.focused.id == "decline"
         await pilot.press("enter")

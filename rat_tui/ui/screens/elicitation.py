@@ -80,7 +80,7 @@ class ElicitationScreen(_DismissOnce, ModalScreen[dict[str, Any] | None]):
     DEFAULT_CSS = """
     ElicitationScreen {
     """ + DIALOG_CSS + """
-        & #fields { height: auto; max-height: 30; margin-top: 1; }
+        & #fields { height: auto; margin-top: 1; }
         & .field { height: auto; margin-bottom: 1; }
         & .label { text-style: bold; }
         & .error { color: $text-error; text-style: bold; }
@@ -109,6 +109,8 @@ class ElicitationScreen(_DismissOnce, ModalScreen[dict[str, Any] | None]):
         form = self.form
         with Vertical(id="dialog"):
             yield Static(Text(f"? {self.question.agent_name} asks for input"), id="header")
+            if self.question.tool_title:
+                yield Static(Text(f"for the tool call: {self.question.tool_title}"), classes="muted")
             if form.message:
                 yield Static(Text(form.message), id="message")
             if form.title or form.description:
@@ -158,6 +160,19 @@ class ElicitationScreen(_DismissOnce, ModalScreen[dict[str, Any] | None]):
     def on_mount(self) -> None:
         controls = [w for w in self.query("#fields *") if w.id and w.id.startswith("input-") and w.focusable]
         (controls[0] if controls else self.query_one("#accept" if not self.form.blocked_by else "#decline")).focus()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """Give the fields what the terminal leaves once the message and buttons are shown, so the
+        buttons never fall off a short terminal (CSS cannot say "the rest of an auto-height dialog")."""
+        fields = self.query_one("#fields", VerticalScroll)
+        others = sum(w.outer_size.height + w.styles.margin.top + w.styles.margin.bottom
+                     for w in self.query_one("#dialog").children if w is not fields and w.display)
+        room = int(self.size.height * 0.95) - 2 - others - 1  # border, the fields' top margin
+        fields.styles.max_height = max(3, room)
 
     # -- values and messages --------------------------------------------------------------------
 
@@ -285,6 +300,8 @@ class UrlElicitationScreen(_DismissOnce, ModalScreen[dict[str, Any] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(f"↗ {self.question.agent_name} asks you to visit a link"), id="header")
+            if self.question.tool_title:
+                yield Static(Text(f"for the tool call: {self.question.tool_title}"), classes="muted")
             if self.question.message:
                 yield Static(Text(self.question.message), id="message")
             yield Static(Text(self.url), id="url")
