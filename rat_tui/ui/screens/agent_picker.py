@@ -68,8 +68,12 @@ class AgentPickerScreen(ModalScreen[Any]):
         installed = sum(1 for _, availability in self.rows if availability.runnable)
         with Vertical():
             yield Label(f"Agents — {installed} of {len(self.rows)} can start here", markup=False)
-            yield OptionList(*(Option(agent_prompt(agent, availability), id=agent.id)
-                               for agent, availability in self.rows), id="agents")
+            options: list[Option | None] = []
+            for agent, availability in self.rows:
+                if options:
+                    options.append(None)  # a separator line between agents
+                options.append(Option(agent_prompt(agent, availability), id=agent.id))
+            yield OptionList(*options, id="agents")
             yield Static("", id="message", markup=False)
             if self.catalog.problems:
                 yield Static("\n".join(self.catalog.problems), id="problems", markup=False)
@@ -83,8 +87,8 @@ class AgentPickerScreen(ModalScreen[Any]):
         options.focus()
 
     def _current(self) -> tuple[CatalogAgent, Availability] | None:
-        index = self.query_one("#agents", OptionList).highlighted
-        return self.rows[index] if index is not None and 0 <= index < len(self.rows) else None
+        option = self.query_one("#agents", OptionList).highlighted_option
+        return next((row for row in self.rows if option is not None and row[0].id == option.id), None)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
