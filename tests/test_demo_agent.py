@@ -925,3 +925,27 @@ async def test_close_cancels_the_running_turn(workspace: Path) -> None:
     assert (await driver.request("session/close", {"sessionId": session_id}))["result"] == {}
     assert (await asyncio.wait_for(pending, TIMEOUT))["result"] == {"stopReason": "cancelled"}
     assert await driver.close() == 0
+
+
+def test_store_skips_bad_lines_and_survives_an_unwritable_folder(tmp_path: Path) -> None:
+    from rat_tui.demo.store import DemoStore
+
+    store = DemoStore(tmp_path / "store")
+    store.create("s-1", {"cwd": "/p", "title": None, "updatedAt": "2026-01-01T00:00:00Z"})
+    store.append("s-1", {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}})
+    with (tmp_path / "store" / "s-1.jsonl").open("a") as f:
+        f.write('{"update": {"sessionUpdate": "trunc\n')  # a line cut short by a crash
+    store.set_meta("s-1", {"title": "Later"})
+    meta, updates = DemoStore(tmp_path / "store").load("s-1")  # as a new process sees it
+    assert meta["title"] == "Later" and meta["cwd"] == "/p"
+    assert [u["content"]["text"] for u in updates] == ["hi"]
+    assert DemoStore(tmp_path / "store").load("../etc/passwd") is None  # ids are never paths
+    assert DemoStore(tmp_path / "store").load("unknown") is None
+
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    store = DemoStore(blocked / "store")  # cannot be created: kept in memory
+    store.create("s-2", {"cwd": "/q", "updatedAt": "2026-01-02T00:00:00Z"})
+    store.append("s-2", {"sessionUpdate": "plan", "entries": []})
+    assert store.failed and store.load("s-2")[1] == [{"sessionUpdate": "plan", "entries": []}]
+    assert [m["sessionId"] for m in store.sessions()] == ["s-2"]

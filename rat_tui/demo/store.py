@@ -40,6 +40,7 @@ class DemoStore:
         self.folder = folder or default_folder()
         self.memory: dict[str, list[dict]] = {}  # session id -> lines, when the disk failed
         self.failed = False
+        self.files: dict[str, Any] = {}  # open append handles, one per session written to
 
     def _path(self, session_id: str) -> Path | None:
         return self.folder / f"{session_id}.jsonl" if SAFE_ID.match(session_id) else None
@@ -50,9 +51,12 @@ class DemoStore:
             return
         if not self.failed:
             try:
-                self.folder.mkdir(parents=True, exist_ok=True)
-                with path.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n")
+                f = self.files.get(session_id)
+                if f is None:
+                    self.folder.mkdir(parents=True, exist_ok=True)
+                    f = self.files[session_id] = path.open("a", encoding="utf-8")
+                f.write(json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n")
+                f.flush()  # a demo killed mid-turn still leaves a loadable session
                 return
             except OSError as exc:
                 self.failed = True
@@ -61,16 +65,13 @@ class DemoStore:
         self.memory.setdefault(session_id, []).append(line)
 
     def _lines(self, session_id: str) -> list[dict] | None:
-        if session_id in self.memory:
-            return self.memory[session_id]
+        """The session's lines: those on disk, then any kept in memory after the disk failed."""
         path = self._path(session_id)
-        if path is None or not path.is_file():
-            return None
-        lines = []
+        lines: list[dict] = []
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = path.read_text(encoding="utf-8", errors="replace") if path and path.is_file() else ""
         except OSError:
-            return None
+            text = ""
         for raw in text.splitlines():
             try:
                 line = json.loads(raw)
@@ -78,7 +79,8 @@ class DemoStore:
                 continue
             if isinstance(line, dict):
                 lines.append(line)
-        return lines
+        lines += self.memory.get(session_id, [])
+        return lines or None
 
     def create(self, session_id: str, meta: dict) -> None:
         self._append(session_id, {"meta": meta})
