@@ -198,3 +198,10 @@ def test_parse_manifest_needs_an_object_with_an_id() -> None:
         parse_manifest({"id": "  "})
     agent = parse_manifest({"id": "x", "distribution": {"npx": {"package": "@x/y", "cmd": "y", "args": ["--acp"]}}})
     assert agent.name == "x" and agent.launches[0].argv == ("npx", "--package", "@x/y", "y", "--acp")
+
+
+def test_the_catalog_does_not_import_textual() -> None:
+    import subprocess
+
+    code = "import sys, rat_tui.agent_catalog; sys.exit(any(m.split('.')[0] == 'textual' for m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
