@@ -12,12 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from textual.widgets import Static
+
+from rat_tui.agent_catalog import load_catalog
 from rat_tui.app import RatApp
 from rat_tui.cli import demo_agent
+from rat_tui.config import validate_config
 from rat_tui.ui.screens.agent_picker import AgentPickerScreen
 from rat_tui.ui.screens.new_session import NewSessionScreen
 
 from .conftest import AGENTS, received
+from .harness import RatThemedApp
 from .test_app import until
 
 pytestmark = pytest.mark.slow
@@ -134,3 +139,30 @@ async def test_palette_agents_command_opens_the_picker(tmp_path: Path, monkeypat
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, AgentPickerScreen), "the picker to close")
         assert len(app.tabs.views) == 1
+
+
+class PickerApp(RatThemedApp):
+    """The picker alone over a placeholder, with a catalog and a PATH fixed by the test."""
+
+    def __init__(self, catalog, which) -> None:
+        super().__init__()
+        self.catalog, self.which = catalog, which
+
+    def compose(self):
+        yield Static("The session would be here.")
+
+    def on_mount(self) -> None:
+        self.use_rat_theme()
+        self.push_screen(AgentPickerScreen(self.catalog, self.which))
+
+
+def test_snapshot_agent_picker(snap_compare, tmp_path: Path) -> None:
+    """A config profile first, then the catalog: installed (✓), through npx (↓) and missing (✗) with its hint."""
+    config, _ = validate_config({"agents": {"mine": {"command": "my-agent", "args": ["--acp"], "title": "My agent"}}})
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "broken.json").write_text("{")
+    catalog = load_catalog(config, user_dir=folder)
+    catalog.problems[:] = [problem.replace(str(folder), "~/.config/rat-tui/agents") for problem in catalog.problems]
+    which = lambda program: f"/usr/bin/{program}" if program in ("my-agent", "goose", "npx") else None  # noqa: E731
+    assert snap_compare(PickerApp(catalog, which), terminal_size=(110, 60))
