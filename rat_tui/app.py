@@ -19,8 +19,11 @@ from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.permission_queue import PermissionQueue
 from .ui.elicitation_queue import ElicitationQueue
 from .cli import agent_choices
+from .ui.agent_commands import AgentsCommandProvider
 from .ui.commands import SlashCommandsProvider
 from .ui.session_commands import SessionCommandsProvider
+from .agent_catalog import load_catalog
+from .ui.screens.agent_picker import AgentPickerScreen
 from .ui.screens.confirm import ConfirmScreen
 from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
@@ -33,7 +36,7 @@ class RatApp(App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
-    COMMANDS = App.COMMANDS | {SlashCommandsProvider, SessionCommandsProvider}
+    COMMANDS = App.COMMANDS | {SlashCommandsProvider, SessionCommandsProvider, AgentsCommandProvider}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
@@ -128,7 +131,18 @@ class RatApp(App[None]):
                 command, cwd = choice
                 await self.open_session(command, cwd)
 
-        self.push_screen(NewSessionScreen(choices, self.session.cwd), callback=chosen)
+        self.push_screen(NewSessionScreen(choices, self.session.cwd, catalog=lambda: load_catalog(self.config)),
+                         callback=chosen)
+
+    def action_agents(self) -> None:
+        """The agent picker: every catalog agent and profile; the chosen one starts in a new tab."""
+        cwd = self.session.cwd
+
+        async def chosen(spec) -> None:
+            if spec is not None:
+                await self.open_session(spec, cwd)
+
+        self.push_screen(AgentPickerScreen(load_catalog(self.config)), callback=chosen)
 
     async def open_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A new tab; with `attach_session_id`, reattach to that agent-side session (load or resume)."""

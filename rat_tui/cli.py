@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--cwd", metavar="DIR", help="working directory of the session (default: current)")
-    parser.add_argument("--agent", metavar="NAME", help="agent profile from the config file")
+    parser.add_argument("--agent", metavar="NAME", help="agent profile from the config file, or a catalog agent id")
     parser.add_argument("--config", metavar="FILE", help="config file (default: $RAT_CONFIG or the user config dir)")
     parser.add_argument("--rpc-log", metavar="FILE", help="append every JSON-RPC message to FILE (JSONL)")
     parser.add_argument("--version", action="version", version=f"rat-tui {__version__}")
@@ -124,11 +124,15 @@ def resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]:
         return AgentSpec(name=os.path.basename(argv[0]) or argv[0], argv=argv, env={}, is_demo=False), problems
     if args.agent:
         if args.agent not in config.agents:
-            raise ConfigError(f"unknown agent profile {args.agent!r}; {_known(config)}")
+            return _from_catalog(args.agent, config, problems), problems
         return _from_profile(args.agent, config), problems
     if config.default_agent:
         if config.default_agent in config.agents:
             return _from_profile(config.default_agent, config), problems
+        try:
+            return _from_catalog(config.default_agent, config, problems), problems
+        except ConfigError:
+            pass
         problems.append(
             f"default_agent {config.default_agent!r} names no agent profile ({_known(config)}); "
             "using the demo agent"
@@ -156,6 +160,22 @@ def _from_profile(name: str, config: Config) -> AgentSpec:
         name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty,
         mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
     )
+
+
+def _from_catalog(name: str, config: Config, problems: list[str]) -> AgentSpec:
+    """An agent of the catalog (rat_tui/agent_catalog.py) by id or alias, when no profile has the name."""
+    from .agent_catalog import check, load_catalog, spec_for  # only needed when no profile matched
+
+    catalog = load_catalog(config)
+    problems.extend(catalog.problems)
+    agent = catalog.find(name)
+    if agent is None:
+        ids = ", ".join(a.id for a in catalog.agents if a.source != "config")
+        raise ConfigError(f"unknown agent {name!r}; {_known(config)}; catalog agents: {ids}")
+    availability = check(agent)
+    if availability.launch is None:
+        raise ConfigError(f"{agent.name} ({agent.id}) is not installed; to install it: {agent.install_hint}")
+    return spec_for(agent, availability)
 
 
 def _known(config: Config) -> str:
