@@ -21,6 +21,8 @@ def tab_label(state: SessionState, unseen: bool) -> str:
         badge = "◐ "
     elif state.status in ("error", "exited"):
         badge = "✗ "
+    elif state.status == "cancelled" and unseen:
+        badge = "⊘ "  # the user stopped it: not a failure
     elif unseen:
         badge = "✓ "
     else:
