@@ -12,8 +12,14 @@ from rat_tui.state.models import NoticeEntry
 from rat_tui.ui.session_tabs import tab_label
 from rat_tui.ui.widgets.prompt_queue import PromptQueueView
 
+from textual.app import ComposeResult
+from textual.widgets import Static
+
+from rat_tui.ui.widgets.prompt import PromptComposer
+
 from .conftest import received
-from .test_app import scripted, send, state_word, until, view
+from .harness import RatThemedApp
+from .test_app import scripted, send, state_word, steady_cursors, until, view
 
 # -- the rules -------------------------------------------------------------------------------------
 
@@ -208,7 +214,46 @@ async def test_a_cancelled_prompt_answered_with_an_error_is_still_cancelled(tmp_
         assert [(e.text, e.severity) for e in state.entries if isinstance(e, NoticeEntry)] == [("Turn cancelled.", "info")]
 
 
-def test_queue_view_lines() -> None:
-    queue = PromptQueue()
-    view_ = PromptQueueView(queue)
-    assert view_.queue is queue
+# -- snapshot ---------------------------------------------------------------------------------------
+
+
+class QueueComposerApp(RatThemedApp):
+    """The composer as a session shows it: a queue of two prompts above it, the `@` picker open."""
+
+    CSS = "#above { height: 1fr; }"
+
+    def __init__(self, cwd: Path) -> None:
+        super().__init__()
+        self.cwd = cwd
+        self.queue = PromptQueue()
+
+    def compose(self) -> ComposeResult:
+        yield Static("The transcript would be here.", id="above")
+        yield PromptQueueView(self.queue)
+        yield PromptComposer(id="composer")
+        yield Static("status bar")
+
+    def on_mount(self) -> None:
+        self.use_rat_theme()
+        composer = self.query_one(PromptComposer)
+        composer.cwd = self.cwd
+        composer.capabilities = lambda: {"promptCapabilities": {"image": True, "embeddedContext": True}}
+        self.queue.on_change = lambda: self.query_one(PromptQueueView).refresh_queue(busy=True)
+        self.queue.add("Now run the whole test suite and fix what fails")
+        self.queue.add("Then update the changelog\nwith a line per fix")
+        composer.focus()
+
+
+def test_composer_with_queue_and_file_menu_snapshot(snap_compare, tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    for name in ("README.md", "src/app.py", "src/app_test.py", "docs.txt", "logo.png"):
+        (tmp_path / name).write_text("x\n")
+    app = QueueComposerApp(tmp_path)
+
+    async def run_before(pilot) -> None:
+        await pilot.press(*"compare @ap")
+        await until(pilot, lambda: app.query_one(PromptComposer).file_menu.is_open, "the @ menu")
+        steady_cursors(app)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=(80, 20), run_before=run_before)

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from textual import events
+from textual.geometry import Region
 from textual.message import Message
 from textual.widgets import TextArea
 
 from ... import attachments
 from .command_menu import CommandMenu
 from .file_menu import FileMenu
+from .prompt_queue import PromptQueueView
 
 log = logging.getLogger("rat.ui")
 
@@ -123,7 +125,7 @@ class PromptComposer(TextArea):
         if query is None or not self.commands or self._menu_dismissed or not self.has_focus:
             self.menu.close()
         else:
-            self.menu.show_matches(self.commands, query, self.region)
+            self.menu.show_matches(self.commands, query, self._menu_anchor())
         self._refresh_file_menu()
 
     # -- @ attachments ----------------------------------------------------------------------------
@@ -150,7 +152,7 @@ class PromptComposer(TextArea):
         if self._files is None or not self.file_menu.is_open and time.monotonic() - self._files_at > 5:
             self._files = attachments.list_files(self.cwd)  # fresh when the picker opens (at most every 5 s)
             self._files_at = time.monotonic()
-        self.file_menu.show_files(self._files, found[0], self.region, self._kind_of)
+        self.file_menu.show_files(self._files, found[0], self._menu_anchor(), self._kind_of)
 
     def _kind_of(self, rel: str) -> str | None:
         return attachments.media_kind(Path(rel))
@@ -195,6 +197,15 @@ class PromptComposer(TextArea):
             self.insert(event.text)
             return
         self.insert(attachments.mention_text(attachments.display_path(path, self.cwd)) + " ")
+
+    def _menu_anchor(self) -> Region:
+        """The composer's region, grown over the queued prompts above it so that a menu hides none."""
+        region = self.region
+        if self.parent is not None:
+            for sibling in self.parent.children:
+                if isinstance(sibling, PromptQueueView) and sibling.display:
+                    region = region.union(sibling.region)
+        return region
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._menu_dismissed = False
