@@ -160,6 +160,21 @@ async def test_after_a_cancel_the_queue_waits_for_the_user(tmp_path: Path, recor
     assert prompts(record_file) == ["job", "queued"]
 
 
+@pytest.mark.slow
+async def test_prompts_typed_while_the_agent_starts_go_out_when_it_is_ready(tmp_path: Path, record_file: Path) -> None:
+    release = tmp_path / "release"
+    script = {"on_new_session": [{"wait_file": str(release)}], "turns": [[{"chunk": "one"}], [{"chunk": "two"}]]}
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: view(app).session.hello is not None, "initialize")
+        await send(pilot, "early one")
+        await send(pilot, "early two")
+        assert view(app).flow.queue.texts == ["early one", "early two"] and prompts(record_file) == []
+        release.touch()
+        await until(pilot, lambda: "two" in view(app).transcript.plain_text.split("early two")[-1], "both answers")
+    assert prompts(record_file) == ["early one", "early two"]
+
+
 # -- Esc in each state ------------------------------------------------------------------------------
 
 

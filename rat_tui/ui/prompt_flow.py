@@ -50,8 +50,8 @@ class PromptFlow:
         """Enter: send now when idle, queue while a turn runs; the composer is cleared only on success."""
         text = text.rstrip("\n")
         if self._waiting():
-            built = self._build(text)
-            if built.refused is not None:  # say it now, not when the turn ends
+            built = self._build(text) if self.session.hello is not None else None
+            if built is not None and built.refused is not None:  # say it now, not when the turn ends
                 self._refused(built.refused)
                 return
             self.queue.add(text)
@@ -149,10 +149,13 @@ class PromptFlow:
         self._send_taken(text)
         self._queue_changed()
 
-    def agent_ready(self) -> None:
-        """The handshake is over: prompts queued while the agent started go out now."""
-        if self.queue and not self.session.busy and self.session.state.status == READY and self.session.state.turns == 0:
+    def status_changed(self) -> None:
+        """Keep the queue's "next" hint current; after the handshake, send what was queued meanwhile."""
+        if not self.queue:
+            return
+        if not self.session.busy and self.session.state.status == READY and self.session.state.turns == 0:
             self._send_queued()
+        self._queue_changed()
 
     # -- queue edits --------------------------------------------------------------------------------
 

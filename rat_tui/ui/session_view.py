@@ -181,7 +181,7 @@ class SessionView(Vertical):
                 if change.name == "commands":
                     self.composer.set_commands(list(self.session.state.commands))
                 elif change.name == "status":
-                    self.flow.agent_ready()
+                    self.flow.status_changed()
         if plan_dirty:
             self.plan_panel.show_plan(self.session.state.plan)
         if status_dirty:

@@ -160,8 +160,9 @@ class PromptComposer(TextArea):
     def _media_refusal(self, path: Path) -> str | None:
         """Why this image or audio file cannot go to the agent, or None when it can (or is no media)."""
         kind = attachments.media_kind(path)
-        if kind is None or attachments.accepts(self.capabilities(), kind):
-            return None
+        capabilities = self.capabilities()
+        if kind is None or capabilities is None or attachments.accepts(capabilities, kind):
+            return None  # no answer from the agent yet: checked again when the prompt is sent
         assert self.cwd is not None
         return attachments.refusal(kind, self.agent_name(), attachments.display_path(path, self.cwd))
 
