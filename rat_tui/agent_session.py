@@ -87,6 +87,9 @@ class AgentSession:
         self._early_updates: list[dict[str, Any]] = []
         self._stopping = False
         self._turn: asyncio.Task[None] | None = None
+        # Told the stop reason each time a turn ends (the queue sends its next prompt from here).
+        self.turn_listeners: list[Callable[[str | None], None]] = []
+        self._cancel_requested = False
         self.store.state.cwd = str(self.cwd)
         self.store.dispatch(reducer.set_agent, command.name)
         self.file_listeners: list[Callable[[FileWrite], None]] = []
@@ -275,22 +278,49 @@ class AgentSession:
             return "The agent is not ready yet." if self.state.status == STARTING else "There is no session."
         return None
 
-    def start_prompt(self, text: str) -> asyncio.Task[None] | None:
-        """Start a turn in the background; returns None (and leaves a notice) if it cannot start."""
+    def start_prompt(
+        self, text: str, blocks: list[dict[str, Any]] | None = None, chips: Sequence[str] = ()
+    ) -> asyncio.Task[None] | None:
+        """Start a turn in the background; returns None (and leaves a notice) if it cannot start.
+
+        `blocks` is the whole prompt when given (text plus attachments, see attachments.py); `chips`
+        name the attachments under the user's message.
+        """
         why = self.can_prompt()
         if why is not None:
             self.store.dispatch(reducer.add_notice, why, "warning")
             return None
-        self._turn = asyncio.create_task(self._journaled_turn(text), name="prompt-turn")
+        self._cancel_requested = False
+        self._turn = asyncio.create_task(self._journaled_turn(text, blocks, tuple(chips)), name="prompt-turn")
+        self._turn.add_done_callback(self._turn_ended)
         return self._turn
 
-    async def _run_turn(self, text: str) -> None:
+    def _turn_ended(self, task: asyncio.Task[None]) -> None:
+        if self._stopping:
+            return
+        reason = None if task.cancelled() or task.exception() is not None else self.state.stop_reason
+        for listener in list(self.turn_listeners):
+            try:
+                listener(reason)
+            except Exception:
+                log.exception("turn listener failed")
+
+    async def _run_turn(self, text: str, blocks: list[dict[str, Any]] | None = None, chips: tuple[str, ...] = ()) -> None:
         assert self.client is not None and self.session_id is not None
-        self.store.dispatch(reducer.add_user_message, text)
+        if chips:
+            self.store.dispatch(reducer.add_user_message, text, chips)
+        else:
+            self.store.dispatch(reducer.add_user_message, text)
         self.store.dispatch(reducer.set_status, WORKING)
         try:
-            result = await self.client.prompt(self.session_id, [{"type": "text", "text": text}])
+            result = await self.client.prompt(self.session_id, blocks or [{"type": "text", "text": text}])
         except RpcError as error:
+            if self._cancel_requested:  # some agents answer a cancelled prompt with an error
+                log.info("cancelled prompt answered with an error: %s", error)
+                self.store.dispatch(reducer.end_turn, "cancelled")
+                self.store.dispatch(reducer.add_notice, "Turn cancelled.", "info")
+                self.store.dispatch(reducer.set_status, CANCELLED)
+                return
             self.store.dispatch(reducer.end_turn, "error")
             self.store.dispatch(reducer.add_notice, f"The agent failed this turn: {error}", "error")
             self.store.dispatch(reducer.set_status, ERROR, str(error))
@@ -315,6 +345,7 @@ class AgentSession:
         """Ask the agent to stop the running turn; the turn ends when it answers `cancelled`."""
         if not self.busy or self.client is None or self.session_id is None:
             return False
+        self._cancel_requested = True
         self.store.dispatch(reducer.set_status, WORKING, "cancelling")
         self.permissions.cancel_all()  # pending permission requests are answered `cancelled`
         self.elicitations.cancel_all()  # and pending elicitations `cancel`
@@ -330,11 +361,11 @@ class AgentSession:
             self._journal = ChangeJournal.create(str(self.cwd))
         return self._journal
 
-    async def _journaled_turn(self, text: str) -> None:
+    async def _journaled_turn(self, text: str, blocks: list[dict[str, Any]] | None = None, chips: tuple[str, ...] = ()) -> None:
         """`_run_turn` between a journal turn and the "files changed" notice (also after errors)."""
         turn = self.journal.begin_turn(self.state.turns + 1, text)  # _run_turn counts it in state.turns
         try:
-            await self._run_turn(text)
+            await self._run_turn(text, blocks, chips)
         finally:
             if turn.files:
                 count = len(turn.files)

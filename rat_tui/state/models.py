@@ -25,6 +25,8 @@ class MessageEntry:
     role: Role
     message_id: str | None = None
     parts: list[str] = field(default_factory=list)
+    # What a user's prompt carried besides its text, as chips ("📎 notes.txt", "🔗 big.log").
+    attachments: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..media import annotation_badge, media_placeholder
 from ..protocol.wire import NoticeUpdate, UnknownUpdate
 from .models import (
     Change,
@@ -194,9 +195,9 @@ def toggle_tool_call(state: SessionState, key: str) -> list[Change]:
 # -- local actions ---------------------------------------------------------------------------
 
 
-def add_user_message(state: SessionState, text: str) -> list[Change]:
-    """The user's own prompt, shown at once (agents do not echo live prompts back)."""
-    entry = MessageEntry(_new_key(state, "u"), "user", None, [text])
+def add_user_message(state: SessionState, text: str, attachments: tuple[str, ...] = ()) -> list[Change]:
+    """The user's own prompt, shown at once (agents do not echo live prompts back), with its attachments."""
+    entry = MessageEntry(_new_key(state, "u"), "user", None, [text], tuple(attachments))
     state.turns += 1
     changes = _add(state, entry)
     state.open_message = None
@@ -289,19 +290,21 @@ def content_text(block: Any) -> str:
     kind = getattr(block, "type", None)
     if kind == "text":
         return block.text
+    badge = annotation_badge(_dump(getattr(block, "annotations", None)))
+    badge = f" *‹{badge}›*" if badge else ""
     if kind == "resource_link":
         label = block.title or block.name or block.uri
-        return f"\n[{label}]({block.uri})\n"
-    if kind == "image":
-        return f"\n*[image: {block.mime_type}]*\n"
-    if kind == "audio":
-        return f"\n*[audio: {block.mime_type}]*\n"
+        return f"\n[{label}]({block.uri}){badge}\n"
+    if kind in ("image", "audio"):
+        placeholder = media_placeholder(kind, block.mime_type, block.data, getattr(block, "uri", None))
+        placeholder = placeholder.replace("*", "\\*")
+        return f"\n*{placeholder}*{badge}\n"
     if kind == "resource":
         resource = block.resource
         text = getattr(resource, "text", None)
         if text is not None:
-            return f"\n`{resource.uri}`\n```\n{text}\n```\n"
-        return f"\n*[resource: {resource.uri}]*\n"
+            return f"\n`{resource.uri}`{badge}\n```\n{text}\n```\n"
+        return f"\n*[resource: {resource.uri}]*{badge}\n"
     return f"\n```json\n{json.dumps(_dump(block), indent=2)}\n```\n"
 
 

@@ -21,6 +21,8 @@ def tab_label(state: SessionState, unseen: bool) -> str:
         badge = "◐ "
     elif state.status in ("error", "exited"):
         badge = "✗ "
+    elif state.status == "cancelled" and unseen:
+        badge = "⊘ "  # the user stopped it: not a failure
     elif unseen:
         badge = "✓ "
     else:
@@ -74,7 +76,10 @@ class SessionTabs(TabbedContent):
 
     def _relabel(self, pane_id: str, state: SessionState) -> None:
         try:
-            self.get_tab(pane_id).label = tab_label(state, pane_id in self._unseen)
+            tab = self.get_tab(pane_id)
+            label = tab_label(state, pane_id in self._unseen)
+            if str(tab.label) != label:  # a new label re-lays out the tab bar: not on every streamed batch
+                tab.label = label
         except Exception:  # the tab is being removed
             pass
 

@@ -28,7 +28,9 @@ from ..state.models import (
 from .screens.config_options import ConfigOptionsScreen, QuickPickScreen
 from .widgets.file_preview import FilePreview
 from .widgets.plan_panel import PlanPanel
+from .prompt_flow import PromptFlow
 from .widgets.prompt import PromptComposer
+from .widgets.prompt_queue import PromptQueueView
 from .widgets.status_bar import StatusBar
 from .widgets.tool_call import render_tool_call
 from .widgets.transcript import Transcript
@@ -76,18 +78,27 @@ class SessionView(Vertical):
                 tooltip="Inspect the JSON-RPC messages between rat and the agent"),
         Binding("alt+m", "show_mcp_servers", "MCP servers", id="session.mcp_servers", show=False,
                 tooltip="The MCP servers passed to the agent, and those skipped and why"),
+        Binding("ctrl+s", "send_now", "Send now", id="session.send_now", show=False,
+                tooltip="Send the prompt (or the next queued one) now, cancelling the running turn first"),
+        Binding("alt+up", "queue_edit", "Edit queued", id="session.queue_edit", show=False,
+                tooltip="Load the last queued prompt back into the composer"),
+        # Priority, and only while prompts are queued: the composer's own Alt+Delete deletes a word otherwise.
+        Binding("alt+delete", "queue_remove", "Remove queued", id="session.queue_remove", show=False, priority=True,
+                tooltip="Remove the last queued prompt"),
     ]
 
     def __init__(self, session: AgentSession, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.session = session
         self._unsubscribe = lambda: None
+        self.flow = PromptFlow(self)
 
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield Transcript()
             yield FilePreview()
         yield PlanPanel()
+        yield PromptQueueView(self.flow.queue)
         yield PromptComposer(id="composer")
         yield StatusBar()
 
@@ -98,6 +109,10 @@ class SessionView(Vertical):
     @property
     def composer(self) -> PromptComposer:
         return self.query_one(PromptComposer)
+
+    @property
+    def queue_view(self) -> PromptQueueView:
+        return self.query_one(PromptQueueView)
 
     @property
     def status_bar(self) -> StatusBar:
@@ -120,6 +135,7 @@ class SessionView(Vertical):
         self.status_bar.show(store.state)
         self.plan_panel.show_plan(store.state.plan)
         self.composer.set_commands(list(store.state.commands))
+        self.flow.mount()
         queue = getattr(self.app, "permission_queue", None)
         if queue is not None:
             self.session.permissions.ask = lambda request, call: queue.ask(
@@ -133,6 +149,7 @@ class SessionView(Vertical):
 
     def on_unmount(self) -> None:
         self._unsubscribe()
+        self.flow.unmount()
 
     @work(group="agent", exit_on_error=False, name="agent session")
     async def _run_agent(self) -> None:
@@ -170,6 +187,8 @@ class SessionView(Vertical):
                 plan_dirty = plan_dirty or change.name == "plan"
                 if change.name == "commands":
                     self.composer.set_commands(list(self.session.state.commands))
+                elif change.name == "status":
+                    self.flow.status_changed()
         if plan_dirty:
             self.plan_panel.show_plan(self.session.state.plan)
         if status_dirty:
@@ -178,6 +197,8 @@ class SessionView(Vertical):
     def _add_entry(self, entry: object, text: str) -> None:
         transcript = self.transcript
         if isinstance(entry, MessageEntry):
+            if entry.attachments:  # the user's prompt: its attachments as chips under the text
+                text += "\n\n" + "  ".join(f"`{chip}`" for chip in entry.attachments)
             transcript.add_entry(entry.key, entry.role, text)
         elif isinstance(entry, ToolCallEntry):
             transcript.set_renderable(entry.key, self._card(entry))
@@ -239,16 +260,40 @@ class SessionView(Vertical):
 
     @on(PromptComposer.Submitted)
     def _submit(self, event: PromptComposer.Submitted) -> None:
-        why = self.session.can_prompt()
-        if why is not None:
-            self.notify(why, severity="warning")
-            return
-        if self.session.start_prompt(event.text.rstrip("\n")) is not None:
-            event.composer.clear()
+        self.flow.submit(event.text)  # sends, or queues while a turn runs (prompt_flow.py)
+
+    @on(PromptComposer.SendNext)
+    def _send_next(self) -> None:
+        self.flow.send_next()
 
     async def action_cancel_turn(self) -> None:
-        if not await self.session.cancel():
-            self.notify("No turn is running.", timeout=2)
+        await self.flow.escape()
+
+    def action_send_now(self) -> None:
+        self.flow.send_now()
+
+    def action_queue_edit(self) -> None:
+        self.flow.edit()
+
+    def action_queue_remove(self) -> None:
+        self.flow.remove()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "queue_remove" and not self.flow.queue:
+            return False  # let Alt+Delete reach the composer
+        return True
+
+    @on(PromptQueueView.Edit)
+    def _edit_queued(self, event: PromptQueueView.Edit) -> None:
+        self.flow.edit(event.index)
+
+    @on(PromptQueueView.Remove)
+    def _remove_queued(self, event: PromptQueueView.Remove) -> None:
+        self.flow.remove(event.index)
+
+    @on(PromptQueueView.Leave)
+    def _leave_queue(self) -> None:
+        self.composer.focus()
 
     def action_open_location(self) -> None:
         call = self._nearest_tool_call(with_location=True)

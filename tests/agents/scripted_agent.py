@@ -30,6 +30,8 @@ request being handled; a string that is exactly "$PROMPT_ID" becomes the id itse
     {"exit": code}                   exit the process at once
     {"wait_cancel": true}            block until session/cancel arrives (returns at once if it already has)
     {"respond": {...}}               answer the request being handled with this result (later steps still play)
+    {"respond_error": {...}}         answer the request being handled with this error object
+    {"wait_file": "path"}            block until this file exists (a test releases a turn by creating it)
     {"request": {"method": ..., "params": ..., "id"?: ...}}   send a request to the client, wait for its answer
     {"request": {...}, "wait": false}                        send it and go on at once (the answer is only recorded)
 
@@ -261,6 +263,12 @@ class ScriptedAgent:
         elif "respond" in step:
             self.wire.respond(handling.id, step["respond"])
             handling.responded = True
+        elif "respond_error" in step:
+            self.wire.write({"jsonrpc": "2.0", "id": handling.id, "error": step["respond_error"]})
+            handling.responded = True
+        elif "wait_file" in step:
+            while not os.path.exists(step["wait_file"]):
+                await asyncio.sleep(0.02)
         elif "request" in step:
             req = step["request"]
             if step.get("wait", True):

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from textual import events
+from textual.geometry import Region
 from textual.message import Message
 from textual.widgets import TextArea
 
+from ... import attachments
 from .command_menu import CommandMenu
+from .file_menu import FileMenu
+from .prompt_queue import PromptQueueView
+
+log = logging.getLogger("rat.ui")
 
 NEWLINE_KEYS = ("shift+enter", "ctrl+j")
 
@@ -21,6 +31,11 @@ class PromptComposer(TextArea):
     up/down move, Tab or Enter complete to `/name `, and Escape closes it (and goes no further, so
     it does not cancel the turn). The prompt itself is sent as plain text: `/name args` is how ACP
     agents receive commands.
+
+    `@` opens a FileMenu of the files under `cwd` (git's view: ignored files left out); choosing one
+    writes `@path`. Images and audio are offered only when `capabilities()` says the agent accepts
+    them; otherwise the choice is refused with the reason. A pasted path to an image becomes an
+    `@path` the same way. Enter on an empty composer posts SendNext (the queue's next prompt).
     """
 
     DEFAULT_CSS = """
@@ -41,21 +56,39 @@ class PromptComposer(TextArea):
         composer: "PromptComposer"
         text: str
 
+    @dataclass
+    class SendNext(Message):
+        """Enter on an empty composer."""
+
+        composer: "PromptComposer"
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.placeholder = "Message the agent · Enter sends · Shift+Enter or Ctrl+J for a new line · Esc cancels a turn"
         self.commands: list[dict[str, Any]] = []
         self.menu = CommandMenu()
+        self.file_menu = FileMenu()
         # Escape closed the menu: keep it closed until the text changes again.
         self._menu_dismissed = False
+        # Where `@` looks for files, and what the agent accepts (its agentCapabilities); set by the view.
+        self.cwd: Path | None = None
+        self.capabilities: Callable[[], dict[str, Any] | None] = lambda: None
+        self.agent_name: Callable[[], str] = lambda: "The agent"
+        self._files: list[str] | None = None
+        self._files_at = 0.0
 
     def on_mount(self) -> None:
         # On the screen, not in our parent's layout: it overlays whatever is above the composer.
-        self.screen.mount(self.menu)
+        self.screen.mount(self.menu, self.file_menu)
 
     def on_unmount(self) -> None:
-        if self.menu.is_attached:
-            self.menu.remove()
+        for menu in (self.menu, self.file_menu):
+            if menu.is_attached:
+                menu.remove()
+
+    @property
+    def menu_open(self) -> bool:
+        return self.menu.is_open or self.file_menu.is_open
 
     # -- slash commands ---------------------------------------------------------------------------
 
@@ -91,8 +124,89 @@ class PromptComposer(TextArea):
         query = self.command_query()
         if query is None or not self.commands or self._menu_dismissed or not self.has_focus:
             self.menu.close()
+        else:
+            self.menu.show_matches(self.commands, query, self._menu_anchor())
+        self._refresh_file_menu()
+
+    # -- @ attachments ----------------------------------------------------------------------------
+
+    def file_query(self) -> tuple[str, int] | None:
+        """(what follows `@`, the `@`'s column) while a file name is typed after an `@`; else None."""
+        if self.selection.start != self.selection.end:
+            return None
+        row, column = self.cursor_location
+        before = self.document.get_line(row)[:column]
+        at = before.rfind("@")
+        if at < 0 or (at > 0 and not before[at - 1].isspace()):
+            return None
+        query = before[at + 1:]
+        if any(ch.isspace() for ch in query) or query.startswith('"'):
+            return None
+        return query, at
+
+    def _refresh_file_menu(self) -> None:
+        found = self.file_query() if self.cwd is not None and not self.menu.is_open else None
+        if found is None or self._menu_dismissed or not self.has_focus:
+            self.file_menu.close()
             return
-        self.menu.show_matches(self.commands, query, self.region)
+        if self._files is None or not self.file_menu.is_open and time.monotonic() - self._files_at > 5:
+            self._files = attachments.list_files(self.cwd)  # fresh when the picker opens (at most every 5 s)
+            self._files_at = time.monotonic()
+        self.file_menu.show_files(self._files, found[0], self._menu_anchor(), self._kind_of)
+
+    def _kind_of(self, rel: str) -> str | None:
+        return attachments.media_kind(Path(rel))
+
+    def _media_refusal(self, path: Path) -> str | None:
+        """Why this image or audio file cannot go to the agent, or None when it can (or is no media)."""
+        kind = attachments.media_kind(path)
+        capabilities = self.capabilities()
+        if kind is None or capabilities is None or attachments.accepts(capabilities, kind):
+            return None  # no answer from the agent yet: checked again when the prompt is sent
+        assert self.cwd is not None
+        return attachments.refusal(kind, self.agent_name(), attachments.display_path(path, self.cwd))
+
+    def insert_file(self, rel: str) -> bool:
+        """Replace the `@query` at the cursor with `@rel ` (an attachment); False, and why, if refused."""
+        found = self.file_query()
+        self.file_menu.close()
+        if found is None or self.cwd is None:
+            return False
+        why = self._media_refusal(self.cwd / rel)
+        if why is not None:
+            log.info("attachment refused: %s", why)
+            self.notify(why, title="Not attached", severity="warning", timeout=8)
+            self._menu_dismissed = True
+            return False
+        row, column = self.cursor_location
+        self.replace(attachments.mention_text(rel) + " ", (row, found[1]), (row, column), maintain_selection_offset=False)
+        self.focus()
+        return True
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        path = attachments.pasted_path(event.text, self.cwd) if self.cwd is not None else None
+        if path is None or attachments.media_kind(path) is None:
+            await super()._on_paste(event)
+            return
+        event.prevent_default()
+        event.stop()
+        assert self.cwd is not None
+        why = self._media_refusal(path)
+        if why is not None:  # keep what was pasted, as plain text: it will not be attached
+            log.info("pasted attachment refused: %s", why)
+            self.notify(why, title="Not attached", severity="warning", timeout=8)
+            self.insert(event.text)
+            return
+        self.insert(attachments.mention_text(attachments.display_path(path, self.cwd)) + " ")
+
+    def _menu_anchor(self) -> Region:
+        """The composer's region, grown over the queued prompts above it so that a menu hides none."""
+        region = self.region
+        if self.parent is not None:
+            for sibling in self.parent.children:
+                if isinstance(sibling, PromptQueueView) and sibling.display:
+                    region = region.union(sibling.region)
+        return region
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._menu_dismissed = False
@@ -103,6 +217,7 @@ class PromptComposer(TextArea):
 
     def on_blur(self) -> None:
         self.menu.close()
+        self.file_menu.close()
 
     def on_resize(self) -> None:
         if self.menu.is_open:
@@ -111,14 +226,18 @@ class PromptComposer(TextArea):
     # -- keys -------------------------------------------------------------------------------------
 
     async def _on_key(self, event: events.Key) -> None:
-        if self.menu.is_open and event.key in ("up", "down", "tab", "enter", "escape"):
+        menu = self.menu if self.menu.is_open else self.file_menu if self.file_menu.is_open else None
+        if menu is not None and event.key in ("up", "down", "tab", "enter", "escape"):
             event.prevent_default()
             event.stop()
             if event.key in ("up", "down"):
-                self.menu.move(-1 if event.key == "up" else 1)
+                menu.move(-1 if event.key == "up" else 1)
             elif event.key == "escape":
                 self._menu_dismissed = True
-                self.menu.close()
+                menu.close()
+            elif menu is self.file_menu:
+                if (path := self.file_menu.selected_path) is not None:
+                    self.insert_file(path)
             elif (name := self.menu.selected_name) is not None:
                 self.insert_command(name)
             return
@@ -128,6 +247,8 @@ class PromptComposer(TextArea):
             text = self.text
             if text.strip():
                 self.post_message(self.Submitted(self, text))
+            else:
+                self.post_message(self.SendNext(self))
             return
         if event.key in NEWLINE_KEYS:
             event.prevent_default()

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from ...media import annotation_badge, media_placeholder
 from ...state.models import TerminalState, ToolCallEntry
 
 KIND_ICONS = {
@@ -84,6 +85,14 @@ def _content(item: dict[str, Any], terminals: dict[str, TerminalState], colours:
     kind = item.get("type")
     if kind == "content":
         block = item.get("content") or {}
+        badge = annotation_badge(block.get("annotations"))
+        if badge:
+            body, cut = _content({"type": "content", "content": {k: v for k, v in block.items() if k != "annotations"}},
+                                 terminals, colours, limit)
+            return Group(Text(f"{INDENT}‹{badge}›", style="dim italic"), body), cut
+        if block.get("type") in ("image", "audio"):
+            placeholder = media_placeholder(block["type"], str(block.get("mimeType", "")), block.get("data"), block.get("uri"))
+            return Text(f"{INDENT}{placeholder}", style="dim"), 0
         if block.get("type") == "text":
             return _clip(str(block.get("text", "")), limit, "")
         if block.get("type") == "resource_link":

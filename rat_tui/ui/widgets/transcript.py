@@ -88,6 +88,7 @@ class Transcript(ScrollView, can_focus=True):
         """Blocks rendered so far (tests use it to prove appends don't re-render old blocks)."""
         self._budget_end = 0.0
         self._catch_up_pending = False
+        self._hidden_stale = False
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -373,8 +374,19 @@ class Transcript(ScrollView, can_focus=True):
                 if seg is not None and seg.strips is None:
                     self._set_height(entry, seg, self._estimate(entry, seg))
         self._dirty.clear()
+        if not self.region and self._width:
+            # Hidden (a tab in the background): a new virtual size would re-lay out the whole screen
+            # on every batch and slow typing in the tab shown. Size and render when shown again.
+            self._hidden_stale = True
+            return
         self._sync_size()
         self._settle()
+
+    def on_show(self) -> None:
+        if self._hidden_stale:
+            self._hidden_stale = False
+            self._sync_size()
+            self._settle()
 
     def _settle(self, anchor: bool = True) -> None:
         """Render the blocks in and around the viewport, then pin to the end or keep the top line still."""

@@ -1,0 +1,110 @@
+"""Bench: keystroke echo latency in tab 2's composer while tab 1 streams N chunks, against tab 1 idle.
+
+Run: .venv/bin/python bench/typing_tabs.py [N]   (default N = 20000)
+Two tabs on bench/stream_agent.py. Tab 2 is the one shown; keys are sent to the app's driver one at a
+time (as a terminal would) and timed until tab 2's composer holds the character. "idle" types the
+same way with tab 1 quiet: the floor, measured in the same run. Each mode runs in its own process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+from stream_agent import END_MARKER  # noqa: E402
+
+AGENT = [sys.executable, str(HERE / "stream_agent.py")]
+IDLE_KEYS = 150
+KEY_GAP = 0.02  # seconds between keystrokes: a fast typist
+
+
+async def measure(mode: str, n: int) -> dict:
+    os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp())
+    from textual import events
+
+    from rat_tui.protocol import wire
+
+    preload = wire.preload()
+    from rat_tui.app import RatApp
+    from rat_tui.cli import AgentSpec
+
+    spec = AgentSpec(name="stream-bench", argv=[*AGENT, str(n)], env={}, is_demo=False)
+    rat = RatApp(spec, Path.cwd())
+    latencies: list[float] = []
+    stream_seconds = None
+    async with rat.run_test(size=(120, 40)):
+        first = rat.first_session
+        while first.state.status != "ready":
+            await asyncio.sleep(0.01)
+        second = await rat.open_session(spec, Path.cwd())
+        while second.state.status != "ready":
+            await asyncio.sleep(0.01)
+        preload.join()
+        view = rat.tabs.active_view
+        assert view is not None and view.session is second
+        composer = view.composer
+        composer.focus()
+        await asyncio.sleep(0.2)
+
+        def streamed() -> bool:
+            entries = first.state.entries
+            return bool(entries) and END_MARKER in entries[-1].text[-100:]
+
+        start = time.perf_counter()
+        if mode == "stream":
+            first.start_prompt("go")
+            while not first.state.entries:  # the user's prompt is the first entry
+                await asyncio.sleep(0.001)
+        keys = 0
+        while (mode == "stream" and not streamed()) or (mode == "idle" and keys < IDLE_KEYS):
+            before = composer.text
+            sent = time.perf_counter()
+            rat._driver.send_message(events.Key("x", "x"))  # as a terminal's input reaches Textual
+            while composer.text == before:
+                await asyncio.sleep(0.0005)
+            latencies.append(time.perf_counter() - sent)
+            keys += 1
+            await asyncio.sleep(KEY_GAP)
+        if mode == "stream":
+            stream_seconds = time.perf_counter() - start
+            assert first.state.stop_reason in (None, "end_turn")
+    latencies.sort()
+    return {
+        "keys": len(latencies),
+        "p50_ms": 1000 * latencies[len(latencies) // 2],
+        "p95_ms": 1000 * latencies[int(len(latencies) * 0.95)],
+        "max_ms": 1000 * latencies[-1],
+        "stream_s": stream_seconds,
+    }
+
+
+def run_one(mode: str, n: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--one", mode, str(n)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":
+        print(json.dumps(asyncio.run(measure(sys.argv[2], int(sys.argv[3])))))
+        return
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+    idle = run_one("idle", n)
+    busy = run_one("stream", n)
+    print(f"typing in tab 2 while tab 1 streams {n} chunks (stream took {busy['stream_s']:.2f} s)")
+    print(f"{'tab 1':>8} {'keys':>5} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7}")
+    for name, got in (("idle", idle), ("stream", busy)):
+        print(f"{name:>8} {got['keys']:>5} {got['p50_ms']:>7.1f} {got['p95_ms']:>7.1f} {got['max_ms']:>7.1f}")
+    print(f"ratio to the floor: p50 {busy['p50_ms'] / idle['p50_ms']:.2f}x, max {busy['max_ms'] / idle['max_ms']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
