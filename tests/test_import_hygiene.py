@@ -16,6 +16,11 @@ CORE_MODULES = [
     "rat_tui.state.reducer",
     "rat_tui.state.store",
     "rat_tui.agent_session",
+    "rat_tui.history.journal",
+    "rat_tui.history.records",
+    "rat_tui.history.rebuild",
+    "rat_tui.history.markdown",
+    "rat_tui.history.replay",
 ]
 
 
