@@ -63,6 +63,7 @@ class HistoryScreen(Screen[None]):
     HistoryScreen #history-search:focus { background: $boost; }
     HistoryScreen #history-table { height: 1fr; }
     """
+    AUTO_FOCUS = "#history-search"
     BINDINGS = [
         Binding("escape", "back", "Close", id="history.close", tooltip="Clear the search, or close the history"),
         Binding("slash", "focus_search", "Search", id="history.search", show=False,
@@ -120,8 +121,9 @@ class HistoryScreen(Screen[None]):
         if self._timer is not None:
             self._timer.stop()
         self.refresh_rows()
-        if self.rows:
-            self.table.focus()
+        info = self.selected
+        if info is not None:  # the list is live: Enter opens the highlighted (top) session
+            self.open(info)
 
     @on(DataTable.RowSelected, "#history-table")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
@@ -170,7 +172,8 @@ class HistoryTranscriptScreen(Screen[None]):
     HistoryTranscriptScreen PromptComposer { display: none; }
     """
     BINDINGS = [
-        Binding("escape", "back", "Back", id="history.back", tooltip="Back to the list of sessions"),
+        # Priority: the session view below binds Esc to "cancel the turn", which a record has none of.
+        Binding("escape", "back", "Back", id="history.back", priority=True, tooltip="Back to the list of sessions"),
         Binding("e", "export_markdown", "Export Markdown", id="history.export_markdown",
                 tooltip="Write the transcript as a Markdown file"),
         Binding("j", "export_journal", "Export journal", id="history.export_journal",
