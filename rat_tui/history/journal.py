@@ -343,11 +343,13 @@ class HistoryJournal:
 
     # -- reading --------------------------------------------------------------------------------
 
-    def sessions(self, query: HistoryQuery | str = "", limit: int = 500) -> list[SessionInfo]:
-        """Sessions matching the query, the most recently used first."""
+    def sessions(self, query: HistoryQuery | str = "", limit: int = 500, include_empty: bool = True) -> list[SessionInfo]:
+        """Sessions matching the query, the most recently used first; `include_empty=False` skips never-prompted ones."""
         if isinstance(query, str):
             query = HistoryQuery.parse(query)
         where, args = [], []
+        if not include_empty:
+            where.append("first_prompt IS NOT NULL")
         if query.agent:
             where.append("(agent LIKE ? OR agent_title LIKE ?)")
             args += [f"%{query.agent}%"] * 2

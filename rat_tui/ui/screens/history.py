@@ -38,9 +38,11 @@ def when(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
-def short_dir(path: str) -> str:
+def short_dir(path: str, width: int = 40) -> str:
+    """The directory with ~ for home, cut at the front to `width` (its end says most)."""
     home = str(Path.home())
-    return "~" + path[len(home):] if path == home or path.startswith(home + os.sep) else path
+    path = "~" + path[len(home):] if path == home or path.startswith(home + os.sep) else path
+    return path if len(path) <= width else "…" + path[-(width - 1):]
 
 
 def export_dir(app) -> Path:
@@ -97,7 +99,7 @@ class HistoryScreen(Screen[None]):
         self.journal.flush()  # what this very process has queued shows too
         query = self.search.value.strip()
         try:
-            self.rows = self.journal.sessions(query)
+            self.rows = self.journal.sessions(query, include_empty=False)
         except Exception as error:
             log.exception("history search failed")
             self.rows = []
@@ -106,7 +108,7 @@ class HistoryScreen(Screen[None]):
         for info in self.rows:
             self.table.add_row(when(info.updated), info.agent_title or info.agent, short_dir(info.cwd),
                                info.label[:80] or "(no prompt)", str(info.messages), key=str(info.id))
-        found = f"{len(self.rows)} session{'' if len(self.rows) == 1 else 's'}"
+        found = f"{len(self.rows)} session{'' if len(self.rows) == 1 else 's'}"  # never-prompted ones are not listed
         self.status.update(f"History · {found}" + (f" matching {query!r}" if query else "")
                            + " · Enter opens · Del deletes · Esc closes")
 
@@ -195,7 +197,7 @@ class HistoryTranscriptScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         info = self.info
-        yield Static(f"{info.agent_title or info.agent} · {short_dir(info.cwd)} · {when(info.created)} · "
+        yield Static(f"{info.agent_title or info.agent} · {short_dir(info.cwd, 80)} · {when(info.created)} · "
                      f"{info.messages} messages · e Markdown · j journal · c continue · Esc back",
                      id="history-info", markup=False)
         yield SessionView(self.session)
