@@ -14,7 +14,7 @@ from rat_tui.history.markdown import to_markdown
 from rat_tui.history.rebuild import rebuild
 from rat_tui.history.records import IN, OUT, RecordingError, dump_recording, parse_recording, read_recording
 
-from .harness import finish, start_session
+from .harness import finish, start_session, wait_for
 
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "acp-traces"
 
@@ -70,20 +70,20 @@ def test_journal_records_messages_and_session_facts(tmp_path: Path) -> None:
     assert builder.can_continue and builder.agent_session_id == "s1"
 
 
-async def test_messages_reach_the_file_within_the_tick_in_one_transaction(tmp_path: Path) -> None:
+async def test_messages_reach_the_file_right_after_the_tick_without_any_flush(tmp_path: Path) -> None:
     journal = HistoryJournal(tmp_path / "h.sqlite3")
     session = journal.start_session("fake", ["x"], "/p")
-    reader = HistoryJournal(tmp_path / "h.sqlite3")
+    reader = HistoryJournal(tmp_path / "h.sqlite3")  # another connection, as another process would read
     for n in range(500):
         session.record(IN, chunk(f"c{n} "), 50)
-    assert reader.records(session.id) == []  # queued, not yet committed
-    await asyncio.sleep(0)  # one loop turn
-    assert len(reader.records(session.id)) == 500
+    assert journal._handed == 0  # queued in this tick, handed to the writer thread at its end
+    await asyncio.sleep(0)
+    assert journal._handed == 1  # one batch, one transaction
+    await wait_for(lambda: len(reader.records(session.id)) == 500, what="the writer thread's commit")
     session.set_draft("typed")
     await asyncio.sleep(0)
-    assert reader.session(session.id).draft == ""  # drafts wait for a pause in typing
-    await asyncio.sleep(0.5)
-    assert reader.session(session.id).draft == "typed"
+    assert journal._handed == 1  # drafts wait for a pause in typing
+    await wait_for(lambda: reader.session(session.id).draft == "typed", what="the draft")
     journal.close()
     reader.close()
 

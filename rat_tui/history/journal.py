@@ -2,9 +2,10 @@
 
 Durability is against a crash or `kill -9` of rat, not power loss: a message is safe once its
 transaction is committed, which with `journal_mode=WAL` and `synchronous=NORMAL` means written to
-the WAL file by write(2), without fsync. Messages are queued and committed once per event-loop tick
-(`call_soon`), one transaction per batch: a message reaches the OS within the tick that received it
-(the router yields every few ms), and a flood of chunks costs one commit per batch, not per chunk.
+the WAL file by write(2), without fsync. Messages are queued and handed to a writer thread once per
+event-loop tick (`call_soon`); it commits each batch at once in one transaction. So a message
+reaches the OS within about a millisecond of the tick that received it (the router yields every
+few ms), and a flood of chunks costs one commit per batch, not per chunk, off the loop's thread.
 bench/journal.py measures this against JSONL; docs/architecture.md says why SQLite won.
 """
 
@@ -13,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import queue
 import sqlite3
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -241,24 +244,39 @@ class SessionJournal:
 
 
 class HistoryJournal:
-    """The history database: one SQLite file in WAL mode, shared safely by several rat processes."""
+    """The history database: one SQLite file in WAL mode, shared safely by several rat processes.
+
+    The event loop only serialises each message and queues it; once per loop tick the batch goes to
+    a writer thread that commits it (sqlite releases the GIL while it works), so the stream pays
+    about what a JSONL append would (bench/journal.py). Reads use the loop thread's own connection.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
+        self._db = self._connect()
         self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # takes effect on a new file only
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)
         self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self._rows: list[tuple[Any, ...]] = []
         self._dirty: set[SessionJournal] = set()
         self._handle: asyncio.Handle | None = None
         self._handle_soon = False
+        self._batches: queue.SimpleQueue[tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]]] | None] = queue.SimpleQueue()
+        self._handed = 0  # batches given to the writer; it reports each one done through _written
+        self._written = 0
+        self._done = threading.Condition()
+        self._writer = threading.Thread(target=self._write_batches, name="history-writer", daemon=True)
+        self._writer.start()
         self.failures = 0
         self.closed = False
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
+        db.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit is a write(2) to the WAL, no fsync
+        db.execute("PRAGMA foreign_keys=ON")
+        return db
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -267,6 +285,7 @@ class HistoryJournal:
         """A new journaled session; reattaching to an agent session already journaled continues its row."""
         now = time.time()
         if attach_session_id:
+            self.flush()  # the row's latest draft and settings may still be on their way
             row = self._db.execute(
                 "SELECT id, settings, draft, first_prompt FROM sessions WHERE agent_session_id=? AND cwd=? "
                 "ORDER BY updated DESC LIMIT 1", (attach_session_id, cwd)).fetchone()
@@ -295,16 +314,16 @@ class HistoryJournal:
             return
         if self._handle is not None:
             if delay > 0 or self._handle_soon:
-                return  # a flush is already coming, soon enough
+                return  # a hand-over is already coming, soon enough
             self._handle.cancel()
         if delay > 0:
-            self._handle = loop.call_later(delay, self.flush)
+            self._handle = loop.call_later(delay, self._hand_over)
         else:
-            self._handle = loop.call_soon(self.flush)
+            self._handle = loop.call_soon(self._hand_over)
             self._handle_soon = True
 
-    def flush(self) -> None:
-        """Commit everything queued in one transaction (messages, then each changed session's row)."""
+    def _hand_over(self) -> int:
+        """Give what is queued to the writer thread as one batch; returns the batch's number (0: none)."""
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
@@ -312,33 +331,72 @@ class HistoryJournal:
         rows, self._rows = self._rows, []
         dirty, self._dirty = self._dirty, set()
         if (not rows and not dirty) or self.closed:
-            return
+            return 0
+        updates = []
+        for session in dirty:
+            fields = dict(session.dirty)
+            if "settings" in fields:
+                fields["settings"] = json.dumps(fields["settings"])
+            updates.append((session.id, session.added, session.added_bytes, fields))
+            session.dirty.clear()
+            session.added = session.added_bytes = 0
+        self._handed += 1
+        self._batches.put((self._handed, rows, updates))
+        return self._handed
+
+    def flush(self, timeout: float = 10.0) -> None:
+        """Commit everything queued so far, and wait for it (readers call this before they read)."""
+        number = self._hand_over() or self._handed
+        with self._done:
+            self._done.wait_for(lambda: self._written >= number or not self._writer.is_alive(), timeout)
+
+    def _write_batches(self) -> None:
+        db = self._connect()
+        try:
+            while True:
+                batch = self._batches.get()
+                batches = [batch]
+                while batch is not None and not self._batches.empty():  # catch up in one transaction
+                    batch = self._batches.get()
+                    batches.append(batch)
+                work = [b for b in batches if b is not None]
+                if work:
+                    self._commit(db, work)
+                    with self._done:
+                        self._written = work[-1][0]
+                        self._done.notify_all()
+                if batch is None:
+                    return
+        finally:
+            db.close()
+            with self._done:
+                self._done.notify_all()
+
+    def _commit(self, db: sqlite3.Connection, batches: list[tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]]]]) -> None:
         now = time.time()
         try:
-            with self._db:
-                self._db.execute("BEGIN")
-                if rows:
-                    self._db.executemany(
-                        "INSERT INTO messages(session, t, dir, method, body, text) VALUES(?,?,?,?,?,?)", rows)
-                for session in dirty:
-                    fields = dict(session.dirty)
-                    if "settings" in fields:
-                        fields["settings"] = json.dumps(fields["settings"])
-                    assignments = "".join(f", {name}=?" for name in fields)
-                    self._db.execute(
-                        f"UPDATE sessions SET updated=?, messages=messages+?, bytes=bytes+?{assignments} WHERE id=?",
-                        (now, session.added, session.added_bytes, *fields.values(), session.id))
-                    session.dirty.clear()
-                    session.added = session.added_bytes = 0
+            with db:
+                db.execute("BEGIN")
+                for _, rows, updates in batches:
+                    if rows:
+                        db.executemany("INSERT INTO messages(session, t, dir, method, body, text) VALUES(?,?,?,?,?,?)",
+                                       rows)
+                    for session_id, added, added_bytes, fields in updates:
+                        assignments = "".join(f", {name}=?" for name in fields)
+                        db.execute(
+                            f"UPDATE sessions SET updated=?, messages=messages+?, bytes=bytes+?{assignments} WHERE id=?",
+                            (now, added, added_bytes, *fields.values(), session_id))
         except sqlite3.Error:
             self.failures += 1
-            log.exception("could not write %d messages to the history journal %s", len(rows), self.path)
+            log.exception("could not write %d batches to the history journal %s", len(batches), self.path)
 
     def close(self) -> None:
         if self.closed:
             return
         self.flush()
         self.closed = True
+        self._batches.put(None)
+        self._writer.join(10.0)
         self._db.close()
 
     # -- reading --------------------------------------------------------------------------------
