@@ -211,6 +211,7 @@ class RatApp(App[None]):
             await self.tabs.close(pane_id)
             if view.session in self.sessions:
                 self.sessions.remove(view.session)
+            self.session_journals.pop(view.session, None)
             if not self.tabs.views:
                 self.exit()
 

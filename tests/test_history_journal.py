@@ -118,15 +118,21 @@ def test_retention_prunes_old_many_and_big_sessions(tmp_path: Path) -> None:
     ids = []
     for n in range(5):
         session = journal.start_session(f"agent{n}", ["x"], "/p")
-        session.record(IN, chunk("x" * 1000), 300_000)
+        session.record(OUT, {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": {
+            "sessionId": "s", "prompt": [{"type": "text", "text": f"prompt {n}"}]}}, 300_000)
         ids.append(session.id)
+    empty_old, empty_new = (journal.start_session("idle", ["x"], "/p") for _ in range(2))  # never prompted
     journal.flush()
     now = time.time()
+    journal._db.execute("UPDATE sessions SET updated=? WHERE id=?", (now - 2 * 86400, empty_old.id))
+    assert journal.prune(max_sessions=5, now=now) == 1  # the old empty one; empty ones don't count
+    assert [i.id for i in journal.sessions("agent:idle")] == [empty_new.id]
+    journal.delete(empty_new.id)
     journal._db.execute("UPDATE sessions SET updated=? WHERE id=?", (now - 40 * 86400, ids[0]))
     assert journal.prune(retention_days=30, now=now) == 1
     assert journal.prune(max_sessions=3) == 1  # the least recently used of the four left
     assert [i.agent for i in journal.sessions()] == ["agent4", "agent3", "agent2"]
-    assert journal.prune(max_megabytes=0.6) == 1  # 300 kB each: two fit
+    assert journal.prune(max_megabytes=0.6) == 1  # 300 kB each: two fit (bytes as on the wire)
     assert [i.agent for i in journal.sessions()] == ["agent4", "agent3"]
     assert journal.records(ids[0]) == [] and journal.records(ids[2]) == []
     assert journal.prune(retention_days=30, max_sessions=10, max_megabytes=100) == 0

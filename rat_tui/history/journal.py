@@ -30,6 +30,8 @@ log = logging.getLogger("rat.history")
 SCHEMA_VERSION = 1
 DRAFT_DELAY = 0.3
 """Seconds a composer draft waits before it is written, so typing writes once per pause, not per key."""
+EMPTY_SESSION_DAYS = 1
+"""Sessions with no prompt (rat started and closed) are pruned after this many days."""
 SETTING_METHODS = {"session/set_config_option", "session/set_mode", "session/set_model"}
 
 _SCHEMA = """
@@ -454,10 +456,14 @@ class HistoryJournal:
               max_megabytes: float | None = None, now: float | None = None) -> int:
         """Drop the oldest sessions past the retention policy; returns how many went. Run at startup."""
         now = time.time() if now is None else now
-        rows = self._db.execute("SELECT id, updated, bytes FROM sessions ORDER BY updated DESC, id DESC").fetchall()
-        doomed: list[int] = []
+        rows = self._db.execute(
+            "SELECT id, updated, bytes, first_prompt IS NULL FROM sessions ORDER BY updated DESC, id DESC").fetchall()
+        # A session never prompted is only a handshake: gone after a day, and never counted against
+        # the limits, so launching rat many times cannot push real conversations out.
+        doomed = [session_id for session_id, updated, _, empty in rows if empty and updated < now - EMPTY_SESSION_DAYS * 86400]
+        rows = [row for row in rows if not row[3]]
         total = 0
-        for index, (session_id, updated, size) in enumerate(rows):
+        for index, (session_id, updated, size, _) in enumerate(rows):
             total += size
             if ((retention_days is not None and updated < now - retention_days * 86400)
                     or (max_sessions is not None and index >= max_sessions)

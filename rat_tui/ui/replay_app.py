@@ -10,7 +10,7 @@ from ..app import RatApp
 from ..cli import demo_agent
 from ..config import Config
 from ..history.records import Recording
-from ..history.replay import ReplayCommand, ReplaySession
+from ..history.replay import READ_ONLY, ReplayCommand, ReplaySession
 
 
 class ReplayApp(RatApp):
@@ -28,6 +28,9 @@ class ReplayApp(RatApp):
         self._replay_pending = True
         super().__init__(ReplayCommand(self.replay_name), Path(cwd), config=config, problems=notes)
         self.launched = demo_agent()  # what Ctrl+N offers first: a replay is no agent to start again
+
+    def on_mount(self) -> None:  # Textual runs RatApp.on_mount too (handlers are called along the MRO)
+        self.tabs.views[0].composer.placeholder = READ_ONLY
 
     def make_session(self, command, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         if self._replay_pending:
