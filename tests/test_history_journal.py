@@ -102,6 +102,7 @@ def test_search_by_text_agent_cwd_and_date(tmp_path: Path) -> None:
 
     assert found("") == ["gemini", "claude"]  # newest first
     assert found("stripes") == ["claude"]  # text of an agent message
+    assert found("have stripes") == ["claude"]  # a phrase split between two streamed chunks
     assert found("roses") == ["gemini"]  # text of a prompt
     assert found("agent:gem") == ["gemini"]
     assert found("agent:fake") == ["claude"]  # the agent's own title counts too
@@ -222,3 +223,16 @@ async def test_markdown_export_of_a_journaled_session_with_a_tool_call_and_a_dif
     assert f"kind: edit · `{tmp_path}/notes.txt:2`" in markdown
     assert "```diff\n" in markdown and "-beta\n+BETA\n" in markdown and f"+++ b{tmp_path}/notes.txt" in markdown
     assert "## Plan\n\n- [x] Read notes\n- [~] Edit notes" in markdown
+
+
+def test_a_failing_write_is_reported_once(tmp_path: Path) -> None:
+    journal = HistoryJournal(tmp_path / "h.sqlite3")
+    problems: list[str] = []
+    journal.on_problem = problems.append
+    session = journal.start_session("fake", ["x"], "/p")
+    journal._db.execute("DROP TABLE messages")  # as good as a disk that refuses writes
+    for _ in range(3):
+        session.record(IN, chunk("lost"), 10)
+        journal.flush()
+    assert journal.failures == 3 and len(problems) == 1 and "cannot be written" in problems[0]
+    journal.close()

@@ -18,7 +18,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -273,6 +273,8 @@ class HistoryJournal:
         self._writer.start()
         self.failures = 0
         self.closed = False
+        # Called (from the writer thread) the first time a write fails, so the user hears of it.
+        self.on_problem: Callable[[str], None] | None = None
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
@@ -388,9 +390,15 @@ class HistoryJournal:
                         db.execute(
                             f"UPDATE sessions SET updated=?, messages=messages+?, bytes=bytes+?{assignments} WHERE id=?",
                             (now, added, added_bytes, *fields.values(), session_id))
-        except sqlite3.Error:
+        except sqlite3.Error as error:
             self.failures += 1
             log.exception("could not write %d batches to the history journal %s", len(batches), self.path)
+            if self.failures == 1 and self.on_problem is not None:  # say it once, not per batch
+                try:
+                    self.on_problem(f"The history journal {self.path} cannot be written ({error}); "
+                                    "messages are not being saved.")
+                except Exception:
+                    log.exception("reporting a history problem failed")
 
     def close(self) -> None:
         if self.closed:
@@ -421,8 +429,10 @@ class HistoryJournal:
                          "OR strftime('%Y-%m-%d', updated, 'unixepoch', 'localtime') LIKE ?)")
             args += [f"{query.date}%"] * 2
         if query.text:
-            where.append("(title LIKE ? OR first_prompt LIKE ? OR EXISTS "
-                         "(SELECT 1 FROM messages m WHERE m.session = sessions.id AND m.text LIKE ?))")
+            # The session's texts joined in order, so a phrase split across streamed chunks is found too.
+            where.append("(title LIKE ? OR first_prompt LIKE ? OR (SELECT group_concat(text, '') FROM "
+                         "(SELECT text FROM messages m WHERE m.session = sessions.id AND m.text IS NOT NULL "
+                         "ORDER BY m.id)) LIKE ?)")
             args += [f"%{query.text}%"] * 3
         sql = "SELECT * FROM sessions" + (" WHERE " + " AND ".join(where) if where else "")
         rows = self._db.execute(sql + " ORDER BY updated DESC, id DESC LIMIT ?", (*args, limit)).fetchall()
