@@ -185,3 +185,20 @@ def test_replay_on_the_command_line(tmp_path: Path) -> None:
         parse_args(["replay", str(tmp_path / "missing.jsonl")])
     with pytest.raises(SystemExit):
         parse_args(["replay", str(recording), "--", "agent"])
+
+
+async def test_an_rpc_log_replays_and_the_palette_offers_history(tmp_path: Path, record_file: Path) -> None:
+    rpc_log = tmp_path / "rpc.jsonl"
+    spec = scripted({"turns": [[{"chunk": "logged answer"}]]}, tmp_path / "proj")
+    app = RatApp(spec, tmp_path / "proj", rpc_log_path=rpc_log)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")
+        await prompt(pilot, app, "log this", "logged answer")
+        assert "History" in [command.title for command in app.get_system_commands(app.screen)]
+    replay = ReplayApp(read_recording(rpc_log), rpc_log)
+    async with replay.run_test(size=(120, 36)) as pilot:
+        view = first_view(replay)
+        await until(pilot, lambda: view.session.state.status == "replayed", "the replay")
+        text = view.transcript.plain_text
+        assert "log this" in text and "logged answer" in text
+        assert view.composer.placeholder.startswith("This is a recorded session")
