@@ -9,7 +9,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from . import mcp_servers as mcp
+from .agent_defaults import apply_defaults
 from .change_journal import ChangeJournal
+from .elicitation_broker import ElicitationBroker
 from .permission_broker import PermissionBroker
 from .protocol.client import AcpClient, AgentHello, ProtocolMismatch
 from .protocol.fs import FileAccess, FileWrite
@@ -56,12 +59,20 @@ class AgentSession:
         ask_outside: Callable[[Path, str], Awaitable[bool]] | None = None,
         attach_session_id: str | None = None,
         recorders: Sequence[Any] = (),
+        mcp_config: Sequence[Any] = (),
     ) -> None:
         self.command = command
         # An agent-side session to reattach to (session/load or session/resume) instead of session/new.
         self.attach_session_id = attach_session_id
         # Extra traffic recorders (`record(direction, message, size, method=, latency=)`), e.g. history.
         self.recorders = list(recorders)
+        # MCP servers from the config (mcp_servers.configured); `mcp_servers` is what goes on the wire,
+        # filtered by the agent's capabilities once `initialize` has told them; `mcp_report` says why.
+        self.mcp_config = list(mcp_config)
+        self.mcp_servers: list[dict[str, Any]] = []
+        self.mcp_report: list[mcp.McpServerRow] = []
+        # Per-agent session defaults (`[agents.NAME.defaults]`), applied after session/new.
+        self.defaults: dict[str, Any] = dict(getattr(command, "defaults", None) or {})
         self.cwd = Path(os.path.abspath(cwd))
         self.store = store or SessionStore()
         self.rpc_log = rpc_log
@@ -93,6 +104,11 @@ class AgentSession:
             on_exit=lambda tid, code, sig: self.store.dispatch(reducer.terminal_exit, tid, code, sig),
         )
         self.permissions = PermissionBroker(self.store, lambda: self.state.agent_name, policy)
+        self.elicitations = ElicitationBroker(self.store, lambda: self.state.agent_name)
+        # Notifications other than session/update, by method.
+        self.notification_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            "elicitation/complete": self.elicitations.complete,
+        }
 
     @property
     def state(self):
@@ -117,6 +133,7 @@ class AgentSession:
             **self.files.handlers(),
             **self.terminals.handlers(),
             "session/request_permission": self.permissions.handle,
+            "elicitation/create": self.elicitations.handle,
         }
         self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
         self.connection.recorders.extend(self.recorders)
@@ -146,7 +163,8 @@ class AgentSession:
             self.hello = hello
             if hello.display_name:
                 self.store.dispatch(reducer.set_agent, hello.display_name)
-            result = await asyncio.wait_for(self.client.new_session(self.cwd), self.handshake_timeout)
+            self._plan_mcp_servers()
+            result = await asyncio.wait_for(self.client.new_session(self.cwd, self.mcp_servers), self.handshake_timeout)
         except asyncio.TimeoutError:
             self._fail(ERROR, f"The agent did not answer within {self.handshake_timeout:g} s while starting.")
             return
@@ -166,11 +184,24 @@ class AgentSession:
         early, self._early_updates = self._early_updates, []
         for params in early:
             self._apply(params)
+        await apply_defaults(self, self.defaults)
         self.store.dispatch(reducer.set_status, READY)
+
+    def _plan_mcp_servers(self) -> None:
+        """The configured MCP servers this agent can take; the others are skipped with a notice."""
+        capabilities = self.hello.capabilities if self.hello else {}
+        self.mcp_servers, self.mcp_report = mcp.plan(self.mcp_config, capabilities, self.cwd)
+        for warning in mcp.warnings(self.mcp_report):
+            log.warning("%s", warning)
+            self.store.dispatch(reducer.add_notice, warning, "warning")
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method != "session/update":
-            log.debug("ignored notification %s", method)
+            handler = self.notification_handlers.get(method)
+            if handler is None:
+                log.debug("ignored notification %s", method)
+            else:
+                handler(params if isinstance(params, dict) else {})
             return
         if self.session_id is None:
             # Some agents send updates (commands, modes) before answering session/new.
@@ -227,6 +258,7 @@ class AgentSession:
         if self._turn and not self._turn.done():
             self._turn.cancel()
         self.permissions.cancel_all()
+        self.elicitations.cancel_all()
         await self.terminals.close_all()
         if self.process is not None:
             await self.process.close()
@@ -285,6 +317,7 @@ class AgentSession:
             return False
         self.store.dispatch(reducer.set_status, WORKING, "cancelling")
         self.permissions.cancel_all()  # pending permission requests are answered `cancelled`
+        self.elicitations.cancel_all()  # and pending elicitations `cancel`
         await self.client.cancel(self.session_id)
         return True
 

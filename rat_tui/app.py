@@ -14,12 +14,18 @@ from textual.widgets import Footer
 from .agent_session import AgentCommand, AgentSession
 from .config import Config
 from .history.journal import HistoryJournal, SessionJournal, default_path, open_journal
+from .mcp_servers import configured as configured_mcp_servers
 from .protocol.rpc_log import RpcLog
 from .state.permission_policy import PermissionPolicy
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.permission_queue import PermissionQueue
+from .ui.elicitation_queue import ElicitationQueue
 from .cli import agent_choices
+from .ui.agent_commands import AgentsCommandProvider
 from .ui.commands import SlashCommandsProvider
+from .ui.session_commands import SessionCommandsProvider
+from .agent_catalog import load_catalog
+from .ui.screens.agent_picker import AgentPickerScreen
 from .ui.screens.confirm import ConfirmScreen
 from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
@@ -32,7 +38,7 @@ class RatApp(App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
-    COMMANDS = App.COMMANDS | {SlashCommandsProvider}
+    COMMANDS = App.COMMANDS | {SlashCommandsProvider, SessionCommandsProvider, AgentsCommandProvider}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
@@ -64,6 +70,7 @@ class RatApp(App[None]):
         self.policy = PermissionPolicy()
         self._problems.extend(self.policy.problems)
         self.permission_queue = PermissionQueue(self)
+        self.elicitation_queue = ElicitationQueue(self)
         self.launched = command
         self.cwd = Path(cwd)
         self.sessions: list[AgentSession] = []
@@ -74,7 +81,8 @@ class RatApp(App[None]):
         ask_outside = self.ask_outside if self.config.outside_files == "ask" else None
         journal = self._journal_for(command, cwd, attach_session_id)
         session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside,
-                               attach_session_id=attach_session_id, recorders=[journal] if journal else [])
+                               attach_session_id=attach_session_id, recorders=[journal] if journal else [],
+                               mcp_config=configured_mcp_servers(self.config.mcp_servers, getattr(command, "mcp_servers", ())))
         if journal is not None:
             self.session_journals[session] = journal
         self.sessions.append(session)
@@ -190,7 +198,18 @@ class RatApp(App[None]):
                 command, cwd = choice
                 await self.open_session(command, cwd)
 
-        self.push_screen(NewSessionScreen(choices, self.session.cwd), callback=chosen)
+        self.push_screen(NewSessionScreen(choices, self.session.cwd, catalog=lambda: load_catalog(self.config)),
+                         callback=chosen)
+
+    def action_agents(self) -> None:
+        """The agent picker: every catalog agent and profile; the chosen one starts in a new tab."""
+        cwd = self.session.cwd
+
+        async def chosen(spec) -> None:
+            if spec is not None:
+                await self.open_session(spec, cwd)
+
+        self.push_screen(AgentPickerScreen(load_catalog(self.config)), callback=chosen)
 
     async def open_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A new tab; with `attach_session_id`, reattach to that agent-side session (load or resume)."""

@@ -10,6 +10,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .config import Config
@@ -50,6 +51,10 @@ class AgentSpec:
     env: dict[str, str]
     is_demo: bool
     missing_file_empty: bool = False
+    mcp_servers: tuple[Any, ...] = ()
+    """The profile's own MCP servers (config.McpServerConfig); the global ones are added by the app."""
+    defaults: dict[str, Any] = field(default_factory=dict)
+    """The profile's session defaults (`[agents.NAME.defaults]`)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--cwd", metavar="DIR", help="working directory of the session (default: current)")
-    parser.add_argument("--agent", metavar="NAME", help="agent profile from the config file")
+    parser.add_argument("--agent", metavar="NAME", help="agent profile from the config file, or a catalog agent id")
     parser.add_argument("--config", metavar="FILE", help="config file (default: $RAT_CONFIG or the user config dir)")
     parser.add_argument("--rpc-log", metavar="FILE", help="append every JSON-RPC message to FILE (JSONL)")
     parser.add_argument("--version", action="version", version=f"rat-tui {__version__}")
@@ -144,11 +149,15 @@ def resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]:
         return AgentSpec(name=os.path.basename(argv[0]) or argv[0], argv=argv, env={}, is_demo=False), problems
     if args.agent:
         if args.agent not in config.agents:
-            raise ConfigError(f"unknown agent profile {args.agent!r}; {_known(config)}")
+            return _from_catalog(args.agent, config, problems), problems
         return _from_profile(args.agent, config), problems
     if config.default_agent:
         if config.default_agent in config.agents:
             return _from_profile(config.default_agent, config), problems
+        try:
+            return _from_catalog(config.default_agent, config, problems), problems
+        except ConfigError:
+            pass
         problems.append(
             f"default_agent {config.default_agent!r} names no agent profile ({_known(config)}); "
             "using the demo agent"
@@ -173,8 +182,25 @@ def _from_profile(name: str, config: Config) -> AgentSpec:
     # A bare command name stays bare: it is looked up on PATH when the agent is spawned.
     argv = [os.path.expanduser(profile.command), *profile.args]
     return AgentSpec(
-        name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty
+        name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty,
+        mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
     )
+
+
+def _from_catalog(name: str, config: Config, problems: list[str]) -> AgentSpec:
+    """An agent of the catalog (rat_tui/agent_catalog.py) by id or alias, when no profile has the name."""
+    from .agent_catalog import check, load_catalog, spec_for  # only needed when no profile matched
+
+    catalog = load_catalog(config)
+    problems.extend(catalog.problems)
+    agent = catalog.find(name)
+    if agent is None:
+        ids = ", ".join(a.id for a in catalog.agents if a.source != "config")
+        raise ConfigError(f"unknown agent {name!r}; {_known(config)}; catalog agents: {ids}")
+    availability = check(agent)
+    if availability.launch is None:
+        raise ConfigError(f"{agent.name} ({agent.id}) is not installed; to install it: {agent.install_hint}")
+    return spec_for(agent, availability)
 
 
 def _known(config: Config) -> str:

@@ -20,6 +20,30 @@ from . import paths
 _MODEL_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+class McpServerConfig(BaseModel):
+    """One MCP server for the agent to connect to, passed in session/new (and load/resume)."""
+
+    model_config = _MODEL_CONFIG
+
+    name: str
+    """Name the agent knows the server by; a profile's server replaces a global one of the same name."""
+    type: str = "stdio"
+    """Transport: "stdio" (every agent), "http" or "sse" (only agents whose mcpCapabilities say so).
+    Servers of another type, or one the agent cannot take, are skipped with a warning."""
+    command: str | None = None
+    """stdio: the server's program; a bare name is looked up on PATH, `~` is expanded (sent absolute)."""
+    args: list[str] = Field(default_factory=list)
+    """stdio: arguments of the command."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """stdio: environment variables for the server; `${NAME}` in a value is taken from rat's environment."""
+    url: str | None = None
+    """http and sse: the server's URL."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """http and sse: HTTP headers; `${NAME}` in a value is taken from rat's environment."""
+    enabled: bool = True
+    """false keeps the entry but does not send it (a profile can switch off a global server by name)."""
+
+
 class AgentProfile(BaseModel):
     """How to start one ACP agent."""
 
@@ -36,6 +60,11 @@ class AgentProfile(BaseModel):
     missing_file_empty: bool = False
     """Answer a read of a missing file with empty content instead of an error (Gemini CLI needs this
     to create new files)."""
+    mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    """MCP servers for this agent only, after the global ones."""
+    defaults: dict[str, str | bool] = Field(default_factory=dict)
+    """Session settings applied when a session starts: `model`, `mode`, or a config option id (or
+    category) = a value id or name (true/false for a boolean option)."""
 
 
 class HistoryConfig(BaseModel):
@@ -72,12 +101,16 @@ class Config(BaseModel):
     """Binding id -> comma-separated keys, as accepted by Textual's `App.set_keymap`."""
     rpc_log: str | None = None
     """Path of a JSONL log of all JSON-RPC traffic (`--rpc-log` overrides it); unset means none."""
+    mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    """MCP servers passed to every agent (`[[mcp_servers]]`); profiles add their own."""
     history: HistoryConfig = Field(default_factory=HistoryConfig)
     """The local history journal: on/off, retention, export folder (`[history]`)."""
 
 
 # Top-level tables whose entries are independent: a bad entry is dropped alone, not the table.
-_TABLES_OF_ENTRIES = {"agents", "keymap", "history"}
+_TABLES_OF_ENTRIES = {"agents", "keymap", "mcp_servers", "history"}
+# Parts of a profile whose entries are independent too: a bad one is dropped alone, not the profile.
+_PROFILE_ENTRIES = {"mcp_servers", "defaults"}
 
 
 def load_config(path: Path | None = None) -> tuple[Config, list[str]]:
@@ -118,9 +151,12 @@ def validate_config(data: dict[str, Any]) -> tuple[Config, list[str]]:
             return Config.model_validate(data), problems
         except ValidationError as error:
             dropped = False
-            for item in error.errors():
-                problems.append(_describe(item))
-                dropped |= _drop(data, tuple(item["loc"]), item["type"] == "extra_forbidden")
+            items = error.errors()
+            problems.extend(_describe(item) for item in items)
+            targets = {_target(tuple(item["loc"]), item["type"] == "extra_forbidden") for item in items}
+            # Last first, so that removing a list entry does not shift the ones still to remove.
+            for target in sorted(targets, key=_sort_key, reverse=True):
+                dropped |= _drop(data, target)
             if not dropped:
                 break
     return Config(), [*problems, "could not repair the config; using the defaults"]
@@ -130,11 +166,17 @@ def _dotted(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc)
 
 
+def _sort_key(loc: Any) -> tuple[Any, ...]:
+    return tuple((0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in loc)
+
+
 def _describe(item: Any) -> str:
     loc = tuple(item["loc"])
     if item["type"] == "extra_forbidden":
         return f"unknown key {_dotted(loc)} (ignored)"
     message = f"{_dotted(loc)}: {item['msg']}"
+    if loc and loc[0] == "agents" and len(loc) >= 4 and loc[2] in _PROFILE_ENTRIES:
+        return f"{message} (ignored)"
     if loc and loc[0] == "agents" and len(loc) >= 2:
         return f"{message} (agent profile {loc[1]!r} skipped)"
     if loc and loc[0] in _TABLES_OF_ENTRIES and len(loc) >= 2:
@@ -144,22 +186,32 @@ def _describe(item: Any) -> str:
     return message
 
 
-def _drop(data: dict[str, Any], loc: tuple[Any, ...], exact: bool) -> bool:
-    """Remove the invalid item at `loc`: an unknown key alone, a whole entry, or a top-level key.
-
-    Returns False when there was nothing to remove (an earlier error already removed its parent).
-    """
+def _target(loc: tuple[Any, ...], exact: bool) -> tuple[Any, ...]:
+    """What to remove for an error at `loc`: an unknown key alone, a whole entry, or a top-level key."""
     if exact:
         target = loc  # an unknown key: drop just it, keep what surrounds it
+    elif loc and loc[0] == "agents" and len(loc) >= 4 and loc[2] in _PROFILE_ENTRIES:
+        target = loc[:4]  # one MCP server or one default of a profile
     elif loc and loc[0] in _TABLES_OF_ENTRIES and len(loc) >= 2:
         target = loc[:2]  # a bad agent profile or keymap entry is dropped whole
     else:
         target = loc[:1]
+    return target
+
+
+def _drop(data: dict[str, Any], target: tuple[Any, ...]) -> bool:
+    """Remove the item at `target`; False when there was nothing to remove (its parent went already)."""
     if not target:
         return False  # the document itself is wrong: cannot happen, TOML always gives a table
     parent: Any = data
     for part in target[:-1]:
-        parent = parent.get(part) if isinstance(parent, dict) else None
+        if isinstance(parent, list) and isinstance(part, int):
+            parent = parent[part] if 0 <= part < len(parent) else None
+        else:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+    if isinstance(parent, list) and isinstance(target[-1], int) and 0 <= target[-1] < len(parent):
+        del parent[target[-1]]
+        return True
     if isinstance(parent, dict) and target[-1] in parent:
         del parent[target[-1]]
         return True

@@ -153,3 +153,12 @@ def validate_message(
         raise AssertionError(f"no schema for the response to {method!r}")
     validate(method, "response", msg["result"])
     return "response", method
+
+
+def validate_unstable(name: str, payload: Any) -> None:
+    """Assert `payload` fits the `$defs` entry `name` of schema.unstable.json (e.g. "SessionNotification"
+    for a `notice` update, which the stable schema does not have yet)."""
+    error = best_match(_validator(str(schema_dir() / "schema.unstable.json"), name).iter_errors(payload))
+    if error is not None:
+        error = _explain(error)
+        raise AssertionError(f"{name} (unstable) does not match at {error.json_path}: {error.message}")

@@ -295,8 +295,10 @@ class FakeClient:
         permission: str = "allow_once",
         errors: dict[str, tuple[int, str]] | None = None,
         hold_wait: bool = False,
+        elicitation: dict | None = None,
     ) -> None:
         self.root = root
+        self.elicitation = elicitation or {"action": "cancel"}  # the answer to elicitation/create
         self.permission = permission
         self.errors = errors or {}
         self.hold_wait = hold_wait
@@ -377,6 +379,9 @@ class FakeClient:
         terminal = self.terminals[params["terminalId"]]
         output = (await terminal["output"]).decode()
         return {"output": output, "truncated": False, "exitStatus": await self._exit_status(terminal)}
+
+    async def elicitation_create(self, params: dict) -> dict:
+        return self.elicitation
 
     async def terminal_kill(self, params: dict) -> dict:
         self.killed.set()
@@ -670,3 +675,277 @@ async def test_client_errors_fail_the_tool_call_and_the_turn_goes_on(workspace: 
     assert "terminal/release" not in client.methods()  # nothing was created
     assert len(driver.updates("agent_message_chunk")) > 0
     assert await driver.close() == 0
+
+
+# --------------------------------------------------------------------------- the rest of ACP v1
+BOOLEAN_CAPS = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True,
+                "session": {"configOptions": {"boolean": {}}}}
+
+
+def options_by_id(options: list[dict]) -> dict[str, dict]:
+    return {option["id"]: option for option in options}
+
+
+async def new_session(driver: Driver, cwd: Path) -> dict:
+    response = await driver.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+    return response["result"]
+
+
+async def initialize(driver: Driver, capabilities: dict | None = None) -> dict:
+    response = await driver.request("initialize", {
+        "protocolVersion": 1, "clientCapabilities": capabilities or {},
+        "clientInfo": {"name": "test-driver", "version": "0"},
+    })
+    return response["result"]
+
+
+async def test_initialize_offers_auth_load_and_session_capabilities(workspace: Path) -> None:
+    driver = Driver()
+    await driver.start(DEMO_ARGV)
+    result = await initialize(driver)
+    assert result["authMethods"] == [
+        {"id": "demo-login", "name": "Demo login", "description": "Pretend to sign in to rat-demo; always succeeds"}
+    ]
+    capabilities = result["agentCapabilities"]
+    assert capabilities["loadSession"] is True
+    assert capabilities["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}}
+    # auth is not required by default: a session starts at once
+    assert "sessionId" in await new_session(driver, workspace)
+    wrong = await driver.request("authenticate", {"methodId": "password"})
+    assert wrong["error"]["code"] == -32602
+    assert (await driver.request("authenticate", {"methodId": "demo-login"}))["result"] == {}
+    assert await driver.close() == 0
+
+
+async def test_auth_required_with_the_env(workspace: Path) -> None:
+    driver = Driver()
+    await driver.start(DEMO_ARGV, env={"RAT_DEMO_REQUIRE_AUTH": "1"})
+    await initialize(driver)
+    for method, params in (("session/new", {"cwd": str(workspace), "mcpServers": []}), ("session/list", {}),
+                           ("session/load", {"sessionId": "x", "cwd": str(workspace), "mcpServers": []})):
+        refused = await driver.request(method, params)
+        assert refused["error"]["code"] == -32000, method
+        assert refused["error"]["message"] == "Authentication required"
+    assert (await driver.request("authenticate", {"methodId": "demo-login"}))["result"] == {}
+    assert "sessionId" in await new_session(driver, workspace)
+    assert await driver.close() == 0
+
+
+async def test_config_options_are_declared_and_honoured(workspace: Path) -> None:
+    # without the boolean capability: mode and model only
+    driver = Driver()
+    await driver.start(DEMO_ARGV)
+    await initialize(driver, {"fs": {"readTextFile": True, "writeTextFile": True}})
+    options = options_by_id((await new_session(driver, workspace))["configOptions"])
+    assert set(options) == {"mode", "model"}
+    await driver.close()
+
+    client = FakeClient(workspace)
+    driver = Driver(on_request=client)
+    client.driver = driver
+    await driver.start(DEMO_ARGV)
+    await initialize(driver, BOOLEAN_CAPS)
+    created = await new_session(driver, workspace)
+    session_id = created["sessionId"]
+    options = options_by_id(created["configOptions"])
+    assert set(options) == {"mode", "model", "thoughts"}
+    mode, model, thoughts = options["mode"], options["model"], options["thoughts"]
+    assert mode["category"] == "mode" and mode["type"] == "select" and mode["currentValue"] == "ask"
+    assert [o["value"] for o in mode["options"]] == ["ask", "accept_edits", "read_only"]
+    assert model["category"] == "model" and model["currentValue"] == "demo-flash"
+    assert [(g["group"], [o["value"] for o in g["options"]]) for g in model["options"]] == [
+        ("fast", ["demo-mini", "demo-flash"]), ("smart", ["demo-pro", "demo-ultra"])]
+    assert thoughts["type"] == "boolean" and thoughts["currentValue"] is True
+
+    async def set_option(config_id: str, value: Any, **extra: Any) -> dict:
+        return await driver.request("session/set_config_option",
+                                    {"sessionId": session_id, "configId": config_id, "value": value, **extra})
+
+    answer = await set_option("model", "demo-ultra")
+    assert options_by_id(answer["result"]["configOptions"])["model"]["currentValue"] == "demo-ultra"
+    assert (await set_option("model", "gpt-99"))["error"]["code"] == -32602
+    assert (await set_option("colour", "red"))["error"]["code"] == -32602
+    assert (await set_option("thoughts", "no"))["error"]["code"] == -32602
+    answer = await set_option("thoughts", False, type="boolean")
+    assert options_by_id(answer["result"]["configOptions"])["thoughts"]["currentValue"] is False
+    await set_option("mode", "accept_edits")
+
+    # no thought streamed, the chosen model answers, the edit is made without asking
+    response = await driver.request("session/prompt", prompt_params(session_id, "edit please"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    assert not driver.updates("agent_thought_chunk")
+    assert "Answered by Demo Ultra in Accept edits mode" in answer_text(driver)
+    assert "session/request_permission" not in client.methods()
+    assert "edited by rat-demo" in (workspace / "demo-notes.txt").read_text()
+
+    await set_option("mode", "read_only")
+    client.calls.clear()
+    await driver.request("session/prompt", prompt_params(session_id, "edit write run"))
+    assert client.methods() == []
+    assert answer_text(driver).count("Read only mode") >= 3
+    assert await driver.close() == 0
+
+
+async def test_usage_after_every_turn_and_a_title_after_the_first(workspace: Path) -> None:
+    driver = Driver()
+    await driver.start(DEMO_ARGV)
+    session_id = await driver.handshake(str(workspace))
+    await driver.request("session/prompt", prompt_params(session_id, "please summarise the project layout for me now"))
+    [usage] = driver.updates("usage_update")
+    assert usage["size"] == 128_000 and 0 < usage["used"] <= usage["size"]
+    assert usage["cost"]["currency"] == "USD" and usage["cost"]["amount"] > 0
+    [info] = driver.updates("session_info_update")
+    assert info["title"] == "Please summarise the project layout for…" and info["updatedAt"].endswith("Z")
+    kinds = [u["sessionUpdate"] for u in driver.updates()]
+    assert kinds.index("usage_update") > kinds.index("agent_message_chunk")  # at the end of the turn
+    await driver.request("session/prompt", prompt_params(session_id, "again"))
+    usages = driver.updates("usage_update")
+    assert len(usages) == 2 and usages[1]["used"] > usages[0]["used"]
+    assert usages[1]["cost"]["amount"] > usages[0]["cost"]["amount"]
+    assert len(driver.updates("session_info_update")) == 1, "the title is set once"
+    assert await driver.close() == 0
+
+
+ELICITATION_CAPS = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True, "elicitation": {"form": {}}}
+
+
+async def test_form_asks_through_elicitation(workspace: Path) -> None:
+    answer = {"action": "accept", "content": {"name": "rat", "language": "python", "size": "small", "files": 4,
+                                              "confidence": 0.75, "tests": False}}
+    driver, client, session_id = await start_with_client(workspace, ELICITATION_CAPS, elicitation=answer)
+    response = await driver.request("session/prompt", prompt_params(session_id, "show me a form"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    [params] = client.params_of("elicitation/create")  # the Driver validated it against the schema
+    assert params["sessionId"] == session_id and params["mode"] == "form" and params["message"]
+    schema = params["requestedSchema"]
+    types = {name: prop["type"] for name, prop in schema["properties"].items()}
+    assert types == {"name": "string", "language": "string", "size": "string", "files": "integer",
+                     "confidence": "number", "tests": "boolean"}
+    assert schema["required"] == ["name", "language"]
+    assert "enum" in schema["properties"]["size"] and "oneOf" in schema["properties"]["language"]
+    text = answer_text(driver)
+    assert 'name = "rat"' in text and 'language = "python"' in text and "files = 4" in text
+    assert "confidence = 0.75" in text and "tests = false" in text
+
+    client.elicitation = {"action": "decline"}
+    await driver.request("session/prompt", prompt_params(session_id, "form"))
+    assert "you declined the form" in answer_text(driver)
+    client.elicitation = {"action": "accept", "content": {"size": "large"}}
+    await driver.request("session/prompt", prompt_params(session_id, "form"))
+    assert "the required name, language missing" in answer_text(driver)
+    assert await driver.close() == 0
+
+
+async def test_form_without_the_capability_is_skipped(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace)
+    response = await driver.request("session/prompt", prompt_params(session_id, "form"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    assert client.calls == []
+    assert "did not advertise `elicitation.form`" in answer_text(driver)
+    assert await driver.close() == 0
+
+
+async def test_notice_matches_the_unstable_schema(workspace: Path) -> None:
+    from .acp_schema import validate_unstable
+
+    driver = Driver(validate=False)  # the stable schema has no `notice` yet
+    await driver.start(DEMO_ARGV)
+    session_id = await driver.handshake(str(workspace))
+    response = await driver.request("session/prompt", prompt_params(session_id, "send a notice"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    [notice] = driver.updates("notice")
+    assert notice["severity"] == "warning" and notice["title"]
+    for message in driver.received:
+        if message.get("method") == "session/update":
+            validate_unstable("SessionNotification", message["params"])
+    assert "sent a warning notice" in answer_text(driver)
+    assert await driver.close() == 0
+
+
+async def test_sessions_load_list_resume_and_close_across_a_restart(workspace: Path, tmp_path: Path) -> None:
+    env = {"RAT_DEMO_STORE": str(tmp_path / "store")}
+    first = Driver()
+    await first.start(DEMO_ARGV, env=env)
+    await initialize(first, BOOLEAN_CAPS)
+    session_id = (await new_session(first, workspace))["sessionId"]
+    await first.request("session/set_config_option", {"sessionId": session_id, "configId": "model", "value": "demo-pro"})
+    await first.request("session/prompt", prompt_params(session_id, "hello there"))
+    await first.request("session/prompt", prompt_params(session_id, "fail"))
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    other_id = (await new_session(first, other))["sessionId"]
+    sent = [u for u in first.updates() if u["sessionUpdate"] != "available_commands_update"]
+    assert await first.close() == 0
+
+    # a new process: list, then load replays everything, then the session goes on
+    second = Driver()
+    await second.start(DEMO_ARGV, env=env)
+    await initialize(second, BOOLEAN_CAPS)
+    listed = (await second.request("session/list", {}))["result"]
+    assert {s["sessionId"] for s in listed["sessions"]} == {session_id, other_id}
+    assert listed.get("nextCursor") is None
+    mine = (await second.request("session/list", {"cwd": str(workspace)}))["result"]["sessions"]
+    assert [(s["sessionId"], s["cwd"], s["title"]) for s in mine] == [(session_id, str(workspace), "Hello there")]
+    loaded = await second.request("session/load", {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []})
+    replayed = [u for u in second.updates() if u["sessionUpdate"] != "available_commands_update"]
+    users = [u for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+    assert [u["content"]["text"] for u in users] == ["hello there", "fail"]
+    assert [u for u in replayed if u["sessionUpdate"] != "user_message_chunk"] == sent  # same updates, same order
+    load_at = next(i for i, m in enumerate(second.received) if m.get("result") is loaded["result"])
+    assert all(m.get("method") != "session/update" or m["params"]["update"]["sessionUpdate"] == "available_commands_update"
+               for m in second.received[load_at:]), "every replayed update comes before the load answer"
+    assert options_by_id(loaded["result"]["configOptions"])["model"]["currentValue"] == "demo-pro"
+    again = await second.request("session/prompt", prompt_params(session_id, "and now?"))
+    assert again["result"] == {"stopReason": "end_turn"}
+    assert second.updates("usage_update")[-1]["used"] > sent_usage(sent)
+
+    # resume: no replay; close: the session is gone from this process (still loadable)
+    before = len(second.updates())
+    resumed = await second.request("session/resume", {"sessionId": other_id, "cwd": str(other)})
+    assert "configOptions" in resumed["result"]
+    assert [u["sessionUpdate"] for u in second.updates()[before:]] == ["available_commands_update"]
+    assert (await second.request("session/close", {"sessionId": other_id}))["result"] == {}
+    closed = await second.request("session/prompt", prompt_params(other_id, "hi"))
+    assert closed["error"]["code"] == -32602
+    missing = await second.request("session/load", {"sessionId": "no-such", "cwd": str(workspace), "mcpServers": []})
+    assert missing["error"]["code"] == -32002
+    assert await second.close() == 0
+
+
+def sent_usage(updates: list[dict]) -> int:
+    return [u for u in updates if u["sessionUpdate"] == "usage_update"][-1]["used"]
+
+
+async def test_close_cancels_the_running_turn(workspace: Path) -> None:
+    driver = Driver()
+    await driver.start(DEMO_ARGV, env={"RAT_DEMO_DELAY": "0.05"})
+    session_id = await driver.handshake(str(workspace))
+    pending = driver.request_nowait("session/prompt", prompt_params(session_id, "a long answer"))
+    await driver.wait_for(lambda: len(driver.updates("agent_thought_chunk")) >= 1, "streaming")
+    assert (await driver.request("session/close", {"sessionId": session_id}))["result"] == {}
+    assert (await asyncio.wait_for(pending, TIMEOUT))["result"] == {"stopReason": "cancelled"}
+    assert await driver.close() == 0
+
+
+def test_store_skips_bad_lines_and_survives_an_unwritable_folder(tmp_path: Path) -> None:
+    from rat_tui.demo.store import DemoStore
+
+    store = DemoStore(tmp_path / "store")
+    store.create("s-1", {"cwd": "/p", "title": None, "updatedAt": "2026-01-01T00:00:00Z"})
+    store.append("s-1", {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}})
+    with (tmp_path / "store" / "s-1.jsonl").open("a") as f:
+        f.write('{"update": {"sessionUpdate": "trunc\n')  # a line cut short by a crash
+    store.set_meta("s-1", {"title": "Later"})
+    meta, updates = DemoStore(tmp_path / "store").load("s-1")  # as a new process sees it
+    assert meta["title"] == "Later" and meta["cwd"] == "/p"
+    assert [u["content"]["text"] for u in updates] == ["hi"]
+    assert DemoStore(tmp_path / "store").load("../etc/passwd") is None  # ids are never paths
+    assert DemoStore(tmp_path / "store").load("unknown") is None
+
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    store = DemoStore(blocked / "store")  # cannot be created: kept in memory
+    store.create("s-2", {"cwd": "/q", "updatedAt": "2026-01-02T00:00:00Z"})
+    store.append("s-2", {"sessionUpdate": "plan", "entries": []})
+    assert store.failed and store.load("s-2")[1] == [{"sessionUpdate": "plan", "entries": []}]
+    assert [m["sessionId"] for m in store.sessions()] == ["s-2"]

@@ -21,6 +21,10 @@ CORE_MODULES = [
     "rat_tui.history.rebuild",
     "rat_tui.history.markdown",
     "rat_tui.history.replay",
+    "rat_tui.elicitation_form",
+    "rat_tui.elicitation_broker",
+    "rat_tui.mcp_servers",
+    "rat_tui.agent_defaults",
 ]
 
 

@@ -21,13 +21,33 @@ replace the file read with a coding-agent workflow (``scenarios.py``):
   ``terminal/wait_for_exit``, ``terminal/output``, ``terminal/release``.
 - ``fail``: a ``fetch`` tool call that fails; the turn still ends with ``end_turn``.
 - ``bigdiff``: an edit tool call showing a diff of a 20,000-line file (nothing is written).
+- ``form``: ``elicitation/create`` in form mode (text, a choice, an enum, integer, number and
+  yes/no fields, two required); the answer reports what came back. Only if the client advertised
+  ``elicitation.form``.
+- ``notice``: the unstable ``notice`` session update (a warning).
 - ``all``: edit, write, read, run and fail.
+
+Besides the scenarios, the demo speaks the rest of ACP v1 a client may meet:
+
+- ``authMethods``: one ``agent`` method, "Demo login", whose ``authenticate`` always succeeds.
+  Not required unless env ``RAT_DEMO_REQUIRE_AUTH=1``: then session/new, load, resume and list
+  answer -32000 (auth required) until it has.
+- config options (``options.py``): a ``mode`` select (Ask / Accept edits: no permission asked for
+  file changes / Read only: nothing changed or run), a grouped ``model`` select, and a boolean
+  "Think out loud" (only for clients that advertised boolean options), all honoured by
+  ``session/set_config_option``.
+- after each turn a ``usage_update`` (pretend tokens and cost of the chosen model); after the first
+  a ``session_info_update`` with a title made of the first prompt's words.
+- ``loadSession`` and ``sessionCapabilities`` list / resume / close, backed by ``store.py``: every
+  update of a session is appended to a file under the data dir (or env ``RAT_DEMO_STORE``), so
+  ``session/load`` replays a session of this process or of an earlier one.
 
 fs and terminal methods are used only if the client advertised them at ``initialize``; else the
 answer says the scenario was skipped. An error answer from the client fails the tool call in
 flight with its message, and the turn goes on.
 
-Env: ``RAT_DEMO_DELAY`` seconds between streamed chunks (default 0.015; tests set 0).
+Env: ``RAT_DEMO_DELAY`` seconds between streamed chunks (default 0.015; tests set 0);
+``RAT_DEMO_REQUIRE_AUTH``; ``RAT_DEMO_STORE`` (the session store's folder).
 """
 
 from __future__ import annotations
@@ -43,14 +63,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import options as demo_options
 from .scenarios import ClientError, Scenarios, TurnCancelled, help_markdown, pick_file, scenarios_in
 from .scenarios import TITLES as SCENARIO_TITLES
+from .store import DemoStore, now_iso
 
 VERSION = "0.1.0"
 PROTOCOL_VERSION = 1
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+AUTH_METHODS = [{"id": "demo-login", "name": "Demo login",
+                 "description": "Pretend to sign in to rat-demo; always succeeds"}]
+# Not written to the session store: sent afresh after a load, or live-only (notices).
+NOT_RECORDED = {"available_commands_update", "config_option_update", "notice"}
+LIST_PAGE = 50
 
 COMMANDS = [
     {"name": "explain", "description": "Explain the selected code", "input": {"hint": "<what to explain>"}},
@@ -91,6 +120,15 @@ def prompt_text(blocks: Any) -> str:
 class Session:
     id: str
     cwd: Path
+    config: dict[str, Any] = field(default_factory=lambda: dict(demo_options.DEFAULTS))
+    title: str | None = None
+    turns: int = 0  # prompt turns played, in this process and any earlier one (from the store)
+    used: int = 0  # pretend tokens in context
+    cost: float = 0.0  # pretend dollars, cumulative
+
+    def meta(self) -> dict[str, Any]:
+        return {"cwd": str(self.cwd), "title": self.title, "updatedAt": now_iso(), "config": self.config,
+                "turns": self.turns, "used": self.used, "cost": self.cost}
 
 
 @dataclass
@@ -108,6 +146,7 @@ class Turn:
     plan: list[str] = field(default_factory=list)  # their statuses
     task: asyncio.Task | None = None
     cancelled: bool = False
+    chars: int = 0  # characters streamed, for the pretend token count
 
     def __post_init__(self) -> None:
         self.scenarios = self.scenarios or scenarios_in(self.text)
@@ -132,6 +171,9 @@ class DemoAgent:
         self.next_id = 0
         self.client_capabilities: dict = {}
         self.tasks: set[asyncio.Task] = set()
+        self.store = DemoStore()
+        self.require_auth = os.environ.get("RAT_DEMO_REQUIRE_AUTH") == "1"
+        self.authenticated = False
 
     # ----------------------------------------------------------------- wire
     def write(self, msg: dict) -> None:
@@ -153,6 +195,8 @@ class DemoAgent:
 
     def update(self, session: Session, update: dict) -> None:
         self.notify("session/update", {"sessionId": session.id, "update": update})
+        if update.get("sessionUpdate") not in NOT_RECORDED:
+            self.store.append(session.id, update)
 
     async def request(self, method: str, params: dict) -> Any:
         """Send a request to the client and wait for its result (raises ClientError on an error answer).
@@ -181,6 +225,17 @@ class DemoAgent:
         for key in capability.split("."):
             value = value.get(key) if isinstance(value, dict) else None
         return value is True
+
+    def client_offers(self, capability: str) -> bool:
+        """Whether the client advertised `capability` ("elicitation.form", ...) as an object (`{}` = yes)."""
+        value: Any = self.client_capabilities
+        for key in capability.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        return isinstance(value, dict)
+
+    @property
+    def boolean_options_ok(self) -> bool:
+        return self.client_offers("session.configOptions.boolean")
 
     def spawn(self, coro: Any) -> None:
         """Run `coro` in the background (kept referenced until done)."""
@@ -237,7 +292,13 @@ class DemoAgent:
     async def handle_request(self, id: Any, method: str, params: dict) -> None:
         handler = {
             "initialize": self.on_initialize,
+            "authenticate": self.on_authenticate,
             "session/new": self.on_new_session,
+            "session/load": self.on_load_session,
+            "session/resume": self.on_resume_session,
+            "session/list": self.on_list_sessions,
+            "session/close": self.on_close_session,
+            "session/set_config_option": self.on_set_config_option,
             "session/prompt": self.on_prompt,
         }.get(method)
         if handler is None:
@@ -251,10 +312,13 @@ class DemoAgent:
 
     def handle_notification(self, method: str, params: dict) -> None:
         if method == "session/cancel":
-            turn = self.turns.get(params.get("sessionId"))
-            if turn and turn.task and not turn.cancelled:
-                turn.cancelled = True
-                turn.task.cancel()
+            self.cancel_turn(params.get("sessionId"))
+
+    def cancel_turn(self, session_id: Any) -> None:
+        turn = self.turns.get(session_id)
+        if turn and turn.task and not turn.cancelled:
+            turn.cancelled = True
+            turn.task.cancel()
 
     # ------------------------------------------------------------- handlers
     async def on_initialize(self, id: Any, params: dict) -> None:
@@ -265,23 +329,121 @@ class DemoAgent:
             {
                 "protocolVersion": PROTOCOL_VERSION,
                 "agentCapabilities": {
-                    "loadSession": False,
+                    "loadSession": True,
                     "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+                    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
                 },
                 "agentInfo": {"name": "rat-demo", "title": "Demo agent", "version": VERSION},
-                "authMethods": [],
+                "authMethods": AUTH_METHODS,
             },
         )
 
-    async def on_new_session(self, id: Any, params: dict) -> None:
+    async def on_authenticate(self, id: Any, params: dict) -> None:
+        if params.get("methodId") not in {m["id"] for m in AUTH_METHODS}:
+            self.error(id, INVALID_PARAMS, "Invalid params", {"details": f"unknown methodId {params.get('methodId')!r}"})
+            return
+        self.authenticated = True
+        self.respond(id, {})
+
+    def needs_auth(self, id: Any) -> bool:
+        """With RAT_DEMO_REQUIRE_AUTH=1, sessions need `authenticate` first: answers -32000 and returns True."""
+        if self.require_auth and not self.authenticated:
+            self.error(id, AUTH_REQUIRED, "Authentication required",
+                       {"details": "rat-demo was started with RAT_DEMO_REQUIRE_AUTH=1: authenticate with demo-login"})
+            return True
+        return False
+
+    def valid_cwd(self, id: Any, params: dict) -> Path | None:
         cwd = params.get("cwd")
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             self.error(id, INVALID_PARAMS, "Invalid params", {"details": "cwd must be an absolute path"})
+            return None
+        return Path(cwd)
+
+    def session_setup(self, session: Session) -> dict:
+        """What session/new, load and resume answer besides the id: the config options."""
+        return {"configOptions": demo_options.config_options(session.config, self.boolean_options_ok)}
+
+    async def on_new_session(self, id: Any, params: dict) -> None:
+        if self.needs_auth(id) or (cwd := self.valid_cwd(id, params)) is None:
             return
-        session = Session(str(uuid.uuid4()), Path(cwd))
+        session = Session(str(uuid.uuid4()), cwd)
         self.sessions[session.id] = session
-        self.respond(id, {"sessionId": session.id})
+        self.store.create(session.id, session.meta())
+        self.respond(id, {"sessionId": session.id, **self.session_setup(session)})
         self.update(session, {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS})
+
+    def reopen(self, id: Any, params: dict) -> tuple[Session, list[dict]] | None:
+        """The stored session named in `params`, registered again; None after answering an error."""
+        if self.needs_auth(id) or (cwd := self.valid_cwd(id, params)) is None:
+            return None
+        session_id = params.get("sessionId")
+        loaded = self.store.load(session_id) if isinstance(session_id, str) else None
+        if loaded is None:
+            self.error(id, RESOURCE_NOT_FOUND, "Resource not found", {"details": f"no session {session_id!r}"})
+            return None
+        if session_id in self.turns:
+            self.error(id, INVALID_PARAMS, "Invalid params", {"details": "that session is running a prompt"})
+            return None
+        meta, updates = loaded
+        session = Session(session_id, cwd, title=meta.get("title"), turns=int(meta.get("turns") or 0),
+                          used=int(meta.get("used") or 0), cost=float(meta.get("cost") or 0.0))
+        config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+        session.config.update({k: v for k, v in config.items() if k in session.config})
+        self.sessions[session.id] = session
+        return session, updates
+
+    async def on_load_session(self, id: Any, params: dict) -> None:
+        reopened = self.reopen(id, params)
+        if reopened is None:
+            return
+        session, updates = reopened
+        for update in updates:  # the whole conversation, then the answer (ACP: Loading Sessions)
+            self.notify("session/update", {"sessionId": session.id, "update": update})
+        self.respond(id, self.session_setup(session))
+        self.update(session, {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS})
+
+    async def on_resume_session(self, id: Any, params: dict) -> None:
+        reopened = self.reopen(id, params)
+        if reopened is None:
+            return
+        session, _ = reopened
+        self.respond(id, self.session_setup(session))
+        self.update(session, {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS})
+
+    async def on_list_sessions(self, id: Any, params: dict) -> None:
+        if self.needs_auth(id):
+            return
+        cwd, cursor = params.get("cwd"), params.get("cursor")
+        found = [m for m in self.store.sessions() if cwd is None or m.get("cwd") == cwd]
+        start = int(cursor) if isinstance(cursor, str) and cursor.isdigit() else 0
+        page = found[start : start + LIST_PAGE]
+        sessions = [{"sessionId": m["sessionId"], "cwd": m["cwd"], "title": m.get("title"),
+                     "updatedAt": m.get("updatedAt")} for m in page]
+        more = start + LIST_PAGE < len(found)
+        self.respond(id, {"sessions": sessions, "nextCursor": str(start + LIST_PAGE) if more else None})
+
+    async def on_close_session(self, id: Any, params: dict) -> None:
+        session = self.sessions.pop(params.get("sessionId"), None)
+        if session is None:
+            self.error(id, INVALID_PARAMS, "Invalid params", {"details": "unknown sessionId"})
+            return
+        self.cancel_turn(session.id)  # ACP: close cancels ongoing work first
+        self.respond(id, {})
+
+    async def on_set_config_option(self, id: Any, params: dict) -> None:
+        session = self.sessions.get(params.get("sessionId"))
+        if session is None:
+            self.error(id, INVALID_PARAMS, "Invalid params", {"details": "unknown sessionId"})
+            return
+        config_id, value = params.get("configId"), params.get("value")
+        problem = demo_options.check_value(config_id, value, params.get("type"), self.boolean_options_ok)
+        if problem:
+            self.error(id, INVALID_PARAMS, "Invalid params", {"details": problem})
+            return
+        session.config[config_id] = value
+        self.store.set_meta(session.id, session.meta())
+        self.respond(id, self.session_setup(session))
 
     async def on_prompt(self, id: Any, params: dict) -> None:
         session = self.sessions.get(params.get("sessionId"))
@@ -293,6 +455,9 @@ class DemoAgent:
             return
         turn = Turn(session, prompt_text(params.get("prompt")))
         self.turns[session.id] = turn
+        for block in params.get("prompt") or []:  # for session/load to replay (never sent live)
+            if isinstance(block, dict):
+                self.store.append(session.id, {"sessionUpdate": "user_message_chunk", "content": block})
         turn.task = asyncio.create_task(self.play(turn))
         try:
             await turn.task
@@ -305,7 +470,26 @@ class DemoAgent:
             stop = "cancelled"
         finally:
             del self.turns[session.id]
+        self.after_turn(turn)
         self.respond(id, {"stopReason": stop})
+
+    def after_turn(self, turn: Turn) -> None:
+        """Usage after every turn; a title after the first; the store's meta kept current."""
+        session = turn.session
+        if session.id not in self.sessions:  # closed meanwhile (session/close): nothing more to say
+            return
+        session.turns += 1
+        size, price = demo_options.MODEL_LIMITS.get(session.config["model"], (128_000, 0.0005))
+        tokens = 200 + (len(turn.text) + turn.chars) // 4  # pretend: a system prompt plus ~4 chars a token
+        session.used = min(size, session.used + tokens)
+        session.cost = round(session.cost + tokens * price / 1000, 6)
+        self.update(session, {"sessionUpdate": "usage_update", "used": session.used, "size": size,
+                              "cost": {"amount": session.cost, "currency": "USD"}})
+        if session.title is None:
+            session.title = title_from(turn.text)
+            self.update(session, {"sessionUpdate": "session_info_update", "title": session.title,
+                                  "updatedAt": now_iso()})
+        self.store.set_meta(session.id, session.meta())
 
     # ---------------------------------------------------------- the script
     async def play(self, turn: Turn) -> None:
@@ -324,6 +508,7 @@ class DemoAgent:
     async def stream(self, turn: Turn, kind: str, text: str) -> None:
         """Stream `text` as `kind` chunks of a few words, all with one new messageId."""
         message_id = str(uuid.uuid4())
+        turn.chars += len(text)
         for piece in chunk_text(text):
             content = {"type": "text", "text": piece}
             self.update(turn.session, {"sessionUpdate": kind, "content": content, "messageId": message_id})
@@ -341,7 +526,8 @@ class DemoAgent:
                 f"The user asked for the demo scenarios {', '.join(turn.scenarios)}. I will play them "
                 "in order, asking permission before I change anything, then sum up."
             )
-        await self.stream(turn, "agent_thought_chunk", thought)
+        if turn.session.config.get("thoughts", True):  # the "Think out loud" option
+            await self.stream(turn, "agent_thought_chunk", thought)
         self.send_plan(turn, 0, "completed")
 
     async def step_read_file(self, turn: Turn) -> None:
@@ -393,8 +579,20 @@ class DemoAgent:
             text = scenario_answer_markdown(turn.text, turn.results)
         else:
             text = answer_markdown(turn.text)
+        config = turn.session.config
+        mode = next(m["name"] for m in demo_options.MODES if m["value"] == config["mode"])
+        text += f"\n*Answered by {demo_options.model_name(config['model'])} in {mode} mode.*\n"
         await self.stream(turn, "agent_message_chunk", text)
         self.send_plan(turn, last, "completed")
+
+
+def title_from(prompt: str, words: int = 6) -> str:
+    """A session title from the first prompt: its first few words."""
+    picked = prompt.split()[:words]
+    if not picked:
+        return "Demo session"
+    title = " ".join(picked)
+    return (title[0].upper() + title[1:]) + ("…" if len(prompt.split()) > words else "")
 
 
 def read_excerpt(path: Path | None, limit: int = 2000) -> tuple[str, str]:

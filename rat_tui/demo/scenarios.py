@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import re
 import sys
@@ -26,8 +27,9 @@ RESOURCE_NOT_FOUND = -32002
 # keyword in the prompt -> scenario; `all` means ALL
 KEYWORDS = {
     "edit": "edit", "write": "write", "read": "read", "run": "run", "terminal": "run", "fail": "fail", "bigdiff": "bigdiff",
+    "form": "form", "notice": "notice",
 }
-ORDER = ("edit", "write", "read", "run", "fail", "bigdiff")
+ORDER = ("edit", "write", "read", "run", "fail", "bigdiff", "form", "notice")
 ALL = ("edit", "write", "read", "run", "fail")
 TITLES = {
     "edit": "Edit demo-notes.txt",
@@ -36,6 +38,8 @@ TITLES = {
     "run": "Run a command in a terminal",
     "fail": "Fetch a web page (fails on purpose)",
     "bigdiff": "Show a 20,000-line diff",
+    "form": "Ask you to fill in a form",
+    "notice": "Send a notice",
 }
 HELP = {
     "edit": "change a line of `demo-notes.txt` and add one, after asking permission",
@@ -44,6 +48,8 @@ HELP = {
     "run": "run `echo demo-terminal-ok && ls` in a client terminal, after asking permission (also `terminal`)",
     "fail": "a tool call that fails",
     "bigdiff": "show (not write) a diff of a 20,000-line file",
+    "form": "ask you to fill in a form (`elicitation/create`: text, number, yes/no and a choice) and report the answers",
+    "notice": "send a warning notice (the unstable `notice` update; a client may ignore it)",
     "all": "edit, write, read, run and fail, in that order",
 }
 
@@ -73,6 +79,32 @@ RUN_OPTIONS = [
     {"optionId": "cancel", "kind": "reject_once", "name": "Reject"},
 ]
 ALLOW = ("allow_once", "allow_always")
+READ_ONLY = "skipped: the session is in Read only mode (set the Mode option to let rat-demo change things)"
+
+FORM_MESSAGE = "rat-demo would like a few details before it goes on."
+FORM_SCHEMA = {
+    "type": "object",
+    "title": "Project details",
+    "properties": {
+        "name": {"type": "string", "title": "Project name", "minLength": 1, "maxLength": 60},
+        "language": {"type": "string", "title": "Main language", "oneOf": [
+            {"const": "python", "title": "Python"}, {"const": "rust", "title": "Rust"},
+            {"const": "typescript", "title": "TypeScript"}, {"const": "other", "title": "Something else"},
+        ]},
+        "size": {"type": "string", "title": "Size", "enum": ["small", "medium", "large"], "default": "medium"},
+        "files": {"type": "integer", "title": "How many files to touch", "minimum": 1, "maximum": 100, "default": 3},
+        "confidence": {"type": "number", "title": "Confidence (0 to 1)", "minimum": 0, "maximum": 1, "default": 0.5},
+        "tests": {"type": "boolean", "title": "Run the tests afterwards", "default": True},
+    },
+    "required": ["name", "language"],
+}
+NOTICE = {
+    "sessionUpdate": "notice",
+    "severity": "warning",
+    "title": "rat-demo is only pretending",
+    "description": "This notice is scripted: nothing is wrong. Real agents send notices about quotas, "
+                   "outages or settings that need attention.",
+}
 
 
 class ClientError(RuntimeError):
@@ -257,10 +289,15 @@ class Scenarios:
                 return option["kind"]
         raise ClientError("session/request_permission", {"message": f"unknown optionId {chosen!r}"})
 
+    @property
+    def mode(self) -> str:
+        config = getattr(self.session, "config", None) or {}
+        return str(config.get("mode", "ask"))
+
     async def apply_change(self, call: ToolCall, path: Path, old: str | None, new: str, shown: dict) -> None:
-        """Ask permission for a file change already shown in `call`; write it if allowed."""
+        """Ask permission for a file change already shown in `call` (not in Accept edits mode); write it if allowed."""
         diff = [diff_content(path, old, new)]
-        kind = await self.ask(call, EDIT_OPTIONS, content=diff, **shown)
+        kind = "allow_once" if self.mode == "accept_edits" else await self.ask(call, EDIT_OPTIONS, content=diff, **shown)
         if kind not in ALLOW:
             call.fail("The user rejected this edit", "rejected by the user; the file is unchanged")
             return
@@ -274,6 +311,8 @@ class Scenarios:
     async def scenario_edit(self) -> str:
         if why := self.missing("fs.readTextFile", "fs.writeTextFile"):
             return why
+        if self.mode == "read_only":
+            return READ_ONLY
         path = self.cwd / NOTES_FILE
         location = {"path": str(path)}
         async with self.tool_call(f"Read {NOTES_FILE}", "read", locations=[location], rawInput=location) as call:
@@ -306,6 +345,8 @@ class Scenarios:
     async def scenario_write(self) -> str:
         if why := self.missing("fs.writeTextFile"):
             return why
+        if self.mode == "read_only":
+            return READ_ONLY
         path = self.cwd / NEW_FILE
         for n in range(2, 100):  # a new file: never overwrite one left by an earlier turn
             if not path.exists():
@@ -337,6 +378,8 @@ class Scenarios:
     async def scenario_run(self) -> str:
         if why := self.missing("terminal"):
             return why
+        if self.mode == "read_only":
+            return READ_ONLY
         raw = {"command": COMMAND, "cwd": str(self.cwd)}
         description = "List the workspace after a friendly echo"
         async with self.tool_call(COMMAND, "execute", content=[text_content(description)], rawInput=raw) as call:
@@ -409,3 +452,34 @@ class Scenarios:
             await self.agent.pause()
             call.complete("showed a diff of 20,000 lines with 200 changes; nothing was written")
         return call.summary
+
+    async def scenario_form(self) -> str:
+        if not self.agent.client_offers("elicitation.form"):
+            return ("skipped: the client did not advertise `elicitation.form` at `initialize`, "
+                    "so rat-demo cannot ask for a form")
+        try:
+            result = await self.request("elicitation/create", mode="form", message=FORM_MESSAGE,
+                                        requestedSchema=FORM_SCHEMA)
+        except ClientError as exc:
+            return f"the form failed: {exc}"
+        result = result if isinstance(result, dict) else {}
+        action = result.get("action")
+        if action == "decline":
+            return "you declined the form"
+        if action == "cancel":
+            return "you dismissed the form"
+        if action != "accept":
+            return f"the client answered the form with an unknown action {action!r}"
+        content = result.get("content") if isinstance(result.get("content"), dict) else {}
+        missing = [name for name in FORM_SCHEMA["required"] if content.get(name) in (None, "")]
+        answers = ", ".join(f"{name} = {json.dumps(content[name], ensure_ascii=False)}"
+                            for name in FORM_SCHEMA["properties"] if name in content)
+        text = f"you answered {answers}" if answers else "you accepted an empty form"
+        if missing:
+            text += f" (the required {', '.join(missing)} missing)"
+        return text
+
+    async def scenario_notice(self) -> str:
+        self.send(dict(NOTICE))
+        await self.agent.pause()
+        return "sent a warning notice (the unstable `notice` session update; clients may ignore it)"

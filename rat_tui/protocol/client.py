@@ -24,6 +24,8 @@ def client_capabilities() -> dict[str, Any]:
         "terminal": True,
         # Agents may send boolean config options only to clients that say they can show them.
         "session": {"configOptions": {"boolean": {}}},
+        # Forms from a requested schema and links shown until `elicitation/complete` (elicitation_broker.py).
+        "elicitation": {"form": {}, "url": {}},
     }
 
 

@@ -74,6 +74,8 @@ class SessionView(Vertical):
                 tooltip="Review and revert the files the agent changed, turn by turn"),
         Binding("f8", "show_traffic", "Traffic", id="session.traffic", show=False,
                 tooltip="Inspect the JSON-RPC messages between rat and the agent"),
+        Binding("alt+m", "show_mcp_servers", "MCP servers", id="session.mcp_servers", show=False,
+                tooltip="The MCP servers passed to the agent, and those skipped and why"),
     ]
 
     def __init__(self, session: AgentSession, *, id: str | None = None) -> None:
@@ -123,6 +125,9 @@ class SessionView(Vertical):
             self.session.permissions.ask = lambda request, call: queue.ask(
                 request, call, agent_name=self.session.state.agent_name
             )
+        elicitations = getattr(self.app, "elicitation_queue", None)
+        if elicitations is not None:
+            self.session.elicitations.ask = elicitations.ask
         self.composer.focus()
         self._run_agent()
 
@@ -153,6 +158,8 @@ class SessionView(Vertical):
                 # Later chunks of this batch follow as TextAppended: start from the first part only.
                 first = entry.parts[0] if isinstance(entry, MessageEntry) and entry.parts else ""
                 self._add_entry(entry, first)
+                if reducer.is_agent_notice(entry):
+                    self._toast(entry)  # type: ignore[arg-type]
             elif isinstance(change, EntryChanged):
                 entry = self.session.state.by_key.get(change.key)
                 if isinstance(entry, ToolCallEntry):
@@ -180,6 +187,13 @@ class SessionView(Vertical):
         elif isinstance(entry, GenericEntry):
             title = f"{entry.kind}" + (f" — {entry.problem}" if entry.problem else "")
             transcript.add_entry(entry.key, "generic", json.dumps(entry.raw, indent=2, ensure_ascii=False), title=title)
+
+    def _toast(self, notice: NoticeEntry) -> None:
+        """An agent's `notice` update is advisory and live: a toast as well as its transcript line."""
+        title, _, description = notice.text.partition("\n")
+        severity = {"warning": "warning", "error": "error"}.get(notice.severity, "information")
+        self.notify(description or title, title=f"{self.session.state.agent_name}: {title}" if description
+                    else self.session.state.agent_name, severity=severity, timeout=8, markup=False)
 
     def _card(self, call: ToolCallEntry):
         variables = self.app.theme_variables
@@ -280,6 +294,11 @@ class SessionView(Vertical):
         from .screens.traffic import TrafficScreen
 
         self.app.push_screen(TrafficScreen(self.session.traffic))
+
+    def action_show_mcp_servers(self) -> None:
+        from .screens.mcp_servers import McpServersScreen
+
+        self.app.push_screen(McpServersScreen(self.session))
 
     def action_review_changes(self) -> None:
         """This session's changes first, then older sessions' in the same directory (kept on disk)."""

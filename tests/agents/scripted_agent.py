@@ -33,6 +33,7 @@ request being handled; a string that is exactly "$PROMPT_ID" becomes the id itse
     {"wait_cancel": true}            block until session/cancel arrives (returns at once if it already has)
     {"respond": {...}}               answer the request being handled with this result (later steps still play)
     {"request": {"method": ..., "params": ..., "id"?: ...}}   send a request to the client, wait for its answer
+    {"request": {...}, "wait": false}                        send it and go on at once (the answer is only recorded)
 
 A turn not answered by a "respond" step ends with {"stopReason": "end_turn"}, or "cancelled" if
 session/cancel arrived during it. Unknown requests get -32601; unknown notifications are ignored.
@@ -269,7 +270,13 @@ class ScriptedAgent:
             handling.responded = True
         elif "request" in step:
             req = step["request"]
-            await self.wire.request(req["method"], req.get("params"), req.get("id"))
+            if step.get("wait", True):
+                await self.wire.request(req["method"], req.get("params"), req.get("id"))
+            else:
+                id = req.get("id", f"nowait-{self.wire.next_id}")
+                self.wire.next_id += 1
+                msg = {"jsonrpc": "2.0", "id": id, "method": req["method"], "params": req.get("params")}
+                self.wire.write({k: v for k, v in msg.items() if v is not None})
         else:
             log(f"unknown step {step!r}")
 

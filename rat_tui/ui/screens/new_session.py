@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,15 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 
+MORE_AGENTS = "more-agents"
+
+
 class NewSessionScreen(ModalScreen[tuple[Any, Path] | None]):
-    """Dismisses with (agent spec, absolute cwd), or None when cancelled."""
+    """Dismisses with (agent spec, absolute cwd), or None when cancelled.
+
+    With `catalog` (a loader of agent_catalog.Catalog), a last row opens the agent picker; the agent
+    chosen there starts in the directory typed here.
+    """
 
     DEFAULT_CSS = """
     NewSessionScreen { align: center middle; }
@@ -29,15 +37,19 @@ class NewSessionScreen(ModalScreen[tuple[Any, Path] | None]):
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="new_session.cancel")]
 
-    def __init__(self, agents: list[Any], cwd: Path) -> None:
+    def __init__(self, agents: list[Any], cwd: Path, catalog: Callable[[], Any] | None = None) -> None:
         super().__init__()
         self.agents = agents
         self.cwd = cwd
+        self.catalog = catalog
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("New session", markup=False)
-            yield OptionList(*(Option(self._label(spec), id=str(i)) for i, spec in enumerate(self.agents)))
+            options = [Option(self._label(spec), id=str(i)) for i, spec in enumerate(self.agents)]
+            if self.catalog is not None:
+                options.append(Option("More agents…  (the catalog: installed or not)", id=MORE_AGENTS))
+            yield OptionList(*options)
             yield Label("Working directory", markup=False)
             yield Input(str(self.cwd), id="cwd")
             yield Static("", classes="error", markup=False)
@@ -65,7 +77,20 @@ class NewSessionScreen(ModalScreen[tuple[Any, Path] | None]):
         if not path.is_dir():
             self.query_one(".error", Static).update(f"Not a directory: {path}")
             return
+        if index >= len(self.agents) and self.catalog is not None:
+            self._pick_from_catalog(path)
+            return
         self.dismiss((self.agents[index], path))
+
+    def _pick_from_catalog(self, path: Path) -> None:
+        from .agent_picker import AgentPickerScreen
+
+        def chosen(spec: Any) -> None:
+            if spec is not None:
+                self.dismiss((spec, path))
+
+        assert self.catalog is not None
+        self.app.push_screen(AgentPickerScreen(self.catalog()), callback=chosen)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -1,0 +1,347 @@
+"""Provides ElicitationScreen (a form from the agent's requested schema) and UrlElicitationScreen (a link to visit).
+
+Both dismiss with the answer to send (`{"action": "accept", "content": {...}}`, `{"action": "decline"}`,
+`{"action": "cancel"}`) or None, which the broker answers `cancel`. Keyboard only: Tab moves between
+fields, Ctrl+S accepts (as does Enter on the Accept button), Esc cancels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlparse
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Button, Checkbox, Input, Select, SelectionList, Static
+
+from ...elicitation_broker import Elicitation
+from ...elicitation_form import FormField, check, constraints, content_of
+
+FORMAT_PLACEHOLDERS = {"email": "name@example.com", "uri": "https://…", "date": "YYYY-MM-DD",
+                       "date-time": "YYYY-MM-DDTHH:MM:SSZ"}
+
+
+class _DismissOnce:
+    """Dismiss once only, and only this screen, even from outside (turn cancelled, request withdrawn).
+
+    Textual's `dismiss` pops whatever screen is on top and would run the callback twice; an answer
+    from the agent can race the user's key, and a palette may be open above us.
+    """
+
+    _done = False
+
+    def dismiss(self, result: Any = None) -> AwaitComplete:  # type: ignore[override]
+        screen: ModalScreen[Any] = self  # type: ignore[assignment]
+        if self._done:
+            return AwaitComplete.nothing()
+        stack = next((s for s in screen.app._screen_stacks.values() if screen in s), None)
+        if stack is None:
+            return AwaitComplete.nothing()
+        self._done = True
+        if stack[-1] is screen:
+            return ModalScreen.dismiss(screen, result)
+        if screen._result_callbacks:
+            screen._result_callbacks[-1](result)
+        stack.remove(screen)
+        screen._pop_result_callback()
+        return AwaitComplete(screen.app._replace_screen(screen)).call_next(screen.app)
+
+
+DIALOG_CSS = """
+    align: center middle;
+    & > #dialog {
+        width: 90%;
+        max-width: 100;
+        height: auto;
+        max-height: 95%;
+        padding: 0 1;
+        border: round $accent;
+        background: $surface;
+    }
+    & #header { color: $accent; text-style: bold; }
+    & #message { margin: 1 0 0 0; }
+    & .muted { color: $text-muted; }
+    & #buttons { height: auto; margin-top: 1; }
+    & #buttons Button { margin-right: 2; }
+    & #hint { color: $text-muted; }
+"""
+
+
+class ElicitationScreen(_DismissOnce, ModalScreen[dict[str, Any] | None]):
+    """A form: one row group per property, in the agent's order; messages appear under bad fields."""
+
+    DEFAULT_CSS = """
+    ElicitationScreen {
+    """ + DIALOG_CSS + """
+        & #fields { height: auto; margin-top: 1; }
+        & .field { height: auto; margin-bottom: 1; }
+        & .label { text-style: bold; }
+        & .error { color: $text-error; text-style: bold; }
+        & .error.-empty { display: none; }
+        & Input, & Select, & SelectionList { width: 1fr; }
+        & Input { background: $boost; }
+        & Checkbox { text-style: bold; }
+        & SelectionList { height: auto; max-height: 8; }
+        & #blocked { color: $text-warning; }
+    }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "accept", "Accept", id="elicitation.accept", tooltip="Send the form"),
+        Binding("escape", "cancel", "Cancel", id="elicitation.cancel", tooltip="Close without answering (cancel)"),
+    ]
+
+    def __init__(self, question: Elicitation) -> None:
+        super().__init__()
+        assert question.form is not None
+        self.question = question
+        self.form = question.form
+        self._tried = False
+
+    def compose(self) -> ComposeResult:
+        form = self.form
+        with Vertical(id="dialog"):
+            yield Static(Text(f"? {self.question.agent_name} asks for input"), id="header")
+            if self.question.tool_title:
+                yield Static(Text(f"for the tool call: {self.question.tool_title}"), classes="muted")
+            if form.message:
+                yield Static(Text(form.message), id="message")
+            if form.title or form.description:
+                yield Static(Text("\n".join(t for t in (form.title, form.description) if t)), classes="muted")
+            with VerticalScroll(id="fields", can_focus=False):
+                for index, field in enumerate(form.fields):
+                    with Vertical(classes="field", id=f"field-{index}"):
+                        if field.kind != "boolean":  # a checkbox carries its own label
+                            yield Static(Text(field.title + (" *" if field.required else "")), classes="label")
+                        if field.description:
+                            yield Static(Text(field.description), classes="muted")
+                        yield self._control(index, field)
+                        hint = constraints(field)
+                        if hint:
+                            yield Static(Text(hint), classes="muted")
+                        yield Static("", id=f"error-{index}", classes="error -empty")
+            if form.blocked_by:
+                names = ", ".join(f.title for f in form.blocked_by)
+                yield Static(Text(f"This form needs {names}, which rat-tui cannot show: you can only decline or cancel."),
+                             id="blocked")
+            with Horizontal(id="buttons"):
+                yield Button("Accept", id="accept", variant="primary", compact=True, disabled=bool(form.blocked_by))
+                yield Button("Decline", id="decline", variant="error", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
+            required = " · * required" if any(f.required for f in form.fields) else ""
+            yield Static(f"Tab next field · Ctrl+S accept · Esc cancel{required}", id="hint")
+
+    def _control(self, index: int, field: FormField) -> Widget:
+        control_id = f"input-{index}"
+        if field.kind == "boolean":
+            return Checkbox(Content(field.title), value=bool(field.default), id=control_id, compact=True)
+        if field.kind == "enum":
+            options = [(Content(c.title + (f" — {c.description}" if c.description else "")), c.value) for c in field.choices]
+            return Select(options, value=field.default if field.default is not None else Select.NULL,
+                          allow_blank=field.default is None, prompt="Choose…", id=control_id, compact=True)
+        if field.kind == "multi":
+            chosen = set(field.default or ())
+            return SelectionList(*((Content(c.title), c.value, c.value in chosen) for c in field.choices), id=control_id,
+                                 compact=True)
+        if field.kind in ("string", "number", "integer"):
+            default = "" if field.default is None else str(field.default)
+            placeholder = FORMAT_PLACEHOLDERS.get(field.format or "", "") if field.kind == "string" else field.kind
+            return Input(default, placeholder=placeholder, id=control_id, compact=True, select_on_focus=False)
+        return Static(Text(f"(a field of type {field.raw_type!r}, which rat-tui cannot show; it is left out)"),
+                      classes="muted", id=control_id)
+
+    def on_mount(self) -> None:
+        controls = [w for w in self.query("#fields *") if w.id and w.id.startswith("input-") and w.focusable]
+        (controls[0] if controls else self.query_one("#accept" if not self.form.blocked_by else "#decline")).focus()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """Give the fields what the terminal leaves once the message and buttons are shown, so the
+        buttons never fall off a short terminal (CSS cannot say "the rest of an auto-height dialog")."""
+        fields = self.query_one("#fields", VerticalScroll)
+        others = sum(w.outer_size.height + w.styles.margin.top + w.styles.margin.bottom
+                     for w in self.query_one("#dialog").children if w is not fields and w.display)
+        room = int(self.size.height * 0.95) - 2 - others - 1  # border, the fields' top margin
+        fields.styles.max_height = max(3, room)
+
+    # -- values and messages --------------------------------------------------------------------
+
+    def raw_values(self) -> dict[str, Any]:
+        """What each control holds, by field name, in the form `check` reads."""
+        values: dict[str, Any] = {}
+        for index, field in enumerate(self.form.fields):
+            control = self.query_one(f"#input-{index}")
+            if isinstance(control, Input):
+                values[field.name] = control.value
+            elif isinstance(control, Checkbox):
+                values[field.name] = control.value
+            elif isinstance(control, Select):
+                values[field.name] = None if control.value is Select.NULL else control.value
+            elif isinstance(control, SelectionList):
+                values[field.name] = list(control.selected)
+        return values
+
+    def _show_error(self, index: int, message: str | None) -> None:
+        error = self.query_one(f"#error-{index}", Static)
+        error.update(Text(message or ""))
+        error.set_class(not message, "-empty")
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """The messages now shown, by field name (for tests and the log)."""
+        shown = {}
+        for index, field in enumerate(self.form.fields):
+            error = self.query_one(f"#error-{index}", Static)
+            if not error.has_class("-empty"):
+                shown[field.name] = str(error.render())
+        return shown
+
+    def _recheck(self, control: Widget | None) -> None:
+        """After a first Accept, a field's message follows its value as the user fixes it."""
+        if not self._tried or control is None or not (control.id or "").startswith("input-"):
+            return
+        index = int((control.id or "").split("-", 1)[1])
+        field = self.form.fields[index]
+        _, problem = check(field, self.raw_values().get(field.name))
+        self._show_error(index, problem)
+
+    @on(Input.Changed)
+    @on(Checkbox.Changed)
+    @on(Select.Changed)
+    @on(SelectionList.SelectedChanged)
+    def _changed(self, event: Any) -> None:
+        self._recheck(getattr(event, "control", None))
+
+    @on(Input.Submitted)
+    def _next_field(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.focus_next()
+
+    # -- answering ------------------------------------------------------------------------------
+
+    def action_accept(self) -> None:
+        if self.form.blocked_by:
+            self.app.bell()
+            return
+        self._tried = True
+        content, problems = content_of(self.form, self.raw_values())
+        first = None
+        for index, field in enumerate(self.form.fields):
+            self._show_error(index, problems.get(field.name))
+            if field.name in problems and first is None:
+                first = index
+        if first is not None:
+            self.app.bell()
+            control = self.query_one(f"#input-{first}")
+            if control.focusable:
+                control.focus()
+            control.scroll_visible()
+            return
+        self.dismiss({"action": "accept", "content": content})
+
+    def action_cancel(self) -> None:
+        self.dismiss({"action": "cancel"})
+
+    @on(Button.Pressed)
+    def _button(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "accept":
+            self.action_accept()
+        elif event.button.id == "decline":
+            self.dismiss({"action": "decline"})
+        else:
+            self.action_cancel()
+
+
+class UrlElicitationScreen(_DismissOnce, ModalScreen[dict[str, Any] | None]):
+    """A link the agent wants the user to visit; stays open until the agent completes it or the user answers."""
+
+    DEFAULT_CSS = """
+    UrlElicitationScreen {
+    """ + DIALOG_CSS + """
+        & #url { margin-top: 1; padding: 0 1; background: $boost; text-style: bold; }
+        & #host { color: $text-warning; }
+        & #waiting { margin-top: 1; color: $text-muted; }
+    }
+    """
+
+    BINDINGS = [
+        Binding("o", "open", "Open link", id="elicitation.open_url", tooltip="Open the link in the web browser"),
+        Binding("c", "copy", "Copy link", id="elicitation.copy_url", tooltip="Copy the link to the clipboard"),
+        Binding("d", "done", "Done", id="elicitation.url_done", tooltip="Tell the agent you have finished"),
+        Binding("n", "decline", "Decline", id="elicitation.url_decline", tooltip="Decline the request"),
+        Binding("escape", "cancel", "Cancel", id="elicitation.url_cancel", tooltip="Close without answering (cancel)"),
+    ]
+
+    def __init__(self, question: Elicitation) -> None:
+        super().__init__()
+        self.question = question
+        self.url = question.url
+
+    @property
+    def host(self) -> str:
+        parts = urlparse(self.url)
+        return parts.hostname or ""
+
+    @property
+    def openable(self) -> bool:
+        return urlparse(self.url).scheme in ("http", "https") and bool(self.host)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text(f"↗ {self.question.agent_name} asks you to visit a link"), id="header")
+            if self.question.tool_title:
+                yield Static(Text(f"for the tool call: {self.question.tool_title}"), classes="muted")
+            if self.question.message:
+                yield Static(Text(self.question.message), id="message")
+            yield Static(Text(self.url), id="url")
+            if self.openable:
+                yield Static(Text(f"Opens {self.host} — check that you trust it."), id="host")
+            else:
+                yield Static(Text("Not a web link: rat-tui will not open it, but you can copy it."), id="host")
+            yield Static("Waiting for the agent to confirm that you are done…", id="waiting")
+            with Horizontal(id="buttons"):
+                yield Button("Open link", id="open", variant="primary", compact=True, disabled=not self.openable)
+                yield Button("Copy link", id="copy", compact=True)
+                yield Button("Done", id="done", compact=True)
+                yield Button("Decline", id="decline", variant="error", compact=True)
+            yield Static("o open · c copy · d done · n decline · Esc cancel", id="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#open" if self.openable else "#copy", Button).focus()
+
+    def action_open(self) -> None:
+        if not self.openable:
+            self.notify("rat-tui opens only http and https links; copy this one instead.", severity="warning")
+            return
+        self.app.open_url(self.url)
+        self.query_one("#waiting", Static).update("Opened in your browser. Waiting for the agent to confirm…")
+
+    def action_copy(self) -> None:
+        self.app.copy_to_clipboard(self.url)
+        self.notify("Link copied.", timeout=2)
+
+    def action_done(self) -> None:
+        self.dismiss({"action": "accept"})
+
+    def action_decline(self) -> None:
+        self.dismiss({"action": "decline"})
+
+    def action_cancel(self) -> None:
+        self.dismiss({"action": "cancel"})
+
+    @on(Button.Pressed)
+    def _button(self, event: Button.Pressed) -> None:
+        event.stop()
+        {"open": self.action_open, "copy": self.action_copy, "done": self.action_done,
+         "decline": self.action_decline}.get(event.button.id or "", self.action_cancel)()
