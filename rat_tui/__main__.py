@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     wire.preload()  # the ACP models take seconds to build: start now, off the first frame
     setup_logging()
     config, problems = load_config(args.config)
+    if args.replay is not None:
+        return replay(args.replay, config, problems)
     try:
         command, more = resolve_agent(args, config)
     except ConfigError as error:
@@ -41,6 +43,21 @@ def main(argv: list[str] | None = None) -> int:
     from .app import RatApp  # Textual is imported only once the arguments are known to be good
 
     RatApp(command, args.cwd, config=config, rpc_log_path=rpc_log, problems=problems).run()
+    return 0
+
+
+def replay(path: Path, config, problems: list[str]) -> int:
+    """`rat replay FILE`: the recording in a read-only tab, no agent process."""
+    from .history.records import RecordingError, read_recording
+
+    try:
+        recording = read_recording(path)
+    except RecordingError as error:
+        print(f"rat: {error}", file=sys.stderr)
+        return 2
+    from .ui.replay_app import ReplayApp
+
+    ReplayApp(recording, path, config=config, problems=problems).run()
     return 0
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.widgets import Footer
 
 from .agent_session import AgentCommand, AgentSession
 from .config import Config
+from .history.journal import HistoryJournal, SessionJournal, default_path, open_journal
 from .mcp_servers import configured as configured_mcp_servers
 from .protocol.rpc_log import RpcLog
 from .state.permission_policy import PermissionPolicy
@@ -46,6 +48,8 @@ class RatApp(App[None]):
                 tooltip="Close the current session (asks first while its agent runs)"),
         Binding("ctrl+pagedown", "step_tab(1)", "Next tab", id="app.next_tab", show=False),
         Binding("ctrl+pageup", "step_tab(-1)", "Previous tab", id="app.previous_tab", show=False),
+        Binding("ctrl+r", "history", "History", id="app.history", show=False,
+                tooltip="Browse, search, export and continue past sessions"),
         *(Binding(f"alt+{n}", f"select_tab({n - 1})", f"Tab {n}", id=f"app.tab_{n}", show=False) for n in range(1, 10)),
     ]
 
@@ -70,15 +74,78 @@ class RatApp(App[None]):
         self.launched = command
         self.cwd = Path(cwd)
         self.sessions: list[AgentSession] = []
+        self.history, self.session_journals = self._open_history(), {}
         self.first_session = self.make_session(command, self.cwd)
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         ask_outside = self.ask_outside if self.config.outside_files == "ask" else None
+        journal = self._journal_for(command, cwd, attach_session_id)
         session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside,
-                               attach_session_id=attach_session_id,
+                               attach_session_id=attach_session_id, recorders=[journal] if journal else [],
                                mcp_config=configured_mcp_servers(self.config.mcp_servers, getattr(command, "mcp_servers", ())))
+        if journal is not None:
+            self.session_journals[session] = journal
         self.sessions.append(session)
         return session
+
+    # -- history journal (rat_tui/history) ----------------------------------------------------------
+
+    def _open_history(self) -> HistoryJournal | None:
+        """Open the journal and apply the retention policy; a broken journal turns history off with a toast."""
+        settings = self.config.history
+        if not settings.enabled:
+            return None
+        journal, problem = open_journal(default_path())
+        if journal is None:
+            self._problems.append(problem or "History is off.")
+            return None
+        journal.on_problem = lambda text: self.call_from_thread(self.notify, text, title="History", severity="error")
+        try:
+            removed = journal.prune(settings.retention_days, settings.max_sessions, settings.max_megabytes)
+            if removed:
+                log.info("history: %d old sessions pruned", removed)
+        except Exception as error:  # pruning is housekeeping: never stop the app for it
+            log.exception("history pruning failed")
+            self._problems.append(f"Could not prune the history: {error}")
+        return journal
+
+    def _journal_for(self, command: AgentCommand, cwd: Path, attach_session_id: str | None) -> SessionJournal | None:
+        if self.history is None:
+            return None
+        try:
+            return self.history.start_session(command.name, list(command.argv), os.path.abspath(cwd),
+                                              attach_session_id)
+        except Exception:
+            log.exception("cannot journal the session")
+            return None
+
+    def on_text_area_changed(self, event) -> None:
+        """The composer's draft goes to the journal (debounced there), so a crash or a restart keeps it."""
+        from .ui.session_view import SessionView
+
+        view = next((node for node in event.text_area.ancestors if isinstance(node, SessionView)), None)
+        journal = self.session_journals.get(view.session) if view is not None else None
+        if journal is not None and event.text_area is view.composer:
+            journal.set_draft(event.text_area.text)
+
+    def _restore_draft(self, session: AgentSession) -> None:
+        journal = self.session_journals.get(session)
+        view = next((v for v in self.tabs.views if v.session is session), None)
+        if journal is not None and journal.draft and view is not None and not view.composer.text:
+            view.composer.text = journal.draft
+
+    def action_history(self) -> None:
+        if self.history is None:
+            self.notify("History is off (see [history] in config.toml).", severity="warning")
+            return
+        from .ui.screens.history import HistoryScreen
+
+        self.push_screen(HistoryScreen(self.history))
+
+    def get_system_commands(self, screen):
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("History", "Browse, search, export and continue past sessions (Ctrl+R)",
+                            self.action_history)
 
     @property
     def tabs(self) -> SessionTabs:
@@ -148,6 +215,7 @@ class RatApp(App[None]):
         """A new tab; with `attach_session_id`, reattach to that agent-side session (load or resume)."""
         session = self.make_session(command, cwd, attach_session_id)
         await self.tabs.open(session)
+        self._restore_draft(session)
         return session
 
     def action_close_session(self) -> None:
@@ -163,6 +231,7 @@ class RatApp(App[None]):
             await self.tabs.close(pane_id)
             if view.session in self.sessions:
                 self.sessions.remove(view.session)
+            self.session_journals.pop(view.session, None)
             if not self.tabs.views:
                 self.exit()
 
@@ -184,3 +253,5 @@ class RatApp(App[None]):
         await asyncio.gather(*(session.stop() for session in self.sessions), return_exceptions=True)
         if self.rpc_log:
             self.rpc_log.close()
+        if self.history is not None:
+            self.history.close()

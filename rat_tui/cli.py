@@ -16,6 +16,7 @@ from . import __version__
 from .config import Config
 
 USAGE = "rat [--cwd DIR] [--agent NAME] [--config FILE] [--rpc-log FILE] [-- COMMAND ARGS...]"
+REPLAY_USAGE = "rat replay [--config FILE] FILE"
 DEMO_NAME = "demo"
 
 
@@ -37,6 +38,8 @@ class CliArgs:
     """JSONL traffic log named with `--rpc-log`."""
     command: list[str] = field(default_factory=list)
     """Agent command line given after `--`; empty if none."""
+    replay: Path | None = None
+    """`rat replay FILE`: the recording to play (journal export, --rpc-log file or agent trace); no agent runs."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
             "  rat -- npx @zed-industries/claude-code-acp\n"
             "Without it, --agent or the config's default_agent picks a profile;\n"
             "with neither, the built-in demo agent runs.\n"
+            "rat replay FILE plays a recorded session without any agent (rat replay --help).\n"
         ),
     )
     parser.add_argument("--cwd", metavar="DIR", help="working directory of the session (default: current)")
@@ -85,6 +89,8 @@ def parse_args(argv: list[str]) -> CliArgs:
         ours, command = argv[:split], argv[split + 1 :]
     else:
         ours, command = argv, None
+    if ours and ours[0] == "replay":
+        return _parse_replay(ours[1:], command)
     parser = _parser()
     namespace = parser.parse_args(ours)
     if command is not None and not command:
@@ -101,6 +107,25 @@ def parse_args(argv: list[str]) -> CliArgs:
         rpc_log=Path(namespace.rpc_log).expanduser() if namespace.rpc_log else None,
         command=list(command or []),
     )
+
+
+def _parse_replay(ours: list[str], command: list[str] | None) -> CliArgs:
+    parser = argparse.ArgumentParser(
+        prog="rat replay",
+        usage=REPLAY_USAGE,
+        description="Play a recorded session into the UI, read-only, without starting any agent. FILE is a "
+        "journal exported from the history screen (j), an --rpc-log file or a recorded agent trace (JSONL).",
+    )
+    parser.add_argument("file", metavar="FILE", help="the recording to play")
+    parser.add_argument("--config", metavar="FILE", help="config file (default: $RAT_CONFIG or the user config dir)")
+    namespace = parser.parse_args(ours)
+    if command is not None:
+        parser.error("a replay starts no agent: nothing may follow --")
+    path = Path(os.path.abspath(os.path.expanduser(namespace.file)))
+    if not path.is_file():
+        parser.error(f"no such file: {path}")
+    return CliArgs(cwd=Path(os.getcwd()), config=Path(namespace.config).expanduser() if namespace.config else None,
+                   replay=path)
 
 
 def demo_agent() -> AgentSpec:

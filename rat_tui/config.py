@@ -67,6 +67,23 @@ class AgentProfile(BaseModel):
     category) = a value id or name (true/false for a boolean option)."""
 
 
+class HistoryConfig(BaseModel):
+    """The local history journal (every session's messages, drafts and settings) and its retention."""
+
+    model_config = _MODEL_CONFIG
+
+    enabled: bool = True
+    """Journal every session to `history.sqlite3` in the user data dir; off means nothing is written."""
+    retention_days: float | None = Field(default=90, gt=0)
+    """Sessions unused for longer are deleted at startup; unset keeps them forever."""
+    max_sessions: int | None = Field(default=1000, gt=0)
+    """At most this many sessions are kept (the least recently used go first); unset means no limit."""
+    max_megabytes: float | None = Field(default=500, gt=0)
+    """The recorded messages of all sessions are kept under this size (oldest sessions go first)."""
+    export_dir: str | None = None
+    """Where Markdown and journal exports are written (`~` expanded); unset means `exports/` in the data dir."""
+
+
 class Config(BaseModel):
     """Everything config.toml can set; every field has a default, so an empty file is valid."""
 
@@ -86,10 +103,12 @@ class Config(BaseModel):
     """Path of a JSONL log of all JSON-RPC traffic (`--rpc-log` overrides it); unset means none."""
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)
     """MCP servers passed to every agent (`[[mcp_servers]]`); profiles add their own."""
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
+    """The local history journal: on/off, retention, export folder (`[history]`)."""
 
 
 # Top-level tables whose entries are independent: a bad entry is dropped alone, not the table.
-_TABLES_OF_ENTRIES = {"agents", "keymap", "mcp_servers"}
+_TABLES_OF_ENTRIES = {"agents", "keymap", "mcp_servers", "history"}
 # Parts of a profile whose entries are independent too: a bad one is dropped alone, not the profile.
 _PROFILE_ENTRIES = {"mcp_servers", "defaults"}
 

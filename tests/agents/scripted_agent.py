@@ -4,6 +4,8 @@
 
 Every line received on stdin is appended, raw, to the file named by env RAT_FAKE_RECORD (flushed at once);
 the requests it sends go to that name + ".sent", so answers can be checked against their method.
+With env RAT_FAKE_WRITTEN set, every line it writes to stdout is also appended there once the write
+returned (flushed at once): what a crash test compares the client's journal against.
 
 Script (every key optional):
 
@@ -84,6 +86,8 @@ class Wire:
         self.sent = open(record + ".sent", "a", encoding="utf-8") if record else None
         self.next_id = 0
         self.pending: dict[Any, asyncio.Future] = {}
+        written = os.environ.get("RAT_FAKE_WRITTEN")
+        self.written = open(written, "a", encoding="utf-8") if written else None
 
     def start(self, on_message: Callable[[dict], None]) -> asyncio.Future:
         """Read stdin in a thread, calling `on_message` in the loop; the future resolves at EOF."""
@@ -121,6 +125,9 @@ class Wire:
         data = text if text.endswith("\n") else text + "\n"
         sys.stdout.buffer.write(data.encode("utf-8"))
         sys.stdout.buffer.flush()
+        if self.written is not None:
+            self.written.write(data)
+            self.written.flush()
 
     def write(self, msg: Any) -> None:
         line = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,525 @@
+"""Provides HistoryJournal (SQLite in WAL mode) and SessionJournal, the traffic recorder of one session.
+
+Durability is against a crash or `kill -9` of rat, not power loss: a message is safe once its
+transaction is committed, which with `journal_mode=WAL` and `synchronous=NORMAL` means written to
+the WAL file by write(2), without fsync. Messages are queued and handed to a writer thread once per
+event-loop tick (`call_soon`); it commits each batch at once in one transaction. So a message
+reaches the OS within about a millisecond of the tick that received it (the router yields every
+few ms), and a flood of chunks costs one commit per batch, not per chunk, off the loop's thread.
+bench/journal.py measures this against JSONL; docs/architecture.md says why SQLite won.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .records import IN, OUT, Recorded
+
+log = logging.getLogger("rat.history")
+
+SCHEMA_VERSION = 1
+DRAFT_DELAY = 0.3
+"""Seconds a composer draft waits before it is written, so typing writes once per pause, not per key."""
+EMPTY_SESSION_DAYS = 1
+"""Sessions with no prompt (rat started and closed) are pruned after this many days."""
+SETTING_METHODS = {"session/set_config_option", "session/set_mode", "session/set_model"}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY,
+    agent TEXT NOT NULL,
+    agent_title TEXT,
+    argv TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    agent_session_id TEXT,
+    title TEXT,
+    first_prompt TEXT,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    messages INTEGER NOT NULL DEFAULT 0,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    draft TEXT NOT NULL DEFAULT '',
+    settings TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated);
+CREATE INDEX IF NOT EXISTS sessions_agent_session ON sessions(agent_session_id);
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY,
+    session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    t REAL NOT NULL,
+    dir TEXT NOT NULL,
+    method TEXT,
+    body TEXT NOT NULL,
+    text TEXT
+);
+CREATE INDEX IF NOT EXISTS messages_session ON messages(session, id);
+"""
+
+
+@dataclass
+class SessionInfo:
+    """One journaled session as the history screen lists it."""
+
+    id: int
+    agent: str
+    agent_title: str | None
+    argv: list[str]
+    cwd: str
+    agent_session_id: str | None
+    title: str | None
+    first_prompt: str | None
+    created: float
+    updated: float
+    messages: int
+    bytes: int
+    draft: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """Title, else the first prompt, on one line."""
+        return " ".join((self.title or self.first_prompt or "").split())
+
+    def header(self) -> dict[str, Any]:
+        """The session facts written in an export's header line."""
+        return {
+            "agent": self.agent, "agent_title": self.agent_title, "argv": self.argv, "cwd": self.cwd,
+            "agent_session_id": self.agent_session_id, "title": self.title, "created": self.created,
+            "updated": self.updated, "settings": self.settings,
+        }
+
+
+@dataclass(frozen=True)
+class HistoryQuery:
+    """A search: free text (in the messages, title and first prompt) plus `agent:`, `cwd:`, `date:` filters."""
+
+    text: str = ""
+    agent: str = ""
+    cwd: str = ""
+    date: str = ""  # a prefix of YYYY-MM-DD (local time) of the session's start or last message
+
+    @classmethod
+    def parse(cls, query: str) -> HistoryQuery:
+        words: list[str] = []
+        filters = {"agent": "", "cwd": "", "date": ""}
+        for word in query.split():
+            key, sep, value = word.partition(":")
+            if sep and key.lower() in filters and value:
+                filters[key.lower()] = value
+            else:
+                words.append(word)
+        return cls(" ".join(words), **filters)
+
+
+def prompt_text(prompt: Any) -> str:
+    """The text of a `session/prompt` prompt (a list of content blocks); other blocks as a short mark."""
+    if not isinstance(prompt, list):
+        return ""
+    parts = []
+    for block in prompt:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") in ("resource_link", "resource"):
+            resource = block.get("resource") if isinstance(block.get("resource"), dict) else block
+            parts.append(f"@{resource.get('uri', '')}")
+    return "\n".join(parts)
+
+
+def searchable_text(direction: str, message: Any) -> str | None:
+    """What the search box finds a message by: prompt text out, message and thought chunks in."""
+    if not isinstance(message, dict):
+        return None
+    method = message.get("method")
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return None
+    if direction == OUT and method == "session/prompt":
+        return prompt_text(params.get("prompt")) or None
+    if direction == IN and method == "session/update":
+        update = params.get("update")
+        if isinstance(update, dict):
+            content = update.get("content")
+            if isinstance(content, dict) and content.get("type") == "text":
+                return str(content.get("text", "")) or None
+            if update.get("sessionUpdate") in ("tool_call", "tool_call_update") and update.get("title"):
+                return str(update["title"])
+    return None
+
+
+class SessionJournal:
+    """The traffic recorder of one session (`AgentSession(recorders=[...])`), plus its draft and settings."""
+
+    def __init__(self, journal: HistoryJournal, session_id: int, agent_session_id: str | None = None,
+                 settings: dict[str, Any] | None = None, draft: str = "", first_prompt: str | None = None) -> None:
+        self.journal = journal
+        self.id = session_id
+        self.agent_session_id = agent_session_id
+        self.settings: dict[str, Any] = dict(settings or {})
+        self.draft = draft
+        self.first_prompt = first_prompt
+        self.dirty: dict[str, Any] = {}
+        self.added = 0
+        self.added_bytes = 0
+
+    def record(self, direction: str, message: Any, size: int, *, method: str | None = None,
+               latency: float | None = None) -> None:
+        """Queue one message for the next commit; also notes session facts it carries (id, title, settings)."""
+        if isinstance(message, dict):
+            method = method or message.get("method")
+            self._observe(direction, message, method)
+            body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        else:
+            body = json.dumps(str(message), ensure_ascii=False)
+        self.added += 1
+        self.added_bytes += size
+        self.journal._queue((self.id, time.time(), direction, method, body, searchable_text(direction, message)), self)
+
+    def _observe(self, direction: str, message: dict[str, Any], method: str | None) -> None:
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        result = message.get("result") if isinstance(message.get("result"), dict) else None
+        if direction == IN and result is not None and "method" not in message:
+            if isinstance(result.get("sessionId"), str) and method in (None, "session/new"):
+                self._set_agent_session(result["sessionId"])
+            if method == "initialize" and isinstance(result.get("agentInfo"), dict):
+                info = result["agentInfo"]
+                title = info.get("title") or info.get("name")
+                if isinstance(title, str):
+                    self.dirty["agent_title"] = title
+        elif direction == OUT and "id" in message and isinstance(message.get("method"), str):
+            name = message["method"]
+            if name in ("session/load", "session/resume") and isinstance(params.get("sessionId"), str):
+                self._set_agent_session(params["sessionId"])
+            elif name == "session/prompt" and self.first_prompt is None:
+                self.first_prompt = prompt_text(params.get("prompt"))[:500]
+                self.dirty["first_prompt"] = self.first_prompt
+            elif name in SETTING_METHODS:
+                self._set_setting(name, params)
+        elif direction == IN and message.get("method") == "session/update":
+            if self.agent_session_id is None and isinstance(params.get("sessionId"), str):
+                self._set_agent_session(params["sessionId"])
+            update = params.get("update") if isinstance(params.get("update"), dict) else {}
+            kind = update.get("sessionUpdate")
+            if kind == "session_info_update" and isinstance(update.get("title"), str):
+                self.dirty["title"] = update["title"]
+            elif kind == "current_mode_update" and isinstance(update.get("currentModeId"), str):
+                self.settings["mode"] = update["currentModeId"]
+                self.dirty["settings"] = self.settings
+
+    def _set_agent_session(self, session_id: str) -> None:
+        if session_id != self.agent_session_id:
+            self.agent_session_id = session_id
+            self.dirty["agent_session_id"] = session_id
+
+    def _set_setting(self, method: str, params: dict[str, Any]) -> None:
+        if method == "session/set_config_option" and isinstance(params.get("configId"), str):
+            self.settings.setdefault("config", {})[params["configId"]] = params.get("value")
+        elif method == "session/set_mode" and "modeId" in params:
+            self.settings["mode"] = params["modeId"]
+        elif method == "session/set_model" and "modelId" in params:
+            self.settings["model"] = params["modelId"]
+        else:
+            return
+        self.dirty["settings"] = self.settings
+
+    def set_draft(self, text: str) -> None:
+        """The composer's text now; written after a short pause (the latest draft wins)."""
+        if text == self.draft:
+            return
+        self.draft = text
+        self.dirty["draft"] = text
+        self.journal._schedule(self, DRAFT_DELAY)
+
+    def flush(self) -> None:
+        self.journal.flush()
+
+
+class HistoryJournal:
+    """The history database: one SQLite file in WAL mode, shared safely by several rat processes.
+
+    The event loop only serialises each message and queues it; once per loop tick the batch goes to
+    a writer thread that commits it (sqlite releases the GIL while it works), so the stream pays
+    about what a JSONL append would (bench/journal.py). Reads use the loop thread's own connection.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = self._connect()
+        self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # takes effect on a new file only
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+        self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        self._rows: list[tuple[Any, ...]] = []
+        self._dirty: set[SessionJournal] = set()
+        self._handle: asyncio.Handle | None = None
+        self._handle_soon = False
+        self._batches: queue.SimpleQueue[tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]]] | None] = queue.SimpleQueue()
+        self._handed = 0  # batches given to the writer; it reports each one done through _written
+        self._written = 0
+        self._done = threading.Condition()
+        self._writer = threading.Thread(target=self._write_batches, name="history-writer", daemon=True)
+        self._writer.start()
+        self.failures = 0
+        self.closed = False
+        # Called (from the writer thread) the first time a write fails, so the user hears of it.
+        self.on_problem: Callable[[str], None] | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
+        db.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit is a write(2) to the WAL, no fsync
+        db.execute("PRAGMA foreign_keys=ON")
+        return db
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def start_session(self, agent: str, argv: Sequence[str], cwd: str,
+                      attach_session_id: str | None = None) -> SessionJournal:
+        """A new journaled session; reattaching to an agent session already journaled continues its row."""
+        now = time.time()
+        if attach_session_id:
+            self.flush()  # the row's latest draft and settings may still be on their way
+            row = self._db.execute(
+                "SELECT id, settings, draft, first_prompt FROM sessions WHERE agent_session_id=? AND cwd=? "
+                "ORDER BY updated DESC LIMIT 1", (attach_session_id, cwd)).fetchone()
+            if row is not None:
+                self._db.execute("UPDATE sessions SET updated=? WHERE id=?", (now, row[0]))
+                return SessionJournal(self, row[0], attach_session_id, _loads(row[1]), row[2], row[3])
+        cursor = self._db.execute(
+            "INSERT INTO sessions(agent, argv, cwd, agent_session_id, created, updated) VALUES(?,?,?,?,?,?)",
+            (agent, json.dumps(list(argv)), cwd, attach_session_id, now, now))
+        return SessionJournal(self, int(cursor.lastrowid or 0), attach_session_id)
+
+    def _queue(self, row: tuple[Any, ...], session: SessionJournal) -> None:
+        self._rows.append(row)
+        self._dirty.add(session)
+        if not self._handle_soon:
+            self._schedule(session, 0.0)
+
+    def _schedule(self, session: SessionJournal, delay: float) -> None:
+        self._dirty.add(session)
+        if self.closed:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()  # no loop (a script, a test): write at once
+            return
+        if self._handle is not None:
+            if delay > 0 or self._handle_soon:
+                return  # a hand-over is already coming, soon enough
+            self._handle.cancel()
+        if delay > 0:
+            self._handle = loop.call_later(delay, self._hand_over)
+        else:
+            self._handle = loop.call_soon(self._hand_over)
+            self._handle_soon = True
+
+    def _hand_over(self) -> int:
+        """Give what is queued to the writer thread as one batch; returns the batch's number (0: none)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._handle_soon = False
+        rows, self._rows = self._rows, []
+        dirty, self._dirty = self._dirty, set()
+        if (not rows and not dirty) or self.closed:
+            return 0
+        updates = []
+        for session in dirty:
+            fields = dict(session.dirty)
+            if "settings" in fields:
+                fields["settings"] = json.dumps(fields["settings"])
+            updates.append((session.id, session.added, session.added_bytes, fields))
+            session.dirty.clear()
+            session.added = session.added_bytes = 0
+        self._handed += 1
+        self._batches.put((self._handed, rows, updates))
+        return self._handed
+
+    def flush(self, timeout: float = 10.0) -> None:
+        """Commit everything queued so far, and wait for it (readers call this before they read)."""
+        number = self._hand_over() or self._handed
+        with self._done:
+            self._done.wait_for(lambda: self._written >= number or not self._writer.is_alive(), timeout)
+
+    def _write_batches(self) -> None:
+        db = self._connect()
+        try:
+            while True:
+                batch = self._batches.get()
+                batches = [batch]
+                while batch is not None and not self._batches.empty():  # catch up in one transaction
+                    batch = self._batches.get()
+                    batches.append(batch)
+                work = [b for b in batches if b is not None]
+                if work:
+                    self._commit(db, work)
+                    with self._done:
+                        self._written = work[-1][0]
+                        self._done.notify_all()
+                if batch is None:
+                    return
+        finally:
+            db.close()
+            with self._done:
+                self._done.notify_all()
+
+    def _commit(self, db: sqlite3.Connection, batches: list[tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]]]]) -> None:
+        now = time.time()
+        try:
+            with db:
+                db.execute("BEGIN")
+                for _, rows, updates in batches:
+                    if rows:
+                        db.executemany("INSERT INTO messages(session, t, dir, method, body, text) VALUES(?,?,?,?,?,?)",
+                                       rows)
+                    for session_id, added, added_bytes, fields in updates:
+                        assignments = "".join(f", {name}=?" for name in fields)
+                        db.execute(
+                            f"UPDATE sessions SET updated=?, messages=messages+?, bytes=bytes+?{assignments} WHERE id=?",
+                            (now, added, added_bytes, *fields.values(), session_id))
+        except sqlite3.Error as error:
+            self.failures += 1
+            log.exception("could not write %d batches to the history journal %s", len(batches), self.path)
+            if self.failures == 1 and self.on_problem is not None:  # say it once, not per batch
+                try:
+                    self.on_problem(f"The history journal {self.path} cannot be written ({error}); "
+                                    "messages are not being saved.")
+                except Exception:
+                    log.exception("reporting a history problem failed")
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.flush()
+        self.closed = True
+        self._batches.put(None)
+        self._writer.join(10.0)
+        self._db.close()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def sessions(self, query: HistoryQuery | str = "", limit: int = 500, include_empty: bool = True) -> list[SessionInfo]:
+        """Sessions matching the query, the most recently used first; `include_empty=False` skips never-prompted ones."""
+        if isinstance(query, str):
+            query = HistoryQuery.parse(query)
+        where, args = [], []
+        if not include_empty:
+            where.append("first_prompt IS NOT NULL")
+        if query.agent:
+            where.append("(agent LIKE ? OR agent_title LIKE ?)")
+            args += [f"%{query.agent}%"] * 2
+        if query.cwd:
+            where.append("cwd LIKE ?")
+            args.append(f"%{query.cwd}%")
+        if query.date:
+            where.append("(strftime('%Y-%m-%d', created, 'unixepoch', 'localtime') LIKE ? "
+                         "OR strftime('%Y-%m-%d', updated, 'unixepoch', 'localtime') LIKE ?)")
+            args += [f"{query.date}%"] * 2
+        if query.text:
+            # The session's texts joined in order, so a phrase split across streamed chunks is found too.
+            where.append("(title LIKE ? OR first_prompt LIKE ? OR (SELECT group_concat(text, '') FROM "
+                         "(SELECT text FROM messages m WHERE m.session = sessions.id AND m.text IS NOT NULL "
+                         "ORDER BY m.id)) LIKE ?)")
+            args += [f"%{query.text}%"] * 3
+        sql = "SELECT * FROM sessions" + (" WHERE " + " AND ".join(where) if where else "")
+        rows = self._db.execute(sql + " ORDER BY updated DESC, id DESC LIMIT ?", (*args, limit)).fetchall()
+        return [_info(row) for row in rows]
+
+    def session(self, session_id: int) -> SessionInfo | None:
+        row = self._db.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
+        return _info(row) if row else None
+
+    def records(self, session_id: int) -> list[Recorded]:
+        """Every message of a session, in the order it crossed the wire."""
+        rows = self._db.execute("SELECT t, dir, method, body FROM messages WHERE session=? ORDER BY id",
+                                (session_id,))
+        out = []
+        for t, direction, method, body in rows:
+            try:
+                message = json.loads(body)
+            except ValueError:
+                continue
+            response_method = method if isinstance(message, dict) and "method" not in message else None
+            out.append(Recorded(t, direction, message, response_method))
+        return out
+
+    def delete(self, session_id: int) -> None:
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM messages WHERE session=?", (session_id,))
+            self._db.execute("DELETE FROM sessions WHERE id=?", (session_id,))
+
+    def prune(self, retention_days: float | None = None, max_sessions: int | None = None,
+              max_megabytes: float | None = None, now: float | None = None) -> int:
+        """Drop the oldest sessions past the retention policy; returns how many went. Run at startup."""
+        now = time.time() if now is None else now
+        rows = self._db.execute(
+            "SELECT id, updated, bytes, first_prompt IS NULL FROM sessions ORDER BY updated DESC, id DESC").fetchall()
+        # A session never prompted is only a handshake: gone after a day, and never counted against
+        # the limits, so launching rat many times cannot push real conversations out.
+        doomed = [session_id for session_id, updated, _, empty in rows if empty and updated < now - EMPTY_SESSION_DAYS * 86400]
+        rows = [row for row in rows if not row[3]]
+        total = 0
+        for index, (session_id, updated, size, _) in enumerate(rows):
+            total += size
+            if ((retention_days is not None and updated < now - retention_days * 86400)
+                    or (max_sessions is not None and index >= max_sessions)
+                    or (max_megabytes is not None and total > max_megabytes * 1024 * 1024 and index > 0)):
+                doomed.append(session_id)
+        if doomed:
+            with self._db:
+                self._db.execute("BEGIN")
+                self._db.executemany("DELETE FROM messages WHERE session=?", [(i,) for i in doomed])
+                self._db.executemany("DELETE FROM sessions WHERE id=?", [(i,) for i in doomed])
+            self._db.execute("PRAGMA incremental_vacuum")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return len(doomed)
+
+
+def _loads(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _info(row: tuple[Any, ...]) -> SessionInfo:
+    (session_id, agent, agent_title, argv, cwd, agent_session_id, title, first_prompt,
+     created, updated, messages, size, draft, settings) = row
+    try:
+        argv_list = json.loads(argv)
+    except ValueError:
+        argv_list = []
+    return SessionInfo(session_id, agent, agent_title, argv_list if isinstance(argv_list, list) else [], cwd,
+                       agent_session_id, title, first_prompt, created, updated, messages, size, draft or "",
+                       _loads(settings))
+
+
+def open_journal(path: Path) -> tuple[HistoryJournal | None, str | None]:
+    """Open the journal, or say why not (a locked, corrupt or unwritable file must not stop rat)."""
+    try:
+        return HistoryJournal(path), None
+    except (sqlite3.Error, OSError) as error:
+        log.exception("cannot open the history journal %s", path)
+        return None, f"History is off: cannot open {path} ({error})."
+
+
+def default_path() -> Path:
+    """`history.sqlite3` in the platformdirs user data dir."""
+    from .. import paths
+
+    return paths.data_dir() / "history.sqlite3"
