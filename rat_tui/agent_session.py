@@ -11,13 +11,14 @@ from typing import Any, Protocol
 
 from .change_journal import ChangeJournal
 from .permission_broker import PermissionBroker
-from .protocol.client import AcpClient, AgentHello, ProtocolMismatch
+from .protocol.client import AUTH_REQUIRED, AcpClient, AgentHello
 from .protocol.fs import FileAccess, FileWrite
 from .protocol.router import Connection, ConnectionClosed, RpcError
 from .protocol.rpc_log import RpcLog
 from .protocol.traffic import TrafficLog
 from .protocol.terminals import TerminalManager
 from .protocol.transport import AgentProcess, AgentSpawnError
+from .session_lifecycle import SessionLifecycle
 from .state import reducer
 from .state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
 from .state.permission_policy import PermissionPolicy
@@ -38,11 +39,12 @@ class AgentCommand(Protocol):
     env: Mapping[str, str]
 
 
-class AgentSession:
+class AgentSession(SessionLifecycle):
     """Owns the agent process of one tab: start, handshake, prompt turns, cancel, shutdown.
 
     Every outcome, good or bad, ends up in the store as a status word and, where the user must
-    know, a notice in the transcript; nothing here raises into the UI.
+    know, a notice in the transcript; nothing here raises into the UI. Reattaching, restarting,
+    hang reports and logins are in session_lifecycle.py.
     """
 
     def __init__(
@@ -56,8 +58,12 @@ class AgentSession:
         ask_outside: Callable[[Path, str], Awaitable[bool]] | None = None,
         attach_session_id: str | None = None,
         recorders: Sequence[Any] = (),
+        request_timeout: float = 120.0,
     ) -> None:
         self.command = command
+        self._init_lifecycle(request_timeout)
+        # MCP servers passed in session/new, session/load and session/resume.
+        self.mcp_servers: list[dict[str, Any]] = []
         # An agent-side session to reattach to (session/load or session/resume) instead of session/new.
         self.attach_session_id = attach_session_id
         # Extra traffic recorders (`record(direction, message, size, method=, latency=)`), e.g. history.
@@ -106,6 +112,15 @@ class AgentSession:
 
     async def run(self) -> None:
         """Start the agent and serve it until it exits; returns when the process is gone."""
+        self._running = True
+        self._run_done.clear()
+        try:
+            await self._run()
+        finally:
+            self._running = False
+            self._run_done.set()
+
+    async def _run(self) -> None:
         self.store.dispatch(reducer.set_status, STARTING)
         self.process = AgentProcess(self.command.argv, self.cwd, self.command.env)
         try:
@@ -123,12 +138,14 @@ class AgentSession:
         self.client = AcpClient(self.connection)
         reader = asyncio.create_task(self.connection.run(), name="agent-reader")
         handshake = asyncio.create_task(self._handshake(), name="agent-handshake")
+        watchdog = asyncio.create_task(self._watch_requests(), name="agent-watchdog")
         try:
             await reader
         except asyncio.CancelledError:
             await self.stop()
             raise
         finally:
+            watchdog.cancel()
             if not handshake.done():
                 handshake.cancel()
         if self._stopping:
@@ -141,32 +158,14 @@ class AgentSession:
 
     async def _handshake(self) -> None:
         assert self.client is not None
-        try:
-            hello = await asyncio.wait_for(self.client.initialize(), self.handshake_timeout)
-            self.hello = hello
-            if hello.display_name:
-                self.store.dispatch(reducer.set_agent, hello.display_name)
-            result = await asyncio.wait_for(self.client.new_session(self.cwd), self.handshake_timeout)
-        except asyncio.TimeoutError:
-            self._fail(ERROR, f"The agent did not answer within {self.handshake_timeout:g} s while starting.")
+        hello = await self._guarded(self.client.initialize())
+        if hello is None:
             return
-        except ProtocolMismatch as error:
-            self._fail(ERROR, str(error))
-            return
-        except RpcError as error:
-            self._fail(ERROR, f"The agent refused to start a session: {error}")
-            return
-        except ConnectionClosed:
-            return  # run() reports the exit with the agent's stderr
-        except ValueError as error:
-            self._fail(ERROR, f"The agent sent an unusable answer: {error}")
-            return
-        self.session_id = result["sessionId"]
-        self.store.dispatch(reducer.set_session, self.session_id, result)
-        early, self._early_updates = self._early_updates, []
-        for params in early:
-            self._apply(params)
-        self.store.dispatch(reducer.set_status, READY)
+        self.hello = hello
+        if hello.display_name:
+            self.store.dispatch(reducer.set_agent, hello.display_name)
+        # session/new, or session/load / session/resume of attach_session_id (session_lifecycle.py).
+        await self.establish_session()
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method != "session/update":
@@ -182,8 +181,13 @@ class AgentSession:
         if params.get("sessionId") != self.session_id:
             log.warning("update for another session %r ignored", params.get("sessionId"))
             return
-        self.store.apply_update(params.get("update"))
-        self._journal_tool_call(params.get("update"))
+        update = params.get("update")
+        if self._replay is not None:  # session/load's replay: history, not changes made now
+            if self._accept_replayed(update):
+                self.store.apply_update(update)
+            return
+        self.store.apply_update(update)
+        self._journal_tool_call(update)
 
     def _on_file_write(self, write: FileWrite) -> None:
         for listener in list(self.file_listeners):
@@ -197,8 +201,11 @@ class AgentSession:
             return
         tail = self.process.stderr.tail() if self.process else ""
         text = f"The agent exited with code {code}." if code is not None else "The agent closed its output."
+        if self._turn_failed or self.busy:
+            text += " The running turn failed."
         if tail:
             text += f"\n\nLast lines it wrote to stderr:\n{tail}"
+        text += "\n\nAlt+R restarts it (the transcript and your draft stay)."
         severity = "info" if code == 0 and self.state.status == READY else "error"
         self.store.dispatch(reducer.add_notice, text, severity)
         self.store.dispatch(reducer.set_status, EXITED, f"code {code}")
@@ -212,11 +219,10 @@ class AgentSession:
 
     async def close(self) -> None:
         """The user closed the tab: `session/close` when the agent supports it, then stop it."""
-        capabilities = self.hello.capabilities if self.hello else {}
-        closable = isinstance(capabilities.get("sessionCapabilities"), dict) and "close" in capabilities["sessionCapabilities"]
-        if closable and self.connection is not None and self.session_id and self.state.status not in (EXITED,):
+        closable = self.supports("close")
+        if closable and self.client is not None and self.session_id and self.state.status not in (EXITED,):
             try:
-                await asyncio.wait_for(self.connection.request("session/close", {"sessionId": self.session_id}), 2.0)
+                await asyncio.wait_for(self.client.close_session(self.session_id), 2.0)
             except (asyncio.TimeoutError, RpcError, ConnectionClosed) as error:
                 log.info("session/close failed: %s", error)
         await self.stop()
@@ -238,8 +244,10 @@ class AgentSession:
         if self.busy:
             return "A turn is running: wait for it or press Esc to cancel it."
         if self.state.status == EXITED:
-            return "The agent has exited."
-        if self.session_id is None:
+            return "The agent has exited: Alt+R restarts it."
+        if self.auth_needed:
+            return "The agent needs a login first: Alt+L picks a method."
+        if self.session_id is None or self.state.status == STARTING:
             return "The agent is not ready yet." if self.state.status == STARTING else "There is no session."
         return None
 
@@ -260,11 +268,15 @@ class AgentSession:
             result = await self.client.prompt(self.session_id, [{"type": "text", "text": text}])
         except RpcError as error:
             self.store.dispatch(reducer.end_turn, "error")
+            if error.code == AUTH_REQUIRED:
+                self._auth_required(error)
+                return
             self.store.dispatch(reducer.add_notice, f"The agent failed this turn: {error}", "error")
             self.store.dispatch(reducer.set_status, ERROR, str(error))
             return
         except ConnectionClosed:
-            self.store.dispatch(reducer.end_turn, "error")
+            self._turn_failed = True
+            self.store.dispatch(reducer.fail_turn)
             return  # run() reports the exit
         stop_reason = str(result.get("stopReason", "end_turn"))
         self.store.dispatch(reducer.end_turn, stop_reason)
