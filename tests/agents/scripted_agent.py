@@ -19,7 +19,9 @@ Script (every key optional):
                                      # end: the last); then the default answer unless a step answered:
                                      # initialize/session/new as above, session/list {"sessions": []},
                                      # other methods {} (session/load and session/resume adopt the
-                                     # requested session id first, so "$SESSION" is that id)
+                                     # requested session id first, so "$SESSION" is that id);
+                                     # session/load, resume, list, close, delete, authenticate and
+                                     # logout are answered so even when not listed here
     }
 
     python tests/agents/scripted_agent.py SCRIPT.json --write-marker PATH   # terminal-auth stand-in:
@@ -67,6 +69,11 @@ DEFAULT_INITIALIZE = {
     "agentInfo": {"name": "scripted-agent", "title": "Scripted fake agent", "version": "0.0.1"},
     "authMethods": [],
 }
+
+
+# Answered by default (as in "on_request" with no steps) unless "responses" has them.
+LIFECYCLE_METHODS = {"session/load", "session/resume", "session/list", "session/close", "session/delete",
+                     "authenticate", "logout"}
 
 
 def log(text: str) -> None:
@@ -175,6 +182,7 @@ class Handling:
     def __init__(self, id: Any) -> None:
         self.id = id
         self.responded = False
+        self.failed = False
         self.cancelled = asyncio.Event()
 
 
@@ -210,10 +218,11 @@ class ScriptedAgent:
     async def on_request(self, id: Any, method: str, params: Any) -> None:
         handling = Handling(id)
         on_request = self.script.get("on_request", {})
-        if method in on_request:
+        lifecycle = method in LIFECYCLE_METHODS and method not in self.script.get("responses", {})
+        if method in on_request or lifecycle:
             self.handling[id] = handling
             try:
-                await self.scripted_request(method, params, handling, on_request[method])
+                await self.scripted_request(method, params, handling, on_request.get(method, []))
             finally:
                 self.handling.pop(id, None)
             return
@@ -247,6 +256,7 @@ class ScriptedAgent:
     async def scripted_request(self, method: str, params: Any, handling: Handling, plays: list) -> None:
         count = self.calls.get(method, 0)
         self.calls[method] = count + 1
+        previous = self.session_id
         if method in ("session/load", "session/resume") and isinstance(params, dict):
             self.session_id = str(params.get("sessionId", self.session_id))
         steps = plays[min(count, len(plays) - 1)] if plays else []
@@ -258,6 +268,8 @@ class ScriptedAgent:
             if method == "session/prompt":
                 self.prompt = None
         if handling.responded:
+            if handling.failed:
+                self.session_id = previous  # a failed load or resume adopts nothing
             return
         if method == "initialize":
             result = merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
@@ -320,7 +332,7 @@ class ScriptedAgent:
             await self.wire.request(req["method"], req.get("params"), req.get("id"))
         elif "error" in step:
             self.wire.write({"jsonrpc": "2.0", "id": handling.id, "error": step["error"]})
-            handling.responded = True
+            handling.responded = handling.failed = True
         elif "replay" in step:
             for i in range(int(step["replay"])):
                 kind = "user_message_chunk" if i % 2 == 0 else "agent_message_chunk"
