@@ -18,6 +18,7 @@ from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.permission_queue import PermissionQueue
 from .cli import agent_choices
 from .ui.commands import SlashCommandsProvider
+from .ui.lifecycle_commands import LifecycleCommandsProvider
 from .ui.screens.confirm import ConfirmScreen
 from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
@@ -30,7 +31,7 @@ class RatApp(App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
-    COMMANDS = App.COMMANDS | {SlashCommandsProvider}
+    COMMANDS = App.COMMANDS | {SlashCommandsProvider, LifecycleCommandsProvider}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
@@ -41,6 +42,8 @@ class RatApp(App[None]):
         Binding("ctrl+pagedown", "step_tab(1)", "Next tab", id="app.next_tab", show=False),
         Binding("ctrl+pageup", "step_tab(-1)", "Previous tab", id="app.previous_tab", show=False),
         *(Binding(f"alt+{n}", f"select_tab({n - 1})", f"Tab {n}", id=f"app.tab_{n}", show=False) for n in range(1, 10)),
+        Binding("ctrl+b", "agent_sessions", "Sessions", id="app.agent_sessions", show=False,
+                tooltip="Browse the agent's saved sessions: open one in a new tab, or delete it"),
     ]
 
     def __init__(
@@ -68,7 +71,8 @@ class RatApp(App[None]):
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         ask_outside = self.ask_outside if self.config.outside_files == "ask" else None
         session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside,
-                               attach_session_id=attach_session_id)
+                               attach_session_id=attach_session_id,
+                               request_timeout=self.config.request_timeout_seconds)
         self.sessions.append(session)
         return session
 
@@ -130,6 +134,23 @@ class RatApp(App[None]):
         session = self.make_session(command, cwd, attach_session_id)
         await self.tabs.open(session)
         return session
+
+    def action_agent_sessions(self) -> None:
+        """The current tab's agent lists its sessions; the chosen one opens in a new tab (load/resume)."""
+        from .ui.screens.session_browser import SessionBrowserScreen
+
+        current = self.session
+
+        async def chosen(info: dict | None) -> None:
+            if info is None:
+                return
+            cwd = Path(info["cwd"])
+            if not cwd.is_dir():
+                self.notify(f"The session's directory does not exist here: {cwd}", severity="error")
+                return
+            await self.open_session(current.command, cwd, attach_session_id=info["sessionId"])
+
+        self.push_screen(SessionBrowserScreen(current, current.cwd), callback=chosen)
 
     def action_close_session(self) -> None:
         pane = self.tabs.active_pane

@@ -55,6 +55,9 @@ class Config(BaseModel):
     """Binding id -> comma-separated keys, as accepted by Textual's `App.set_keymap`."""
     rpc_log: str | None = None
     """Path of a JSONL log of all JSON-RPC traffic (`--rpc-log` overrides it); unset means none."""
+    request_timeout_seconds: float = Field(default=120.0, gt=0)
+    """A request the agent leaves unanswered this long is reported, with the offer to cancel it or
+    restart the agent; a turn (`session/prompt`) is reported when the agent sends nothing this long."""
 
 
 # Top-level tables whose entries are independent: a bad entry is dropped alone, not the table.

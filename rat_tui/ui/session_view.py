@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
 from .. import session_controls
+from . import lifecycle_actions
 from ..agent_session import AgentSession
 from ..state import reducer
 from ..state.models import (
@@ -74,6 +75,10 @@ class SessionView(Vertical):
                 tooltip="Review and revert the files the agent changed, turn by turn"),
         Binding("f8", "show_traffic", "Traffic", id="session.traffic", show=False,
                 tooltip="Inspect the JSON-RPC messages between rat and the agent"),
+        Binding("alt+r", "restart_agent", "Restart agent", id="session.restart", show=False,
+                tooltip="Start a new agent process for this tab; the transcript and the draft stay"),
+        Binding("alt+l", "authenticate", "Log in", id="session.auth", show=False,
+                tooltip="Pick one of the agent's login methods"),
     ]
 
     def __init__(self, session: AgentSession, *, id: str | None = None) -> None:
@@ -124,6 +129,8 @@ class SessionView(Vertical):
                 request, call, agent_name=self.session.state.agent_name
             )
         self.composer.focus()
+        self.session.on_auth_required = lambda methods: self.call_later(
+            lifecycle_actions.show_auth_picker, self, "The agent needs you to log in.")
         self._run_agent()
 
     def on_unmount(self) -> None:
@@ -233,8 +240,24 @@ class SessionView(Vertical):
             event.composer.clear()
 
     async def action_cancel_turn(self) -> None:
+        if self.session.stalled_requests and await self.session.cancel_stalled():
+            return  # Esc first gives up on requests reported as unanswered ($/cancel_request)
         if not await self.session.cancel():
             self.notify("No turn is running.", timeout=2)
+
+    def action_restart_agent(self) -> None:
+        lifecycle_actions.restart_agent(self)
+
+    def action_authenticate(self) -> None:
+        lifecycle_actions.show_auth_picker(self)
+
+    def action_logout(self) -> None:
+        async def logout() -> None:
+            error = await self.session.logout()
+            if error:
+                self.notify(error, severity="warning")
+
+        self.run_worker(logout(), group="auth", exit_on_error=False)
 
     def action_open_location(self) -> None:
         call = self._nearest_tool_call(with_location=True)
