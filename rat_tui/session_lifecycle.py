@@ -67,6 +67,7 @@ class SessionLifecycle:
         self._silent_reported = False
         self._turn_failed = False
         self._running = False
+        self._restarting = False
         self._run_done = asyncio.Event()
         self._run_done.set()
         self.restarts = 0
@@ -184,13 +185,19 @@ class SessionLifecycle:
         Stops the old process first if it still runs (a hung agent). Like `run()`, returns when the
         new process is gone: the UI runs it in the session's worker.
         """
-        if self.busy:
-            self.store.dispatch(reducer.fail_turn)
-            self._notice("The running turn was abandoned: the agent is being restarted.", "warning")
-        if self._running:
-            await self.stop()
-            await self._run_done.wait()
-        await self.terminals.close_all()
+        if self._restarting:
+            return  # a restart is already stopping the old process
+        self._restarting = True
+        try:
+            if self.busy:
+                self.store.dispatch(reducer.fail_turn)
+                self._notice("The running turn was abandoned: the agent is being restarted.", "warning")
+            if self._running:
+                await self.stop()
+                await self._run_done.wait()
+            await self.terminals.close_all()
+        finally:
+            self._restarting = False
         if self.session_id:
             self.attach_session_id = self.session_id
         self.session_id = None

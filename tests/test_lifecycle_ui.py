@@ -8,11 +8,13 @@ import signal
 from pathlib import Path
 
 import pytest
+from textual.command import CommandPalette
 from textual.widgets import OptionList
 
 from rat_tui.app import RatApp
 from rat_tui.cli import AgentSpec
 from rat_tui.config import Config
+from rat_tui.ui.lifecycle_commands import LifecycleCommandsProvider
 from rat_tui.ui.screens.auth import AuthScreen
 from rat_tui.ui.screens.confirm import ConfirmScreen
 from rat_tui.ui.screens.session_browser import SessionBrowserScreen
@@ -209,3 +211,28 @@ def test_snapshot_auth_picker(snap_compare) -> None:
         await pilot.pause()
 
     assert snap_compare(AuthPickerApp(), terminal_size=(100, 30), run_before=run_before)
+
+
+async def palette_names(app: RatApp) -> list[str]:
+    provider = LifecycleCommandsProvider(app.screen)
+    provider._init_success = True
+    return [hit.text async for hit in provider.discover()]
+
+
+async def test_palette_entries_and_logout_only_when_advertised(tmp_path: Path, record_file: Path) -> None:
+    plain = RatApp(scripted({}, tmp_path, "plain"), tmp_path)
+    async with plain.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: plain.session.state.status == "ready", "ready")
+        assert await palette_names(plain) == ["Agent sessions", "Restart the agent", "Log in to the agent"]
+    script = {"initialize_result": {"agentCapabilities": {"auth": {"logout": {}}}}}
+    app = RatApp(scripted(script, tmp_path, "logout"), tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: app.session.state.status == "ready", "ready")
+        assert "Log out of the agent" in await palette_names(app)
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        await pilot.press(*"Log out")
+        await pilot.pause(0.3)  # the palette searches in a worker
+        await pilot.press("enter")
+        await until(pilot, lambda: "Logged out" in app.query_one(SessionView).transcript.plain_text, "the logout")
+    assert sent(record_file, "logout")
