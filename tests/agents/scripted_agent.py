@@ -21,7 +21,7 @@ Script (every key optional):
                                      # other methods {} (session/load and session/resume adopt the
                                      # requested session id first, so "$SESSION" is that id);
                                      # session/load, resume, list, close, delete, authenticate and
-                                     # logout are answered so even when not listed here
+                                     # logout are answered so even when not listed here, if advertised
     }
 
     python tests/agents/scripted_agent.py SCRIPT.json --write-marker PATH   # terminal-auth stand-in:
@@ -71,7 +71,8 @@ DEFAULT_INITIALIZE = {
 }
 
 
-# Answered by default (as in "on_request" with no steps) unless "responses" has them.
+# Answered by default (as in "on_request" with no steps) when the initialize result advertises them
+# (authenticate: when it lists authMethods), unless "responses" has them.
 LIFECYCLE_METHODS = {"session/load", "session/resume", "session/list", "session/close", "session/delete",
                      "authenticate", "logout"}
 
@@ -218,7 +219,7 @@ class ScriptedAgent:
     async def on_request(self, id: Any, method: str, params: Any) -> None:
         handling = Handling(id)
         on_request = self.script.get("on_request", {})
-        lifecycle = method in LIFECYCLE_METHODS and method not in self.script.get("responses", {})
+        lifecycle = self.advertises(method) and method not in self.script.get("responses", {})
         if method in on_request or lifecycle:
             self.handling[id] = handling
             try:
@@ -252,6 +253,19 @@ class ScriptedAgent:
             return
         if not handling.responded:
             self.wire.respond(id, result)
+
+    def advertises(self, method: str) -> bool:
+        """Whether the initialize result advertises this lifecycle method (then it is answered by default)."""
+        result = merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
+        caps = result.get("agentCapabilities") or {}
+        if method == "session/load":
+            return caps.get("loadSession") is True
+        if method == "logout":
+            return isinstance((caps.get("auth") or {}).get("logout"), dict)
+        if method == "authenticate":
+            return bool(result.get("authMethods"))
+        name = method.removeprefix("session/")
+        return method in LIFECYCLE_METHODS and isinstance((caps.get("sessionCapabilities") or {}).get(name), dict)
 
     async def scripted_request(self, method: str, params: Any, handling: Handling, plays: list) -> None:
         count = self.calls.get(method, 0)
