@@ -135,6 +135,7 @@ class AgentSession(SessionLifecycle):
         }
         self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
         self.connection.recorders.extend(self.recorders)
+        self.connection.on_error = self._on_request_error
         self.client = AcpClient(self.connection)
         reader = asyncio.create_task(self.connection.run(), name="agent-reader")
         handshake = asyncio.create_task(self._handshake(), name="agent-handshake")
@@ -208,7 +209,7 @@ class AgentSession(SessionLifecycle):
         text += "\n\nAlt+R restarts it (the transcript and your draft stay)."
         severity = "info" if code == 0 and self.state.status == READY else "error"
         self.store.dispatch(reducer.add_notice, text, severity)
-        self.store.dispatch(reducer.set_status, EXITED, f"code {code}")
+        self.store.dispatch(reducer.set_status, EXITED, f"code {code} · Alt+R restarts")
 
     def _fail(self, status: str, message: str) -> None:
         tail = self.process.stderr.tail() if self.process else ""

@@ -144,6 +144,11 @@ class RatApp(App[None]):
         async def chosen(info: dict | None) -> None:
             if info is None:
                 return
+            for index, view in enumerate(self.tabs.views):
+                if view.session.session_id == info["sessionId"] and view.session.command is current.command:
+                    self.tabs.select(index)
+                    self.notify("That session is already open in this tab.", timeout=3)
+                    return
             cwd = Path(info["cwd"])
             if not cwd.is_dir():
                 self.notify(f"The session's directory does not exist here: {cwd}", severity="error")

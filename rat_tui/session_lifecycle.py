@@ -83,7 +83,8 @@ class SessionLifecycle:
         try:
             return await asyncio.wait_for(awaitable, self.handshake_timeout)
         except asyncio.TimeoutError:
-            self._fail(ERROR, f"The agent did not answer within {self.handshake_timeout:g} s while starting.")
+            self._fail(ERROR, f"The agent did not answer within {self.handshake_timeout:g} s while starting. "
+                              "Alt+R restarts it.")
         except ProtocolMismatch as error:
             self._fail(ERROR, str(error))
         except RpcError as error:
@@ -271,6 +272,11 @@ class SessionLifecycle:
     @property
     def auth_methods(self: AgentSession) -> list[dict[str, Any]]:
         return list(self.hello.auth_methods) if self.hello else []
+
+    def _on_request_error(self: AgentSession, method: str, error: RpcError) -> None:
+        """-32000 from any request asks for a login; the handshake and turns handle their own."""
+        if error.code == AUTH_REQUIRED and method not in HANDSHAKE_METHODS | {"session/prompt", "authenticate"}:
+            self._auth_required(error)
 
     def _auth_required(self: AgentSession, error: RpcError | None = None) -> None:
         self.auth_needed = True

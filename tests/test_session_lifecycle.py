@@ -280,3 +280,19 @@ async def test_terminal_auth_command_is_the_agents_own_plus_args_and_env(tmp_pat
     assert argv == ["agent-bin", "--acp", "--write-marker", "MARKER"]
     assert env == {"A": "1", "RAT_FAKE_AUTH_ENV": "from-method"}
     assert await session.authenticate(AUTH_METHODS[1]) is not None  # never sent through authenticate
+
+
+async def test_auth_required_from_any_request_asks_for_a_login(tmp_path: Path, record_file: Path) -> None:
+    script = {"initialize_result": {"authMethods": AUTH_METHODS[:1], "agentCapabilities": {"sessionCapabilities": {"list": {}}}},
+              "on_request": {"session/list": [[{"error": {"code": -32000, "message": "Token expired"}}], []]}}
+    asked: list[list] = []
+    session, task = await start_session(script, tmp_path)
+    session.on_auth_required = asked.append
+    with pytest.raises(Exception):
+        await session.list_agent_sessions(tmp_path)
+    assert session.auth_needed and [m["id"] for m in asked[0]] == ["oauth"]
+    assert any("Token expired" in n and "Alt+L" in n for n in notices(session))
+    assert await session.authenticate(AUTH_METHODS[0]) is None
+    assert session.state.status == "ready" and not session.auth_needed
+    assert await session.list_agent_sessions(tmp_path) == ([], None)
+    await finish(session, task)

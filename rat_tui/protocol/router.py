@@ -94,6 +94,8 @@ class Connection:
         self.malformed_lines = 0
         # When the agent last sent anything (monotonic): a silent agent during a turn looks hung.
         self.last_inbound = time.monotonic()
+        # Hears every error answer to our requests (method, error) before the waiter does.
+        self.on_error: Callable[[str, RpcError], None] | None = None
 
     # -- outgoing -----------------------------------------------------------------------------
 
@@ -233,9 +235,13 @@ class Connection:
             return
         if "error" in message:
             error = message["error"] if isinstance(message["error"], dict) else {}
-            future.set_exception(
-                RpcError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "error")), error.get("data"))
-            )
+            failure = RpcError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "error")), error.get("data"))
+            if self.on_error is not None:
+                try:
+                    self.on_error(method, failure)
+                except Exception:
+                    log.exception("error listener failed")
+            future.set_exception(failure)
         else:
             future.set_result(message.get("result"))
 
