@@ -159,7 +159,7 @@ class SessionView(Vertical):
                 entry = change.entry
                 # Later chunks of this batch follow as TextAppended: start from the first part only.
                 first = entry.parts[0] if isinstance(entry, MessageEntry) and entry.parts else ""
-                self._add_entry(entry, first)
+                self._add_entry(entry, first, transcript)
             elif isinstance(change, EntryChanged):
                 entry = self.session.state.by_key.get(change.key)
                 if isinstance(entry, ToolCallEntry):
@@ -175,8 +175,9 @@ class SessionView(Vertical):
         if status_dirty:
             self.status_bar.show(self.session.state)
 
-    def _add_entry(self, entry: object, text: str) -> None:
-        transcript = self.transcript
+    def _add_entry(self, entry: object, text: str, transcript: Transcript | None = None) -> None:
+        # The caller's transcript: a 5,000-entry session/load replay would otherwise query for it each time.
+        transcript = transcript or self.transcript
         if isinstance(entry, MessageEntry):
             transcript.add_entry(entry.key, entry.role, text)
         elif isinstance(entry, ToolCallEntry):
