@@ -16,6 +16,7 @@ CORE_MODULES = [
     "rat_tui.state.reducer",
     "rat_tui.state.store",
     "rat_tui.agent_session",
+    "rat_tui.session_lifecycle",
 ]
 
 

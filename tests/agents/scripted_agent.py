@@ -25,7 +25,7 @@ Script (every key optional):
     }
 
     python tests/agents/scripted_agent.py SCRIPT.json --write-marker PATH   # terminal-auth stand-in:
-                                     # write "logged in" to PATH and exit 0 (the auth method's args)
+                                     # write "logged in $RAT_FAKE_AUTH_ENV" to PATH, print a line, exit 0
 
 Steps (in a string anywhere inside, "$SESSION" becomes the session id and "$PROMPT_ID" the id of the
 request being handled; a string that is exactly "$PROMPT_ID" becomes the id itself, number or string):
