@@ -61,7 +61,7 @@ class AuthScreen(ModalScreen[dict[str, Any] | None]):
     AuthScreen .detail { height: auto; margin-bottom: 1; }
     AuthScreen .keys { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape", "dismiss_none", "Close", id="auth.close")]
+    BINDINGS = [Binding("escape", "dismiss_none", "Close", id="auth.close", show=False)]
 
     def __init__(self, agent_name: str, methods: list[dict[str, Any]], agent_argv: list[str] | None = None,
                  reason: str = "") -> None:

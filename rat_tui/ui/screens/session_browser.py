@@ -43,11 +43,11 @@ class SessionBrowserScreen(ModalScreen[dict[str, Any] | None]):
     SessionBrowserScreen .keys { color: $text-muted; }
     """
     BINDINGS = [
-        Binding("escape", "close", "Close", id="sessions.close"),
-        Binding("a", "toggle_all", "All directories", id="sessions.toggle_all"),
-        Binding("m", "load_more", "Load more", id="sessions.load_more"),
-        Binding("d", "delete", "Delete", id="sessions.delete"),
-        Binding("r", "reload", "Reload", id="sessions.reload"),
+        Binding("escape", "close", "Close", id="sessions.close", show=False),
+        Binding("a", "toggle_all", "All directories", id="sessions.toggle_all", show=False),
+        Binding("m", "load_more", "Load more", id="sessions.load_more", show=False),
+        Binding("d", "delete", "Delete", id="sessions.delete", show=False),
+        Binding("r", "reload", "Reload", id="sessions.reload", show=False),
     ]
 
     def __init__(self, session: AgentSession, cwd: Path) -> None:
@@ -83,7 +83,8 @@ class SessionBrowserScreen(ModalScreen[dict[str, Any] | None]):
         if not self.session.supports("list"):
             self._message("This agent does not list its sessions (it does not advertise session/list).")
             return
-        self.action_reload()
+        # After the first frame: filling the list within a few ms of the push left the screen blank.
+        self.call_after_refresh(self.action_reload)
 
     # -- loading -------------------------------------------------------------------------------
 
