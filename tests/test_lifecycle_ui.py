@@ -72,6 +72,7 @@ async def test_browse_page_filter_open_and_delete(tmp_path: Path, record_file: P
         assert "Fix the parser" not in browser_text(browser)
         await pilot.press("a")
         await until(pilot, lambda: "Fix the parser" in browser_text(browser), "this directory again")
+        await pilot.pause()  # the list lays out its new lines before the cursor can move over them
         await pilot.press("down", "d")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the delete question")
         await pilot.press("y")

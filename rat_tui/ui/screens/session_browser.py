@@ -131,6 +131,7 @@ class SessionBrowserScreen(ModalScreen[dict[str, Any] | None]):
             options.add_option(Option(Text("Load more…", style="italic"), id=MORE))
         if options.option_count:
             options.highlighted = min(highlighted or 0, options.option_count - 1)
+            options.focus()  # an empty list gives up the focus
 
     def _prompt(self, info: dict[str, Any]) -> Text:
         title = info.get("title") if isinstance(info.get("title"), str) and info.get("title") else "(untitled)"
