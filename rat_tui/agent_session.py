@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -202,6 +203,8 @@ class AgentSession(SessionLifecycle):
             return
         tail = self.process.stderr.tail() if self.process else ""
         text = f"The agent exited with code {code}." if code is not None else "The agent closed its output."
+        if code is not None and code < 0 and -code in signal.Signals._value2member_map_:
+            text = f"The agent was killed by {signal.Signals(-code).name} (exit code {code})."
         if self._turn_failed or self.busy:
             text += " The running turn failed."
         if tail:

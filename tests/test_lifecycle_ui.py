@@ -120,7 +120,7 @@ async def test_crash_mid_turn_keeps_draft_then_restart_reattaches(tmp_path: Path
         await until(pilot, lambda: session.state.status == "exited", "the exit")
         await until(pilot, lambda: "Alt+R restarts it" in view.transcript.plain_text, "the exit notice")
         text = view.transcript.plain_text
-        assert "The running turn failed." in text and "segfault-ish" in text and "code -9" in text
+        assert "The running turn failed." in text and "segfault-ish" in text and "killed by SIGKILL (exit code -9)" in text
         assert session.state.stop_reason == "failed"
         assert view.composer.text == "my unsent draft"
         await pilot.press("alt+r")

@@ -166,7 +166,7 @@ async def test_killed_mid_turn_then_restarted_and_reloaded(tmp_path: Path, recor
     assert session.state.stop_reason == "failed"
     assert session.state.tool_calls["t1"].status == "failed"
     exit_notice = notices(session)[-1]
-    assert "code -9" in exit_notice and "The running turn failed." in exit_notice
+    assert "killed by SIGKILL (exit code -9)" in exit_notice and "The running turn failed." in exit_notice
     assert "about to be killed" in exit_notice and "Alt+R" in exit_notice
     before = texts(session)
 
