@@ -43,7 +43,6 @@ TRANSCRIPT_UPDATES = frozenset({
 # Requests the handshake already bounds with its own timeout (a failure there is an error, not a hang).
 HANDSHAKE_METHODS = frozenset({"initialize", "session/new", "session/load", "session/resume"})
 NOT_REMEMBERED = "New agent session: the earlier conversation is kept above, but the agent does not remember it."
-AUTH_TYPES = ("agent", "terminal", "env_var")
 
 
 def auth_method_type(method: dict[str, Any]) -> str:
