@@ -5,22 +5,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from . import mcp_servers as mcp
-from .agent_defaults import apply_defaults
 from .change_journal import ChangeJournal
 from .elicitation_broker import ElicitationBroker
 from .permission_broker import PermissionBroker
-from .protocol.client import AcpClient, AgentHello, ProtocolMismatch
+from .protocol.client import AUTH_REQUIRED, AcpClient, AgentHello
 from .protocol.fs import FileAccess, FileWrite
 from .protocol.router import Connection, ConnectionClosed, RpcError
 from .protocol.rpc_log import RpcLog
 from .protocol.traffic import TrafficLog
 from .protocol.terminals import TerminalManager
 from .protocol.transport import AgentProcess, AgentSpawnError
+from .session_lifecycle import SessionLifecycle
 from .state import reducer
 from .state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
 from .state.permission_policy import PermissionPolicy
@@ -41,11 +42,12 @@ class AgentCommand(Protocol):
     env: Mapping[str, str]
 
 
-class AgentSession:
+class AgentSession(SessionLifecycle):
     """Owns the agent process of one tab: start, handshake, prompt turns, cancel, shutdown.
 
     Every outcome, good or bad, ends up in the store as a status word and, where the user must
-    know, a notice in the transcript; nothing here raises into the UI.
+    know, a notice in the transcript; nothing here raises into the UI. Reattaching, restarting,
+    hang reports and logins are in session_lifecycle.py.
     """
 
     def __init__(
@@ -60,14 +62,17 @@ class AgentSession:
         attach_session_id: str | None = None,
         recorders: Sequence[Any] = (),
         mcp_config: Sequence[Any] = (),
+        request_timeout: float = 120.0,
     ) -> None:
         self.command = command
+        self._init_lifecycle(request_timeout)
         # An agent-side session to reattach to (session/load or session/resume) instead of session/new.
         self.attach_session_id = attach_session_id
         # Extra traffic recorders (`record(direction, message, size, method=, latency=)`), e.g. history.
         self.recorders = list(recorders)
         # MCP servers from the config (mcp_servers.configured); `mcp_servers` is what goes on the wire,
-        # filtered by the agent's capabilities once `initialize` has told them; `mcp_report` says why.
+        # filtered by the agent's capabilities once `initialize` has told them (sent in session/new,
+        # load and resume); `mcp_report` says why.
         self.mcp_config = list(mcp_config)
         self.mcp_servers: list[dict[str, Any]] = []
         self.mcp_report: list[mcp.McpServerRow] = []
@@ -125,6 +130,15 @@ class AgentSession:
 
     async def run(self) -> None:
         """Start the agent and serve it until it exits; returns when the process is gone."""
+        self._running = True
+        self._run_done.clear()
+        try:
+            await self._run()
+        finally:
+            self._running = False
+            self._run_done.set()
+
+    async def _run(self) -> None:
         self.store.dispatch(reducer.set_status, STARTING)
         self.process = AgentProcess(self.command.argv, self.cwd, self.command.env)
         try:
@@ -140,15 +154,18 @@ class AgentSession:
         }
         self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
         self.connection.recorders.extend(self.recorders)
+        self.connection.on_error = self._on_request_error
         self.client = AcpClient(self.connection)
         reader = asyncio.create_task(self.connection.run(), name="agent-reader")
         handshake = asyncio.create_task(self._handshake(), name="agent-handshake")
+        watchdog = asyncio.create_task(self._watch_requests(), name="agent-watchdog")
         try:
             await reader
         except asyncio.CancelledError:
             await self.stop()
             raise
         finally:
+            watchdog.cancel()
             if not handshake.done():
                 handshake.cancel()
         if self._stopping:
@@ -161,34 +178,15 @@ class AgentSession:
 
     async def _handshake(self) -> None:
         assert self.client is not None
-        try:
-            hello = await asyncio.wait_for(self.client.initialize(), self.handshake_timeout)
-            self.hello = hello
-            if hello.display_name:
-                self.store.dispatch(reducer.set_agent, hello.display_name)
-            self._plan_mcp_servers()
-            result = await asyncio.wait_for(self.client.new_session(self.cwd, self.mcp_servers), self.handshake_timeout)
-        except asyncio.TimeoutError:
-            self._fail(ERROR, f"The agent did not answer within {self.handshake_timeout:g} s while starting.")
+        hello = await self._guarded(self.client.initialize())
+        if hello is None:
             return
-        except ProtocolMismatch as error:
-            self._fail(ERROR, str(error))
-            return
-        except RpcError as error:
-            self._fail(ERROR, f"The agent refused to start a session: {error}")
-            return
-        except ConnectionClosed:
-            return  # run() reports the exit with the agent's stderr
-        except ValueError as error:
-            self._fail(ERROR, f"The agent sent an unusable answer: {error}")
-            return
-        self.session_id = result["sessionId"]
-        self.store.dispatch(reducer.set_session, self.session_id, result)
-        early, self._early_updates = self._early_updates, []
-        for params in early:
-            self._apply(params)
-        await apply_defaults(self, self.defaults)
-        self.store.dispatch(reducer.set_status, READY)
+        self.hello = hello
+        if hello.display_name:
+            self.store.dispatch(reducer.set_agent, hello.display_name)
+        self._plan_mcp_servers()
+        # session/new, or session/load / session/resume of attach_session_id (session_lifecycle.py).
+        await self.establish_session()
 
     def _plan_mcp_servers(self) -> None:
         """The configured MCP servers this agent can take; the others are skipped with a notice."""
@@ -216,8 +214,13 @@ class AgentSession:
         if params.get("sessionId") != self.session_id:
             log.warning("update for another session %r ignored", params.get("sessionId"))
             return
-        self.store.apply_update(params.get("update"))
-        self._journal_tool_call(params.get("update"))
+        update = params.get("update")
+        if self._replay is not None:  # session/load's replay: history, not changes made now
+            if self._accept_replayed(update):
+                self.store.apply_update(update)
+            return
+        self.store.apply_update(update)
+        self._journal_tool_call(update)
 
     def _on_file_write(self, write: FileWrite) -> None:
         for listener in list(self.file_listeners):
@@ -231,11 +234,16 @@ class AgentSession:
             return
         tail = self.process.stderr.tail() if self.process else ""
         text = f"The agent exited with code {code}." if code is not None else "The agent closed its output."
+        if code is not None and code < 0 and -code in signal.Signals._value2member_map_:
+            text = f"The agent was killed by {signal.Signals(-code).name} (exit code {code})."
+        if self._turn_failed or self.busy:
+            text += " The running turn failed."
         if tail:
             text += f"\n\nLast lines it wrote to stderr:\n{tail}"
+        text += "\n\nAlt+R restarts it (the transcript and your draft stay)."
         severity = "info" if code == 0 and self.state.status == READY else "error"
         self.store.dispatch(reducer.add_notice, text, severity)
-        self.store.dispatch(reducer.set_status, EXITED, f"code {code}")
+        self.store.dispatch(reducer.set_status, EXITED, f"code {code} · Alt+R restarts")
 
     def _fail(self, status: str, message: str) -> None:
         tail = self.process.stderr.tail() if self.process else ""
@@ -246,11 +254,10 @@ class AgentSession:
 
     async def close(self) -> None:
         """The user closed the tab: `session/close` when the agent supports it, then stop it."""
-        capabilities = self.hello.capabilities if self.hello else {}
-        closable = isinstance(capabilities.get("sessionCapabilities"), dict) and "close" in capabilities["sessionCapabilities"]
-        if closable and self.connection is not None and self.session_id and self.state.status not in (EXITED,):
+        closable = self.supports("close")
+        if closable and self.client is not None and self.session_id and self.state.status not in (EXITED,):
             try:
-                await asyncio.wait_for(self.connection.request("session/close", {"sessionId": self.session_id}), 2.0)
+                await asyncio.wait_for(self.client.close_session(self.session_id), 2.0)
             except (asyncio.TimeoutError, RpcError, ConnectionClosed) as error:
                 log.info("session/close failed: %s", error)
         await self.stop()
@@ -273,8 +280,10 @@ class AgentSession:
         if self.busy:
             return "A turn is running: wait for it or press Esc to cancel it."
         if self.state.status == EXITED:
-            return "The agent has exited."
-        if self.session_id is None:
+            return "The agent has exited: Alt+R restarts it."
+        if self.auth_needed:
+            return "The agent needs a login first: Alt+L picks a method."
+        if self.session_id is None or self.state.status == STARTING:
             return "The agent is not ready yet." if self.state.status == STARTING else "There is no session."
         return None
 
@@ -322,11 +331,15 @@ class AgentSession:
                 self.store.dispatch(reducer.set_status, CANCELLED)
                 return
             self.store.dispatch(reducer.end_turn, "error")
+            if error.code == AUTH_REQUIRED:
+                self._auth_required(error)
+                return
             self.store.dispatch(reducer.add_notice, f"The agent failed this turn: {error}", "error")
             self.store.dispatch(reducer.set_status, ERROR, str(error))
             return
         except ConnectionClosed:
-            self.store.dispatch(reducer.end_turn, "error")
+            self._turn_failed = True
+            self.store.dispatch(reducer.fail_turn)
             return  # run() reports the exit
         stop_reason = str(result.get("stopReason", "end_turn"))
         self.store.dispatch(reducer.end_turn, stop_reason)

@@ -26,6 +26,7 @@ from .ui.commands import SlashCommandsProvider
 from .ui.session_commands import SessionCommandsProvider
 from .agent_catalog import load_catalog
 from .ui.screens.agent_picker import AgentPickerScreen
+from .ui.lifecycle_commands import LifecycleCommandsProvider
 from .ui.screens.confirm import ConfirmScreen
 from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
@@ -38,7 +39,8 @@ class RatApp(App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
-    COMMANDS = App.COMMANDS | {SlashCommandsProvider, SessionCommandsProvider, AgentsCommandProvider}
+    COMMANDS = App.COMMANDS | {SlashCommandsProvider, SessionCommandsProvider, AgentsCommandProvider,
+                               LifecycleCommandsProvider}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
@@ -51,6 +53,8 @@ class RatApp(App[None]):
         Binding("ctrl+r", "history", "History", id="app.history", show=False,
                 tooltip="Browse, search, export and continue past sessions"),
         *(Binding(f"alt+{n}", f"select_tab({n - 1})", f"Tab {n}", id=f"app.tab_{n}", show=False) for n in range(1, 10)),
+        Binding("ctrl+b", "agent_sessions", "Sessions", id="app.agent_sessions", show=False,
+                tooltip="Browse the agent's saved sessions: open one in a new tab, or delete it"),
     ]
 
     def __init__(
@@ -82,7 +86,8 @@ class RatApp(App[None]):
         journal = self._journal_for(command, cwd, attach_session_id)
         session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside,
                                attach_session_id=attach_session_id, recorders=[journal] if journal else [],
-                               mcp_config=configured_mcp_servers(self.config.mcp_servers, getattr(command, "mcp_servers", ())))
+                               mcp_config=configured_mcp_servers(self.config.mcp_servers, getattr(command, "mcp_servers", ())),
+                               request_timeout=self.config.request_timeout_seconds)
         if journal is not None:
             self.session_journals[session] = journal
         self.sessions.append(session)
@@ -217,6 +222,28 @@ class RatApp(App[None]):
         await self.tabs.open(session)
         self._restore_draft(session)
         return session
+
+    def action_agent_sessions(self) -> None:
+        """The current tab's agent lists its sessions; the chosen one opens in a new tab (load/resume)."""
+        from .ui.screens.session_browser import SessionBrowserScreen
+
+        current = self.session
+
+        async def chosen(info: dict | None) -> None:
+            if info is None:
+                return
+            for index, view in enumerate(self.tabs.views):
+                if view.session.session_id == info["sessionId"] and view.session.command is current.command:
+                    self.tabs.select(index)
+                    self.notify("That session is already open in this tab.", timeout=3)
+                    return
+            cwd = Path(info["cwd"])
+            if not cwd.is_dir():
+                self.notify(f"The session's directory does not exist here: {cwd}", severity="error")
+                return
+            await self.open_session(current.command, cwd, attach_session_id=info["sessionId"])
+
+        self.push_screen(SessionBrowserScreen(current, current.cwd), callback=chosen)
 
     def action_close_session(self) -> None:
         pane = self.tabs.active_pane

@@ -105,6 +105,9 @@ class Config(BaseModel):
     """MCP servers passed to every agent (`[[mcp_servers]]`); profiles add their own."""
     history: HistoryConfig = Field(default_factory=HistoryConfig)
     """The local history journal: on/off, retention, export folder (`[history]`)."""
+    request_timeout_seconds: float = Field(default=120.0, gt=0)
+    """A request the agent leaves unanswered this long is reported, with the offer to cancel it or
+    restart the agent; a turn (`session/prompt`) is reported when the agent sends nothing this long."""
 
 
 # Top-level tables whose entries are independent: a bad entry is dropped alone, not the table.

@@ -85,7 +85,7 @@ async def test_agent_crash_mid_turn_keeps_transcript(tmp_path: Path) -> None:
     [notice] = notices(session)
     assert "exited with code 3" in notice and "fatal: boom" in notice
     assert session.start_prompt("again") is None  # refused with a notice, no exception
-    assert "The agent has exited." in notices(session)
+    assert "The agent has exited: Alt+R restarts it." in notices(session)
 
 
 async def test_garbage_and_malformed_json_are_skipped(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ CORE_MODULES = [
     "rat_tui.elicitation_broker",
     "rat_tui.mcp_servers",
     "rat_tui.agent_defaults",
+    "rat_tui.session_lifecycle",
 ]
 
 

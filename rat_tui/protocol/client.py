@@ -1,4 +1,4 @@
-"""Provides AcpClient: the ACP calls a client makes (initialize, session/new, prompt, cancel)."""
+"""Provides AcpClient: the ACP calls a client makes (initialize, sessions, prompt, cancel, auth)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,12 @@ def client_capabilities() -> dict[str, Any]:
         "session": {"configOptions": {"boolean": {}}},
         # Forms from a requested schema and links shown until `elicitation/complete` (elicitation_broker.py).
         "elicitation": {"form": {}, "url": {}},
+        # `terminal` auth methods: rat runs the agent's own command interactively (screens/auth.py).
+        "auth": {"terminal": True},
     }
+
+
+AUTH_REQUIRED = -32000  # ErrorCode "Authentication required"
 
 
 @dataclass
@@ -44,6 +49,20 @@ class AgentHello:
     @property
     def display_name(self) -> str | None:
         return self.title or self.name
+
+    def supports(self, feature: str) -> bool:
+        """Whether the agent advertised `feature`: load, list, resume, close, delete or logout.
+
+        `loadSession` is a boolean; the others are objects (`{}` means yes; absent or null, no).
+        """
+        caps = self.capabilities
+        if feature == "load":
+            return caps.get("loadSession") is True
+        if feature == "logout":
+            auth = caps.get("auth")
+            return isinstance(auth, dict) and isinstance(auth.get("logout"), dict)
+        session = caps.get("sessionCapabilities")
+        return isinstance(session, dict) and isinstance(session.get(feature), dict)
 
 
 class AcpClient:
@@ -88,6 +107,49 @@ class AcpClient:
         if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
             raise ValueError("the agent's session/new answer has no sessionId")
         return result
+
+    async def load_session(self, session_id: str, cwd: Path, mcp_servers: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """`session/load`: the agent replays the history as `session/update`s, then answers."""
+        result = await self.connection.request(
+            "session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": mcp_servers or []}
+        )
+        return result if isinstance(result, dict) else {}
+
+    async def resume_session(self, session_id: str, cwd: Path, mcp_servers: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """`session/resume`: like load, without a replay."""
+        result = await self.connection.request(
+            "session/resume", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": mcp_servers or []}
+        )
+        return result if isinstance(result, dict) else {}
+
+    async def list_sessions(self, cwd: Path | None = None, cursor: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of `session/list`: (sessions, next cursor or None); malformed items are dropped."""
+        params: dict[str, Any] = {}
+        if cwd is not None:
+            params["cwd"] = str(cwd)
+        if cursor:
+            params["cursor"] = cursor
+        result = await self.connection.request("session/list", params)
+        result = result if isinstance(result, dict) else {}
+        raw = result.get("sessions")
+        sessions = [
+            s for s in (raw if isinstance(raw, list) else [])
+            if isinstance(s, dict) and isinstance(s.get("sessionId"), str) and isinstance(s.get("cwd"), str)
+        ]
+        next_cursor = result.get("nextCursor")
+        return sessions, next_cursor if isinstance(next_cursor, str) and next_cursor else None
+
+    async def close_session(self, session_id: str) -> None:
+        await self.connection.request("session/close", {"sessionId": session_id})
+
+    async def delete_session(self, session_id: str) -> None:
+        await self.connection.request("session/delete", {"sessionId": session_id})
+
+    async def authenticate(self, method_id: str) -> None:
+        await self.connection.request("authenticate", {"methodId": method_id})
+
+    async def logout(self) -> None:
+        await self.connection.request("logout", {})
 
     async def prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
         result = await self.connection.request("session/prompt", {"sessionId": session_id, "prompt": blocks})

@@ -92,6 +92,10 @@ class Connection:
         self._serving: dict[Any, asyncio.Task[None]] = {}
         self._closed = False
         self.malformed_lines = 0
+        # When the agent last sent anything (monotonic): a silent agent during a turn looks hung.
+        self.last_inbound = time.monotonic()
+        # Hears every error answer to our requests (method, error) before the waiter does.
+        self.on_error: Callable[[str, RpcError], None] | None = None
 
     # -- outgoing -----------------------------------------------------------------------------
 
@@ -116,6 +120,25 @@ class Connection:
             if self._pending.pop(request_id, None) is not None and not self._closed:
                 await self.notify(CANCEL_REQUEST, {"requestId": request_id})
             raise
+
+    def pending_requests(self) -> list[tuple[int, str, float]]:
+        """(id, method, monotonic start) of every request still waiting on the agent."""
+        return [(request_id, method, started) for request_id, (_, method, started) in self._pending.items()]
+
+    async def cancel_request(self, request_id: int) -> bool:
+        """Give up on one of our requests: `$/cancel_request` to the agent, and the waiter gets -32800 now.
+
+        The agent may still answer later; that answer is logged as one for an unknown id.
+        """
+        pending = self._pending.pop(request_id, None)
+        if pending is None:
+            return False
+        future, method, _ = pending
+        if not future.done():
+            future.set_exception(RpcError(REQUEST_CANCELLED, f"Request cancelled: {method}"))
+        if not self._closed:
+            await self.notify(CANCEL_REQUEST, {"requestId": request_id})
+        return True
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -159,6 +182,7 @@ class Connection:
                 task.cancel()
 
     def _route_line(self, line: bytes) -> None:
+        self.last_inbound = time.monotonic()
         try:
             message = json.loads(line)
         except (ValueError, UnicodeDecodeError) as error:
@@ -211,9 +235,13 @@ class Connection:
             return
         if "error" in message:
             error = message["error"] if isinstance(message["error"], dict) else {}
-            future.set_exception(
-                RpcError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "error")), error.get("data"))
-            )
+            failure = RpcError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "error")), error.get("data"))
+            if self.on_error is not None:
+                try:
+                    self.on_error(method, failure)
+                except Exception:
+                    log.exception("error listener failed")
+            future.set_exception(failure)
         else:
             future.set_result(message.get("result"))
 

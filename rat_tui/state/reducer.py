@@ -282,6 +282,18 @@ def end_turn(state: SessionState, stop_reason: str) -> list[Change]:
     return changes
 
 
+def fail_turn(state: SessionState) -> list[Change]:
+    """The agent died mid-turn: the turn failed (not cancelled); its unfinished tool calls too."""
+    state.stop_reason = "failed"
+    state.open_message = None
+    changes: list[Change] = [FieldChanged("turn")]
+    for call in state.tool_calls.values():
+        if call.status in ("pending", "in_progress"):
+            call.status = "failed"  # the client's own mark: the agent that ran it is gone
+            changes.append(EntryChanged(call.key))
+    return changes
+
+
 # -- helpers ---------------------------------------------------------------------------------
 
 

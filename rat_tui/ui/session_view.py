@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
 from .. import session_controls
+from . import lifecycle_actions
 from ..agent_session import AgentSession
 from ..state import reducer
 from ..state.models import (
@@ -85,6 +86,10 @@ class SessionView(Vertical):
         # Priority, and only while prompts are queued: the composer's own Alt+Delete deletes a word otherwise.
         Binding("alt+delete", "queue_remove", "Remove queued", id="session.queue_remove", show=False, priority=True,
                 tooltip="Remove the last queued prompt"),
+        Binding("alt+r", "restart_agent", "Restart agent", id="session.restart", show=False,
+                tooltip="Start a new agent process for this tab; the transcript and the draft stay"),
+        Binding("alt+l", "authenticate", "Log in", id="session.auth", show=False,
+                tooltip="Pick one of the agent's login methods"),
     ]
 
     def __init__(self, session: AgentSession, *, id: str | None = None) -> None:
@@ -145,6 +150,8 @@ class SessionView(Vertical):
         if elicitations is not None:
             self.session.elicitations.ask = elicitations.ask
         self.composer.focus()
+        self.session.on_auth_required = lambda methods: self.call_later(
+            lifecycle_actions.show_auth_picker, self, "The agent needs you to log in.")
         self._run_agent()
 
     def on_unmount(self) -> None:
@@ -174,7 +181,7 @@ class SessionView(Vertical):
                 entry = change.entry
                 # Later chunks of this batch follow as TextAppended: start from the first part only.
                 first = entry.parts[0] if isinstance(entry, MessageEntry) and entry.parts else ""
-                self._add_entry(entry, first)
+                self._add_entry(entry, first, transcript)
                 if reducer.is_agent_notice(entry):
                     self._toast(entry)  # type: ignore[arg-type]
             elif isinstance(change, EntryChanged):
@@ -194,8 +201,9 @@ class SessionView(Vertical):
         if status_dirty:
             self.status_bar.show(self.session.state)
 
-    def _add_entry(self, entry: object, text: str) -> None:
-        transcript = self.transcript
+    def _add_entry(self, entry: object, text: str, transcript: Transcript | None = None) -> None:
+        # The caller's transcript: a 5,000-entry session/load replay would otherwise query for it each time.
+        transcript = transcript or self.transcript
         if isinstance(entry, MessageEntry):
             if entry.attachments:  # the user's prompt: its attachments as chips under the text
                 text += "\n\n" + "  ".join(f"`{chip}`" for chip in entry.attachments)
@@ -267,6 +275,8 @@ class SessionView(Vertical):
         self.flow.send_next()
 
     async def action_cancel_turn(self) -> None:
+        if self.session.stalled_requests and await self.session.cancel_stalled():
+            return  # Esc first gives up on requests reported as unanswered ($/cancel_request)
         await self.flow.escape()
 
     def action_send_now(self) -> None:
@@ -294,6 +304,20 @@ class SessionView(Vertical):
     @on(PromptQueueView.Leave)
     def _leave_queue(self) -> None:
         self.composer.focus()
+
+    def action_restart_agent(self) -> None:
+        lifecycle_actions.restart_agent(self)
+
+    def action_authenticate(self) -> None:
+        lifecycle_actions.show_auth_picker(self)
+
+    def action_logout(self) -> None:
+        async def logout() -> None:
+            error = await self.session.logout()
+            if error:
+                self.notify(error, severity="warning")
+
+        self.run_worker(logout(), group="auth", exit_on_error=False)
 
     def action_open_location(self) -> None:
         call = self._nearest_tool_call(with_location=True)

@@ -17,7 +17,17 @@ Script (every key optional):
       "before_initialize": [steps],  # played before the initialize response
       "on_new_session": [steps],     # played before the session/new response
       "turns": [[steps], ...]        # the n-th session/prompt plays turns[n]; past the end: just end_turn
+      "on_request": {"method": [[steps], ...]}   # the n-th call of method plays the n-th list (past the
+                                     # end: the last); then the default answer unless a step answered:
+                                     # initialize/session/new as above, session/list {"sessions": []},
+                                     # other methods {} (session/load and session/resume adopt the
+                                     # requested session id first, so "$SESSION" is that id);
+                                     # session/load, resume, list, close, delete, authenticate and
+                                     # logout are answered so even when not listed here, if advertised
     }
+
+    python tests/agents/scripted_agent.py SCRIPT.json --write-marker PATH   # terminal-auth stand-in:
+                                     # write "logged in $RAT_FAKE_AUTH_ENV" to PATH, print a line, exit 0
 
 Steps (in a string anywhere inside, "$SESSION" becomes the session id and "$PROMPT_ID" the id of the
 request being handled; a string that is exactly "$PROMPT_ID" becomes the id itself, number or string):
@@ -36,6 +46,10 @@ request being handled; a string that is exactly "$PROMPT_ID" becomes the id itse
     {"wait_file": "path"}            block until this file exists (a test releases a turn by creating it)
     {"request": {"method": ..., "params": ..., "id"?: ...}}   send a request to the client, wait for its answer
     {"request": {...}, "wait": false}                        send it and go on at once (the answer is only recorded)
+    {"error": {"code": ..., "message": ...}}   answer the request being handled with this error
+    {"replay": N}                    N history updates: user and agent message chunks, alternating
+    {"hang": true}                   never answer this request (until $/cancel_request, answered -32800)
+    {"when_missing": PATH, "steps": [...]}    play the steps only while no file exists at PATH
 
 A turn not answered by a "respond" step ends with {"stopReason": "end_turn"}, or "cancelled" if
 session/cancel arrived during it. Unknown requests get -32601; unknown notifications are ignored.
@@ -60,6 +74,12 @@ DEFAULT_INITIALIZE = {
     "agentInfo": {"name": "scripted-agent", "title": "Scripted fake agent", "version": "0.0.1"},
     "authMethods": [],
 }
+
+
+# Answered by default (as in "on_request" with no steps) when the initialize result advertises them
+# (authenticate: when it lists authMethods), unless "responses" has them.
+LIFECYCLE_METHODS = {"session/load", "session/resume", "session/list", "session/close", "session/delete",
+                     "authenticate", "logout"}
 
 
 def log(text: str) -> None:
@@ -173,6 +193,7 @@ class Handling:
     def __init__(self, id: Any) -> None:
         self.id = id
         self.responded = False
+        self.failed = False
         self.cancelled = asyncio.Event()
 
 
@@ -183,6 +204,8 @@ class ScriptedAgent:
         self.turns = list(script.get("turns", []))
         self.wire = Wire()
         self.prompt = None  # the Handling of the running prompt
+        self.calls: dict[str, int] = {}
+        self.handling: dict[Any, Handling] = {}
         self.tasks: set[asyncio.Task] = set()
 
     async def run(self) -> None:
@@ -196,9 +219,24 @@ class ScriptedAgent:
             task.add_done_callback(self.tasks.discard)
         elif method == "session/cancel" and self.prompt is not None:
             self.prompt.cancelled.set()
+        elif method == "$/cancel_request":
+            handling = self.handling.get((msg.get("params") or {}).get("requestId"))
+            if handling is not None and not handling.responded:
+                handling.responded = True
+                handling.cancelled.set()
+                self.wire.error(handling.id, -32800, "Request cancelled")
 
     async def on_request(self, id: Any, method: str, params: Any) -> None:
         handling = Handling(id)
+        on_request = self.script.get("on_request", {})
+        lifecycle = self.advertises(method) and method not in self.script.get("responses", {})
+        if method in on_request or lifecycle:
+            self.handling[id] = handling
+            try:
+                await self.scripted_request(method, params, handling, on_request.get(method, []))
+            finally:
+                self.handling.pop(id, None)
+            return
         if method == "initialize":
             await self.play(self.script.get("before_initialize", []), handling)
             result = merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
@@ -225,6 +263,49 @@ class ScriptedAgent:
             return
         if not handling.responded:
             self.wire.respond(id, result)
+
+    def advertises(self, method: str) -> bool:
+        """Whether the initialize result advertises this lifecycle method (then it is answered by default)."""
+        result = merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
+        caps = result.get("agentCapabilities") or {}
+        if method == "session/load":
+            return caps.get("loadSession") is True
+        if method == "logout":
+            return isinstance((caps.get("auth") or {}).get("logout"), dict)
+        if method == "authenticate":
+            return bool(result.get("authMethods"))
+        name = method.removeprefix("session/")
+        return method in LIFECYCLE_METHODS and isinstance((caps.get("sessionCapabilities") or {}).get(name), dict)
+
+    async def scripted_request(self, method: str, params: Any, handling: Handling, plays: list) -> None:
+        count = self.calls.get(method, 0)
+        self.calls[method] = count + 1
+        previous = self.session_id
+        if method in ("session/load", "session/resume") and isinstance(params, dict):
+            self.session_id = str(params.get("sessionId", self.session_id))
+        steps = plays[min(count, len(plays) - 1)] if plays else []
+        if method == "session/prompt":
+            self.prompt = handling
+        try:
+            await self.play(steps, handling)
+        finally:
+            if method == "session/prompt":
+                self.prompt = None
+        if handling.responded:
+            if handling.failed:
+                self.session_id = previous  # a failed load or resume adopts nothing
+            return
+        if method == "initialize":
+            result = merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
+        elif method == "session/new":
+            result = merged({"sessionId": self.session_id}, self.script.get("new_session_result"))
+        elif method == "session/prompt":
+            result = {"stopReason": "cancelled" if handling.cancelled.is_set() else "end_turn"}
+        elif method == "session/list":
+            result = {"sessions": []}
+        else:
+            result = {}
+        self.wire.respond(handling.id, result)
 
     async def play(self, steps: list[dict], handling: Handling) -> None:
         for step in steps:
@@ -285,17 +366,35 @@ class ScriptedAgent:
                 self.wire.next_id += 1
                 msg = {"jsonrpc": "2.0", "id": id, "method": req["method"], "params": req.get("params")}
                 self.wire.write({k: v for k, v in msg.items() if v is not None})
+        elif "error" in step:
+            self.wire.write({"jsonrpc": "2.0", "id": handling.id, "error": step["error"]})
+            handling.responded = handling.failed = True
+        elif "replay" in step:
+            for i in range(int(step["replay"])):
+                kind = "user_message_chunk" if i % 2 == 0 else "agent_message_chunk"
+                text = f"question {i // 2}" if i % 2 == 0 else f"answer {i // 2}"
+                self.update({"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+        elif "hang" in step:
+            await handling.cancelled.wait()
+        elif "when_missing" in step:
+            if not Path(step["when_missing"]).exists():
+                await self.play(step.get("steps", []), handling)
         else:
             log(f"unknown step {step!r}")
 
 
 def load_script(argv: list[str]) -> dict:
-    if len(argv) > 1:
+    if len(argv) > 1 and not argv[1].startswith("--"):
         return json.loads(Path(argv[1]).read_text(encoding="utf-8"))
     return json.loads(os.environ.get("RAT_FAKE_SCRIPT") or "{}")
 
 
 def main() -> None:
+    if "--write-marker" in sys.argv:  # what a terminal auth method's args run instead of the agent
+        marker = Path(sys.argv[sys.argv.index("--write-marker") + 1])
+        marker.write_text("logged in " + os.environ.get("RAT_FAKE_AUTH_ENV", "") + "\n")
+        print("fake login done", flush=True)
+        return
     script = load_script(sys.argv)
     try:
         asyncio.run(ScriptedAgent(script).run())
