@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from . import mcp_servers as mcp
 from .agent_defaults import apply_defaults
 from .change_journal import ChangeJournal
+from .client_tools.hosting import ClientTools
 from .elicitation_broker import ElicitationBroker
 from .permission_broker import PermissionBroker
 from .protocol.client import AcpClient, AgentHello, ProtocolMismatch
@@ -60,6 +61,7 @@ class AgentSession:
         attach_session_id: str | None = None,
         recorders: Sequence[Any] = (),
         mcp_config: Sequence[Any] = (),
+        client_tools: Any = None,
     ) -> None:
         self.command = command
         # An agent-side session to reattach to (session/load or session/resume) instead of session/new.
@@ -109,6 +111,12 @@ class AgentSession:
         self.notification_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "elicitation/complete": self.elicitations.complete,
         }
+        # rat-tui's own MCP server (client_tools.settings.ClientToolsSettings; None: not offered).
+        self.client_tools: ClientTools | None = None
+        if client_tools is not None:
+            self.client_tools = ClientTools(client_tools, self.store.apply_update, self.permissions.handle,
+                                            lambda: self.store.state, self.cwd, lambda: self.connection)
+            self.notification_handlers["mcp/message"] = self.client_tools.on_message_notification
 
     @property
     def state(self):
@@ -134,6 +142,7 @@ class AgentSession:
             **self.terminals.handlers(),
             "session/request_permission": self.permissions.handle,
             "elicitation/create": self.elicitations.handle,
+            **(self.client_tools.handlers() if self.client_tools else {}),
         }
         self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
         self.connection.recorders.extend(self.recorders)
@@ -155,6 +164,8 @@ class AgentSession:
         except asyncio.TimeoutError:  # stdout closed but the process lingers
             code = await self.process.close()
         self._on_exit(code)
+        if self.client_tools is not None:
+            await self.client_tools.close()
 
     async def _handshake(self) -> None:
         assert self.client is not None
@@ -164,6 +175,7 @@ class AgentSession:
             if hello.display_name:
                 self.store.dispatch(reducer.set_agent, hello.display_name)
             self._plan_mcp_servers()
+            await self._plan_client_tools()
             result = await asyncio.wait_for(self.client.new_session(self.cwd, self.mcp_servers), self.handshake_timeout)
         except asyncio.TimeoutError:
             self._fail(ERROR, f"The agent did not answer within {self.handshake_timeout:g} s while starting.")
@@ -194,6 +206,17 @@ class AgentSession:
         for warning in mcp.warnings(self.mcp_report):
             log.warning("%s", warning)
             self.store.dispatch(reducer.add_notice, warning, "warning")
+
+    async def _plan_client_tools(self) -> None:
+        """rat-tui's own MCP server, after the configured ones: native or bridged (client_tools.hosting)."""
+        if self.client_tools is None:
+            return
+        entry, row = await self.client_tools.plan(self.hello.capabilities if self.hello else {})
+        self.mcp_report.append(row)
+        if entry is not None:
+            self.mcp_servers.append(entry)
+        elif row.warn:
+            self.store.dispatch(reducer.add_notice, f"rat-tui's own tools are not offered: {row.why}.", "warning")
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method != "session/update":
@@ -260,6 +283,8 @@ class AgentSession:
         self.permissions.cancel_all()
         self.elicitations.cancel_all()
         await self.terminals.close_all()
+        if self.client_tools is not None:
+            await self.client_tools.close()
         if self.process is not None:
             await self.process.close()
 

@@ -12,6 +12,7 @@ from textual.widgets import Footer
 
 from .agent_session import AgentCommand, AgentSession
 from .config import Config
+from .client_tools.settings import merged as client_tools_settings
 from .mcp_servers import configured as configured_mcp_servers
 from .protocol.rpc_log import RpcLog
 from .state.permission_policy import PermissionPolicy
@@ -73,7 +74,8 @@ class RatApp(App[None]):
         ask_outside = self.ask_outside if self.config.outside_files == "ask" else None
         session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside,
                                attach_session_id=attach_session_id,
-                               mcp_config=configured_mcp_servers(self.config.mcp_servers, getattr(command, "mcp_servers", ())))
+                               mcp_config=configured_mcp_servers(self.config.mcp_servers, getattr(command, "mcp_servers", ())),
+                               client_tools=client_tools_settings(self.config.client_tools, getattr(command, "client_tools", None)))
         self.sessions.append(session)
         return session
 
