@@ -157,7 +157,7 @@ def _from_profile(name: str, config: Config) -> AgentSpec:
     return AgentSpec(
         name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty,
         mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
-        client_tools=profile.client_tools,
+        client_tools=profile.client_tools if profile.client_tools.model_fields_set else None,
     )
 
 

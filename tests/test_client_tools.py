@@ -255,3 +255,28 @@ async def test_disabled_server_is_listed_but_not_sent(tmp_path: Path, record_fil
     assert new["mcpServers"] == []
     [row] = session.mcp_report
     assert row.name == "rat-tui" and not row.sent and row.why == "disabled in the config"
+
+
+# -- the demo agent, in both modes ---------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("native", [True, False])
+async def test_demo_agent_asks_and_shows_through_either_transport(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  native: bool) -> None:
+    monkeypatch.setenv("RAT_DEMO_DELAY", "0")
+    (tmp_path / "README.md").write_text("# Demo workspace\n")
+    argv = [sys.executable, "-m", "rat_tui.demo", *(["--mcp-acp"] if native else [])]
+    app = RatApp(AgentSpec(name="demo", argv=argv, env={}, is_demo=True), tmp_path, config=Config())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.session.state.status == "ready", "ready")
+        assert app.session.client_tools.transport == ("native" if native else "bridged")
+        app.session.start_prompt("ask and show")
+        await until(pilot, lambda: isinstance(app.screen, AskUserScreen), "the question")
+        await pilot.pause()
+        await pilot.press("tab", *"Hi there", "enter")  # a typed answer instead of a choice
+        await until(pilot, lambda: app.session.state.turns == 1 and app.session.state.status == "ready", "the turn's end")
+        view = app.tabs.active_view
+        await until(pilot, lambda: view.preview.path == tmp_path / "README.md", "the preview")
+        answer = "".join(e.text for e in app.session.state.entries if type(e).__name__ == "MessageEntry" and e.role == "agent")
+        assert ("MCP-over-ACP" if native else "stdio MCP server") in answer
+        assert "you answered **Hi there**" in answer and "Shown to the user" in answer

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import mcp_client
 from .scenarios import ClientError, Scenarios, TurnCancelled, help_markdown, pick_file, scenarios_in
 from .scenarios import TITLES as SCENARIO_TITLES
 
@@ -267,6 +268,7 @@ class DemoAgent:
                 "agentCapabilities": {
                     "loadSession": False,
                     "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+                    "mcpCapabilities": mcp_client.capabilities(),
                 },
                 "agentInfo": {"name": "rat-demo", "title": "Demo agent", "version": VERSION},
                 "authMethods": [],
@@ -280,6 +282,7 @@ class DemoAgent:
             return
         session = Session(str(uuid.uuid4()), Path(cwd))
         self.sessions[session.id] = session
+        mcp_client.remember(session.id, params)
         self.respond(id, {"sessionId": session.id})
         self.update(session, {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS})
 
@@ -309,6 +312,8 @@ class DemoAgent:
 
     # ---------------------------------------------------------- the script
     async def play(self, turn: Turn) -> None:
+        if mcp_client.wanted(turn.text):  # rat-tui's own MCP tools first (mcp_client.py)
+            await mcp_client.play(self, turn)
         for name in turn.steps:
             await getattr(self, name)(turn)
 
