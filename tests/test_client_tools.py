@@ -280,3 +280,49 @@ async def test_demo_agent_asks_and_shows_through_either_transport(tmp_path: Path
         answer = "".join(e.text for e in app.session.state.entries if type(e).__name__ == "MessageEntry" and e.role == "agent")
         assert ("MCP-over-ACP" if native else "stdio MCP server") in answer
         assert "you answered **Hi there**" in answer and "Shown to the user" in answer
+
+
+@pytest.mark.slow
+async def test_other_sessions_are_read_once_the_user_allows_it(tmp_path: Path, record_file: Path) -> None:
+    from .test_tabs import scripted
+
+    messages = [INITIALIZE, INITIALIZED, call(2, "list_sessions", {}), call(3, "read_session", {"sessionId": "alpha"})]
+    reader = {"turns": [[{"mcp_stdio": {"conn": "s", "messages": messages}}]]}
+    app = RatApp(scripted({"session_id": "alpha", "turns": [[{"chunk": "the first answer"}]]}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        first = app.session
+        await until(pilot, lambda: first.state.status == "ready", "first ready")
+        first.start_prompt("a question in tab one")
+        await until(pilot, lambda: first.state.turns == 1 and first.state.status == "ready", "first answer")
+        second = await app.open_session(scripted(reader, tmp_path, "two"), tmp_path)
+        await until(pilot, lambda: second.state.status == "ready", "second ready")
+        second.start_prompt("what did I do elsewhere?")
+        done = lambda: sum(c.status == "completed" for c in second.state.tool_calls.values())  # noqa: E731
+        for count in (1, 2):  # list_sessions, then read_session: each asks first
+            await until(pilot, lambda: type(app.screen).__name__ == "PermissionScreen", "the permission question")
+            await pilot.pause()
+            assert "rat-tui" in screen_text(app)
+            await pilot.press("y")
+            await until(pilot, lambda: done() == count, "the allowed call")
+        await until(pilot, lambda: second.state.turns == 1 and second.state.status == "ready", "second turn's end")
+    replies = mcp_replies(record_file)
+    listed = json.loads(types.CallToolResult.model_validate(result_of(replies, "s", 2)).content[0].text)
+    assert [(s["id"], s["agent"]) for s in listed] == [("alpha", "Scripted fake agent")]
+    transcript = types.CallToolResult.model_validate(result_of(replies, "s", 3)).content[0].text
+    assert "## User\n\na question in tab one" in transcript and "## Agent\n\nthe first answer" in transcript
+
+
+@pytest.mark.slow
+async def test_connect_takes_the_proposals_acp_id_and_refuses_unknown_ids(tmp_path: Path, record_file: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")
+    steps = [{"request": {"method": "mcp/connect", "params": {"serverId": "someone-else"}}},
+             {"request": {"method": "mcp/message", "params": {"connectionId": "conn-nope", "method": "tools/list"}}},
+             {"mcp_acp": {"conn": "a", "id_key": "acpId", "messages": [INITIALIZE, INITIALIZED, LIST]}}]
+    session, task = await start_session({**NATIVE, "turns": [steps]}, tmp_path, client_tools=ClientToolsSettings())
+    await asyncio.wait_for(session.start_prompt("x"), 60)
+    await finish(session, task)
+    errors = [m["error"]["message"] for m in received(record_file) if "error" in m]
+    assert any("No MCP server with id 'someone-else'" in e for e in errors)
+    assert any("No open MCP connection 'conn-nope'" in e for e in errors)
+    assert len(types.ListToolsResult.model_validate(result_of(mcp_replies(record_file), "a", 2)).tools) == 5

@@ -108,7 +108,10 @@ class AcpTransport:
         inner: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if isinstance(params.get("params"), dict):
             inner["params"] = params["params"]
-        asyncio.ensure_future(self._feed_quietly(endpoint, inner))
+        try:
+            endpoint.feed_nowait(inner)  # in arrival order (the router hands notifications over in order)
+        except ValueError as error:
+            log.warning("MCP notification not delivered: %s", error)
 
     async def _feed_quietly(self, endpoint: Any, message: dict[str, Any]) -> None:
         try:
@@ -119,6 +122,7 @@ class AcpTransport:
     async def disconnect(self, params: dict[str, Any]) -> dict[str, Any]:
         endpoint = self._endpoint(params)
         del self.endpoints[params["connectionId"]]
+        self._abandon(str(params["connectionId"]))
         await endpoint.close()
         log.info("MCP-over-ACP connection %s closed", params["connectionId"])
         return {}
@@ -153,7 +157,14 @@ class AcpTransport:
         if endpoint is not None:
             await self._feed_quietly(endpoint, reply)
 
+    def _abandon(self, connection_id: str) -> None:
+        """Requests still waiting on a closed connection are answered with an error."""
+        for (conn, _), future in list(self._waiting.items()):
+            if conn == connection_id and not future.done():
+                future.set_result({"error": {"code": -32603, "message": "The MCP connection was closed"}})
+
     async def close(self) -> None:
-        endpoints, self.endpoints = list(self.endpoints.values()), {}
-        for endpoint in endpoints:
+        endpoints, self.endpoints = dict(self.endpoints), {}
+        for connection_id, endpoint in endpoints.items():
+            self._abandon(connection_id)
             await endpoint.close()

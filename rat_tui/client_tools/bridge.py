@@ -88,7 +88,7 @@ class Bridge:
                     await endpoint.feed(json.loads(line))
                 except ValueError as error:  # not JSON, or not a JSON-RPC message
                     log.warning("bridge: skipped a bad MCP line: %s", str(error).splitlines()[0])
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as error:
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as error:
             log.info("bridge connection ended: %s", error)
         finally:
             if endpoint is not None:

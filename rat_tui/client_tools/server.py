@@ -93,6 +93,15 @@ class McpEndpoint:
         """Hand one incoming MCP message to the server; ValueError if it is not a JSON-RPC message."""
         await self._in.send(parse(message))
 
+    def feed_nowait(self, message: dict[str, Any]) -> None:
+        """`feed` without waiting, so notifications keep their arrival order; ValueError as `feed`."""
+        try:
+            self._in.send_nowait(parse(message))
+        except anyio.WouldBlock:
+            raise ValueError("the MCP server is not keeping up; message dropped") from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise ValueError("the MCP connection is closed") from None
+
     async def close(self) -> None:
         if self._task is None or self._task.done():
             return

@@ -44,7 +44,8 @@ rebuilt from the mcp/message answer):
         wait for it to exit
     {"mcp_acp": {"server": "rat-tui", "conn": NAME, "messages": [...], "keep": false}}
         the same over MCP-over-ACP: mcp/connect with the serverId from session/new (once per NAME),
-        each message as mcp/message (a request when it has an id), then mcp/disconnect unless "keep"
+        each message as mcp/message (a request when it has an id), then mcp/disconnect unless "keep";
+        "id_key" names the mcp/connect param carrying the id (default "serverId")
     {"mcp_close": NAME}              close an open stdio or acp connection
 
 A turn not answered by a "respond" step ends with {"stopReason": "end_turn"}, or "cancelled" if
@@ -341,7 +342,8 @@ class ScriptedAgent:
         connection_id = self.mcp_open.get(conn)
         if connection_id is None:
             server = self.mcp_server(spec.get("server", "rat-tui"))
-            reply = await self.wire.request("mcp/connect", {"serverId": server["serverId"]})
+            # "id_key": the proposal's prose calls it acpId; the schema serverId
+            reply = await self.wire.request("mcp/connect", {spec.get("id_key", "serverId"): server["serverId"]})
             connection_id = reply["result"]["connectionId"]
             self.mcp_open[conn] = connection_id
         for message in spec.get("messages", []):
