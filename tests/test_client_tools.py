@@ -52,6 +52,17 @@ def result_of(replies: list[dict], conn: str, id: int) -> dict:
     return message["result"]
 
 
+def check_agent_wrappers(record_file: Path) -> int:
+    """The scripted agent's mcp/* requests fit schema.unstable.json too (RAT_ACP_SCHEMA_UNSTABLE is set)."""
+    from .acp_schema import validate
+
+    sent = [json.loads(line) for line in Path(str(record_file) + ".sent").read_text().splitlines()]
+    wrappers = [m for m in sent if m["method"].startswith("mcp/")]
+    for message in wrappers:
+        validate(message["method"], "request", message["params"])
+    return len(wrappers)
+
+
 def check_requests(messages: list[dict]) -> None:
     """The MCP requests the scripts send are valid MCP (so what we test against is real MCP)."""
     for message in messages:
@@ -106,6 +117,7 @@ async def test_native_connect_list_ask_from_the_keyboard_and_disconnect(tmp_path
     answer = types.CallToolResult.model_validate(result_of(replies, "a", 3))
     assert answer.content[0].text == "blue" and not answer.isError
     assert types.CallToolResult.model_validate(result_of(replies, "a", 4)).content[0].text == "dismissed"
+    assert check_agent_wrappers(record_file) == 1 + 4 + 1  # connect, the requests, disconnect
     sent = [m for m in received(record_file) if "result" in m]
     assert any(isinstance(m["result"], dict) and str(m["result"].get("connectionId", "")).startswith("conn-") for m in sent)
 
@@ -165,6 +177,7 @@ async def test_two_connections_at_once(tmp_path: Path, record_file: Path, monkey
         ids = [m["result"]["connectionId"] for m in received(record_file)
                if isinstance(m.get("result"), dict) and "connectionId" in m["result"]]
         assert len(set(ids)) == 2
+        assert check_agent_wrappers(record_file) == 2 + 4 + 2
 
 
 @pytest.mark.slow
@@ -178,9 +191,10 @@ async def test_a_shim_with_a_wrong_secret_is_refused(tmp_path: Path, record_file
     out, err = await asyncio.wait_for(shim.communicate(json.dumps(INITIALIZE).encode() + b"\n"), 30)
     assert shim.returncode == 2 and out == b""
     assert b"refused" in err
-    assert session.client_tools.bridge.refused == 1
+    bridge = session.client_tools.bridge
+    assert bridge.refused == 1
     await finish(session, task)
-    assert not Path(session.client_tools.bridge.path).exists()  # the socket goes with the session
+    assert not Path(bridge.path).exists()  # the socket goes with the session
 
 
 HOST = textwrap.dedent("""

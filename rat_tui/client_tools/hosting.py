@@ -81,3 +81,4 @@ class ClientTools:
         await self.native.close()
         if self.bridge is not None:
             await self.bridge.close()
+            self.bridge = None  # a restarted agent gets a fresh socket and secret
