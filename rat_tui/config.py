@@ -54,7 +54,8 @@ class ClientToolsConfig(BaseModel):
     native: bool | None = None
     """Use the unstable MCP-over-ACP transport when the agent advertises `mcpCapabilities.acp` (default
     true); false always uses the stdio bridge (a shim process relaying to rat over a private socket)."""
-    tools: dict[str, Literal["allow", "ask", "off"]] = Field(default_factory=dict)
+    tools: dict[Literal["ask_user", "show_file", "notify", "list_sessions", "read_session"],
+                Literal["allow", "ask", "off"]] = Field(default_factory=dict)
     """Per tool: "allow" (run at once), "ask" (a permission question first) or "off" (not offered).
     Defaults: ask_user, show_file and notify "allow"; list_sessions and read_session "ask"."""
 

@@ -36,6 +36,11 @@ def call(id: int, name: str, arguments: dict) -> dict:
     return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
 
+def progress(message: dict) -> dict:
+    message["params"]["_meta"] = {"progressToken": f"p{message['id']}"}
+    return message
+
+
 def mcp_replies(record_file: Path) -> list[dict]:
     """What the scripted agent received from rat-tui's MCP server, each checked against the SDK's models."""
     path = Path(str(record_file) + ".mcp")
@@ -82,7 +87,7 @@ async def test_native_connect_list_ask_from_the_keyboard_and_disconnect(tmp_path
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")  # mcp/connect and the `acp` server are unstable
     messages = [INITIALIZE, INITIALIZED, LIST,
-                call(3, "ask_user", {"question": "Which colour?", "choices": ["red", "blue"]}),
+                progress(call(3, "ask_user", {"question": "Which colour?", "choices": ["red", "blue"]})),
                 call(4, "ask_user", {"question": "Anything else?"})]
     check_requests(messages)
     script = {**NATIVE, "turns": [[{"mcp_acp": {"conn": "a", "messages": messages}}]]}
@@ -117,6 +122,9 @@ async def test_native_connect_list_ask_from_the_keyboard_and_disconnect(tmp_path
     answer = types.CallToolResult.model_validate(result_of(replies, "a", 3))
     assert answer.content[0].text == "blue" and not answer.isError
     assert types.CallToolResult.model_validate(result_of(replies, "a", 4)).content[0].text == "dismissed"
+    # rat-tui -> agent: the progress notification of the question, as an mcp/message notification
+    [note] = [r["message"] for r in replies if r["message"].get("method") == "notifications/progress"]
+    assert types.ServerNotification.model_validate(note).root.params.progressToken == "p3"
     assert check_agent_wrappers(record_file) == 1 + 4 + 1  # connect, the requests, disconnect
     sent = [m for m in received(record_file) if "result" in m]
     assert any(isinstance(m["result"], dict) and str(m["result"].get("connectionId", "")).startswith("conn-") for m in sent)
@@ -256,6 +264,8 @@ def test_settings_merge_globally_then_per_profile() -> None:
                                         "agents": {"x": {"command": "x", "client_tools": {"enabled": False}},
                                                    "y": {"command": "y", "client_tools": {"tools": {"ask_user": "maybe"}}}}})
     assert "y" in config.agents and any("agents.y.client_tools" in p for p in problems)
+    _, problems = validate_config({"client_tools": {"tools": {"ask_usr": "off"}}})
+    assert any(p.startswith("client_tools.tools.ask_usr") and "ask_user" in p for p in problems)
     both = merged(config.client_tools, config.agents["x"].client_tools)
     assert not both.enabled and not both.native and both.tools["read_session"] == "allow"
     assert merged(None).offered == ["ask_user", "show_file", "notify", "list_sessions", "read_session"]

@@ -39,6 +39,11 @@ def build_server(host: ToolHost) -> Server:
 
     @server.call_tool()
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        context = server.request_context
+        token = context.meta.progressToken if context.meta else None
+        if token is not None and name == "ask_user":  # the answer may take minutes: say so
+            await context.session.send_progress_notification(token, 0, message="Waiting for the user's answer",
+                                                             related_request_id=str(context.request_id))
         text, is_error = await host.call(name, arguments)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=is_error)
 

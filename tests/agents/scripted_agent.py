@@ -206,6 +206,13 @@ class ScriptedAgent:
             task.add_done_callback(self.tasks.discard)
         elif method == "session/cancel" and self.prompt is not None:
             self.prompt.cancelled.set()
+        elif method == "mcp/message":  # an MCP message from the client's own server (MCP-over-ACP)
+            params = msg.get("params") or {}
+            inner = {"jsonrpc": "2.0", "method": params.get("method")}
+            if params.get("params") is not None:
+                inner["params"] = params["params"]
+            conn = next((name for name, opened in self.mcp_open.items() if opened == params.get("connectionId")), "?")
+            self.mcp_log("acp", conn, inner)
 
     async def on_request(self, id: Any, method: str, params: Any) -> None:
         handling = Handling(id)
