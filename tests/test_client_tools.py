@@ -21,7 +21,7 @@ from rat_tui.ui.screens.ask_user import AskUserScreen
 from rat_tui.ui.screens.mcp_servers import McpServersScreen
 
 from .conftest import received, scripted_argv
-from .harness import finish, start_session, wait_for
+from .harness import finish, start_session
 from .test_app import until
 from .test_config_options import screen_text
 

@@ -21,7 +21,6 @@ import secrets
 import shutil
 import socket
 import tempfile
-from pathlib import Path
 from typing import Any
 
 from .tools import ToolHost
