@@ -343,6 +343,8 @@ class AgentSession:
         self.store.dispatch(reducer.set_status, WORKING, "cancelling")
         self.permissions.cancel_all()  # pending permission requests are answered `cancelled`
         self.elicitations.cancel_all()  # and pending elicitations `cancel`
+        if self.client_tools is not None:
+            self.client_tools.host.cancel_all()  # and rat-tui's own questions "dismissed"
         await self.client.cancel(self.session_id)
         return True
 

@@ -350,3 +350,18 @@ async def test_connect_takes_the_proposals_acp_id_and_refuses_unknown_ids(tmp_pa
     assert any("No MCP server with id 'someone-else'" in e for e in errors)
     assert any("No open MCP connection 'conn-nope'" in e for e in errors)
     assert len(types.ListToolsResult.model_validate(result_of(mcp_replies(record_file), "a", 2)).tools) == 5
+
+
+@pytest.mark.slow
+async def test_cancelling_the_turn_dismisses_the_question(tmp_path: Path, record_file: Path) -> None:
+    messages = [INITIALIZE, INITIALIZED, call(2, "ask_user", {"question": "Still there?"})]
+    script = {"turns": [[{"mcp_stdio": {"conn": "s", "messages": messages}}, {"wait_cancel": True}]]}
+    app = app_for(script, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.session.state.status == "ready", "ready")
+        app.session.start_prompt("ask")
+        await until(pilot, lambda: isinstance(app.screen, AskUserScreen), "the question")
+        await app.session.cancel()  # what Esc does in the session view
+        await until(pilot, lambda: not isinstance(app.screen, AskUserScreen), "the question to close")
+        await until(pilot, lambda: app.session.state.status == "cancelled", "the cancelled turn")
+    assert types.CallToolResult.model_validate(result_of(mcp_replies(record_file), "s", 2)).content[0].text == "dismissed"

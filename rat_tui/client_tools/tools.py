@@ -95,6 +95,7 @@ class ToolHost:
         self.cwd = cwd
         self.ui: ToolsUI | None = None
         self._ids = itertools.count(1)
+        self._asking: set[asyncio.Task[str | None]] = set()
 
     def definitions(self) -> list[tuple[str, str, dict[str, Any]]]:
         """(name, description, input schema) of each offered tool."""
@@ -145,6 +146,11 @@ class ToolHost:
     def _path(self, path: str) -> Path:
         return Path(os.path.normpath(self.cwd / os.path.expanduser(path)))
 
+    def cancel_all(self) -> None:
+        """The user cancelled the turn: open questions close and answer "dismissed"."""
+        for question in list(self._asking):
+            question.cancel()
+
     def _need_ui(self) -> ToolsUI:
         if self.ui is None:
             raise ToolError("rat-tui has no screen for this session; the tool is not available.")
@@ -153,7 +159,16 @@ class ToolHost:
     async def _run(self, name: str, arguments: dict[str, Any]) -> str:
         if name == "ask_user":
             choices = [str(c) for c in arguments.get("choices") or []]
-            answer = await self._need_ui().ask_user(str(arguments.get("question", "")), choices)
+            question = asyncio.create_task(self._need_ui().ask_user(str(arguments.get("question", "")), choices))
+            self._asking.add(question)
+            try:
+                await asyncio.wait({question})
+            except asyncio.CancelledError:
+                question.cancel()  # the agent withdrew the call: close the dialog
+                raise
+            finally:
+                self._asking.discard(question)
+            answer = None if question.cancelled() else question.result()
             return DISMISSED if answer is None else answer
         if name == "show_file":
             path = self._path(str(arguments.get("path", "")))
