@@ -115,7 +115,8 @@ class AgentSession:
         self.client_tools: ClientTools | None = None
         if client_tools is not None:
             self.client_tools = ClientTools(client_tools, self.store.apply_update, self.permissions.handle,
-                                            lambda: self.store.state, self.cwd, lambda: self.connection)
+                                            lambda: self.store.state, self.cwd, lambda: self.connection,
+                                            self.permissions.by_rule)
             self.notification_handlers["mcp/message"] = self.client_tools.on_message_notification
 
     @property

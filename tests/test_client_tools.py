@@ -365,3 +365,22 @@ async def test_cancelling_the_turn_dismisses_the_question(tmp_path: Path, record
         await until(pilot, lambda: not isinstance(app.screen, AskUserScreen), "the question to close")
         await until(pilot, lambda: app.session.state.status == "cancelled", "the cancelled turn")
     assert types.CallToolResult.model_validate(result_of(mcp_replies(record_file), "s", 2)).content[0].text == "dismissed"
+
+
+@pytest.mark.slow
+async def test_a_remembered_reject_rule_stops_even_an_allowed_tool(tmp_path: Path, record_file: Path) -> None:
+    from rat_tui.state.permission_policy import PermissionPolicy
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x\n")
+    policy = PermissionPolicy(tmp_path / "rules.json")
+    policy.remember("Scripted fake agent", {"kind": "read", "locations": [{"path": str(notes)}]}, "reject")
+    messages = [INITIALIZE, INITIALIZED, call(2, "show_file", {"path": str(notes)})]
+    script = {"turns": [[{"mcp_stdio": {"conn": "s", "messages": messages}}]]}
+    session, task = await start_session(script, tmp_path, client_tools=ClientToolsSettings(), policy=policy)
+    await asyncio.wait_for(session.start_prompt("show"), 60)
+    await finish(session, task)
+    result = types.CallToolResult.model_validate(result_of(mcp_replies(record_file), "s", 2))
+    assert result.isError and "did not allow show_file" in result.content[0].text
+    [card] = [c for c in session.state.tool_calls.values() if c.tool_call_id.startswith("rat-tools-")]
+    assert card.status == "failed" and "auto-rejected by rule" in (card.auto_decision or "")

@@ -36,9 +36,10 @@ class ClientTools:
         state: Callable[[], SessionState],
         cwd: Path,
         connection: Callable[[], Connection | None],
+        by_rule: Callable[[str, list[dict[str, Any]]], dict[str, Any] | None] | None = None,
     ) -> None:
         self.settings = settings
-        self.host = ToolHost(settings, apply, ask_permission, state, cwd)
+        self.host = ToolHost(settings, apply, ask_permission, state, cwd, by_rule)
         self.server_id = f"rat-tui-{uuid.uuid4()}"
         self.native = AcpTransport(self.host, self.server_id, connection)
         self.bridge: Bridge | None = None

@@ -87,10 +87,12 @@ class ToolHost:
         ask_permission: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
         state: Callable[[], SessionState],
         cwd: Path,
+        by_rule: Callable[[str, list[dict[str, Any]]], dict[str, Any] | None] | None = None,
     ) -> None:
         self.settings = settings
         self.apply = apply
         self.ask_permission = ask_permission
+        self.by_rule = by_rule
         self.state = state
         self.cwd = cwd
         self.ui: ToolsUI | None = None
@@ -116,7 +118,7 @@ class ToolHost:
             card["locations"] = [location]
         self.apply(card)
         try:
-            if self.settings.tools.get(name) == "ask" and not await self._allowed(call_id):
+            if not await self._allowed(call_id, ask=self.settings.tools.get(name) == "ask"):
                 return self._end(call_id, f"The user did not allow {name}.", True)
             self.apply({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
             text = await self._run(name, arguments)
@@ -137,9 +139,14 @@ class ToolHost:
                     "content": [{"type": "content", "content": {"type": "text", "text": shown}}]})
         return text, failed
 
-    async def _allowed(self, call_id: str) -> bool:
-        answer = await self.ask_permission({"sessionId": self.state().session_id or "", "toolCall": {"toolCallId": call_id},
-                                            "options": PERMISSION_OPTIONS})
+    async def _allowed(self, call_id: str, ask: bool) -> bool:
+        """Remembered permission rules first (also for "allow" tools: a reject rule wins); then ask if told to."""
+        answer = self.by_rule(call_id, PERMISSION_OPTIONS) if self.by_rule is not None else None
+        if answer is None and not ask:
+            return True
+        if answer is None:
+            answer = await self.ask_permission({"sessionId": self.state().session_id or "",
+                                                "toolCall": {"toolCallId": call_id}, "options": PERMISSION_OPTIONS})
         outcome = answer.get("outcome") if isinstance(answer, dict) else None
         return isinstance(outcome, dict) and outcome.get("optionId") in ("allow_once", "allow_always")
 
