@@ -68,7 +68,7 @@ class ClientTools:
             self.bridge = Bridge(self.host)
             try:
                 await self.bridge.open()
-            except OSError as error:
+            except (OSError, AttributeError, NotImplementedError) as error:  # no Unix sockets (Windows)
                 self.bridge = None
                 return None, McpServerRow(SERVER_NAME, "stdio (bridged)", tools, False, f"cannot open the bridge socket: {error}")
         assert self.bridge.path is not None
