@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from . import mcp_servers as mcp
 from .change_journal import ChangeJournal
+from .client_tools.hosting import ClientTools
 from .elicitation_broker import ElicitationBroker
 from .permission_broker import PermissionBroker
 from .protocol.client import AUTH_REQUIRED, AcpClient, AgentHello
@@ -63,6 +64,7 @@ class AgentSession(SessionLifecycle):
         recorders: Sequence[Any] = (),
         mcp_config: Sequence[Any] = (),
         request_timeout: float = 120.0,
+        client_tools: Any = None,
     ) -> None:
         self.command = command
         self._init_lifecycle(request_timeout)
@@ -117,6 +119,13 @@ class AgentSession(SessionLifecycle):
         self.notification_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "elicitation/complete": self.elicitations.complete,
         }
+        # rat-tui's own MCP server (client_tools.settings.ClientToolsSettings; None: not offered).
+        self.client_tools: ClientTools | None = None
+        if client_tools is not None:
+            self.client_tools = ClientTools(client_tools, self.store.apply_update, self.permissions.handle,
+                                            lambda: self.store.state, self.cwd, lambda: self.connection,
+                                            self.permissions.by_rule)
+            self.notification_handlers["mcp/message"] = self.client_tools.on_message_notification
 
     @property
     def state(self):
@@ -151,6 +160,7 @@ class AgentSession(SessionLifecycle):
             **self.terminals.handlers(),
             "session/request_permission": self.permissions.handle,
             "elicitation/create": self.elicitations.handle,
+            **(self.client_tools.handlers() if self.client_tools else {}),
         }
         self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
         self.connection.recorders.extend(self.recorders)
@@ -175,6 +185,8 @@ class AgentSession(SessionLifecycle):
         except asyncio.TimeoutError:  # stdout closed but the process lingers
             code = await self.process.close()
         self._on_exit(code)
+        if self.client_tools is not None:
+            await self.client_tools.close()
 
     async def _handshake(self) -> None:
         assert self.client is not None
@@ -185,6 +197,7 @@ class AgentSession(SessionLifecycle):
         if hello.display_name:
             self.store.dispatch(reducer.set_agent, hello.display_name)
         self._plan_mcp_servers()
+        await self._plan_client_tools()  # joins mcp_servers: before session/new, load or resume
         # session/new, or session/load / session/resume of attach_session_id (session_lifecycle.py).
         await self.establish_session()
 
@@ -195,6 +208,17 @@ class AgentSession(SessionLifecycle):
         for warning in mcp.warnings(self.mcp_report):
             log.warning("%s", warning)
             self.store.dispatch(reducer.add_notice, warning, "warning")
+
+    async def _plan_client_tools(self) -> None:
+        """rat-tui's own MCP server, after the configured ones: native or bridged (client_tools.hosting)."""
+        if self.client_tools is None:
+            return
+        entry, row = await self.client_tools.plan(self.hello.capabilities if self.hello else {})
+        self.mcp_report.append(row)
+        if entry is not None:
+            self.mcp_servers.append(entry)
+        elif row.warn:
+            self.store.dispatch(reducer.add_notice, f"rat-tui's own tools are not offered: {row.why}.", "warning")
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method != "session/update":
@@ -270,6 +294,8 @@ class AgentSession(SessionLifecycle):
         self.permissions.cancel_all()
         self.elicitations.cancel_all()
         await self.terminals.close_all()
+        if self.client_tools is not None:
+            await self.client_tools.close()
         if self.process is not None:
             await self.process.close()
 
@@ -362,6 +388,8 @@ class AgentSession(SessionLifecycle):
         self.store.dispatch(reducer.set_status, WORKING, "cancelling")
         self.permissions.cancel_all()  # pending permission requests are answered `cancelled`
         self.elicitations.cancel_all()  # and pending elicitations `cancel`
+        if self.client_tools is not None:
+            self.client_tools.host.cancel_all()  # and rat-tui's own questions "dismissed"
         await self.client.cancel(self.session_id)
         return True
 

@@ -14,6 +14,7 @@ from textual.widgets import Footer
 from .agent_session import AgentCommand, AgentSession
 from .config import Config
 from .history.journal import HistoryJournal, SessionJournal, default_path, open_journal
+from .client_tools.settings import merged as client_tools_settings
 from .mcp_servers import configured as configured_mcp_servers
 from .protocol.rpc_log import RpcLog
 from .state.permission_policy import PermissionPolicy
@@ -87,7 +88,8 @@ class RatApp(App[None]):
         session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside,
                                attach_session_id=attach_session_id, recorders=[journal] if journal else [],
                                mcp_config=configured_mcp_servers(self.config.mcp_servers, getattr(command, "mcp_servers", ())),
-                               request_timeout=self.config.request_timeout_seconds)
+                               request_timeout=self.config.request_timeout_seconds,
+                               client_tools=client_tools_settings(self.config.client_tools, getattr(command, "client_tools", None)))
         if journal is not None:
             self.session_journals[session] = journal
         self.sessions.append(session)

@@ -55,6 +55,8 @@ class AgentSpec:
     """The profile's own MCP servers (config.McpServerConfig); the global ones are added by the app."""
     defaults: dict[str, Any] = field(default_factory=dict)
     """The profile's session defaults (`[agents.NAME.defaults]`)."""
+    client_tools: Any = None
+    """The profile's `[agents.NAME.client_tools]` overrides (config.ClientToolsConfig), if any."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -184,6 +186,7 @@ def _from_profile(name: str, config: Config) -> AgentSpec:
     return AgentSpec(
         name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty,
         mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
+        client_tools=profile.client_tools if profile.client_tools.model_fields_set else None,
     )
 
 

@@ -44,6 +44,22 @@ class McpServerConfig(BaseModel):
     """false keeps the entry but does not send it (a profile can switch off a global server by name)."""
 
 
+class ClientToolsConfig(BaseModel):
+    """rat-tui's own MCP server (ask_user, show_file, notify, list_sessions, read_session); unset keys inherit."""
+
+    model_config = _MODEL_CONFIG
+
+    enabled: bool | None = None
+    """Offer the client-hosted tools to the agent (default true; a profile can switch them off)."""
+    native: bool | None = None
+    """Use the unstable MCP-over-ACP transport when the agent advertises `mcpCapabilities.acp` (default
+    true); false always uses the stdio bridge (a shim process relaying to rat over a private socket)."""
+    tools: dict[Literal["ask_user", "show_file", "notify", "list_sessions", "read_session"],
+                Literal["allow", "ask", "off"]] = Field(default_factory=dict)
+    """Per tool: "allow" (run at once), "ask" (a permission question first) or "off" (not offered).
+    Defaults: ask_user, show_file and notify "allow"; list_sessions and read_session "ask"."""
+
+
 class AgentProfile(BaseModel):
     """How to start one ACP agent."""
 
@@ -65,6 +81,8 @@ class AgentProfile(BaseModel):
     defaults: dict[str, str | bool] = Field(default_factory=dict)
     """Session settings applied when a session starts: `model`, `mode`, or a config option id (or
     category) = a value id or name (true/false for a boolean option)."""
+    client_tools: ClientToolsConfig = Field(default_factory=ClientToolsConfig)
+    """This agent's overrides of the global `[client_tools]`."""
 
 
 class HistoryConfig(BaseModel):
@@ -108,12 +126,14 @@ class Config(BaseModel):
     request_timeout_seconds: float = Field(default=120.0, gt=0)
     """A request the agent leaves unanswered this long is reported, with the offer to cancel it or
     restart the agent; a turn (`session/prompt`) is reported when the agent sends nothing this long."""
+    client_tools: ClientToolsConfig = Field(default_factory=ClientToolsConfig)
+    """rat-tui's own MCP server of client-side tools (`[client_tools]`); profiles may override it."""
 
 
 # Top-level tables whose entries are independent: a bad entry is dropped alone, not the table.
 _TABLES_OF_ENTRIES = {"agents", "keymap", "mcp_servers", "history"}
 # Parts of a profile whose entries are independent too: a bad one is dropped alone, not the profile.
-_PROFILE_ENTRIES = {"mcp_servers", "defaults"}
+_PROFILE_ENTRIES = {"mcp_servers", "defaults", "client_tools"}
 
 
 def load_config(path: Path | None = None) -> tuple[Config, list[str]]:

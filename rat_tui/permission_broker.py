@@ -94,6 +94,10 @@ class PermissionBroker:
             self.store.dispatch(reducer.mark_auto_decision, tool_call["toolCallId"], note)
         return selected(option)
 
+    def by_rule(self, tool_call_id: str, options: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """A remembered rule's answer for a tool call already in the store, or None; never asks."""
+        return self._from_rule(_as_wire(self.store.state.tool_calls.get(tool_call_id)) or {}, options)
+
     def cancel_all(self) -> None:
         """The turn was cancelled: every open question is answered `cancelled`."""
         for question in list(self._asking):

@@ -34,9 +34,14 @@ def _defs(path: str) -> dict[str, Any]:
     return json.loads(Path(path).read_text(encoding="utf-8"))["$defs"]
 
 
+def schema_file() -> str:
+    """schema.json, or schema.unstable.json when env RAT_ACP_SCHEMA_UNSTABLE is set (tests of unstable features)."""
+    return str(schema_dir() / ("schema.unstable.json" if os.environ.get("RAT_ACP_SCHEMA_UNSTABLE") else "schema.json"))
+
+
 def defs() -> dict[str, Any]:
-    """Every `$defs` entry of schema.json."""
-    return _defs(str(schema_dir() / "schema.json"))
+    """Every `$defs` entry of schema.json (or of schema.unstable.json, see schema_file)."""
+    return _defs(schema_file())
 
 
 @lru_cache(maxsize=None)
@@ -46,7 +51,7 @@ def _validator(path: str, name: str) -> jsonschema.Draft202012Validator:
 
 def validator(name: str) -> jsonschema.Draft202012Validator:
     """A cached validator for the `$defs` entry `name` (e.g. "SessionNotification", "Error")."""
-    return _validator(str(schema_dir() / "schema.json"), name)
+    return _validator(schema_file(), name)
 
 
 def def_name(method: str, kind: str) -> str | None:
@@ -132,7 +137,7 @@ def validate_message(
             raise AssertionError(f"{sender} sent unknown {kind} {method!r}")
         handler = method_side(method)
         expected = "client" if sender == "agent" else "agent"
-        if handler not in (expected, "protocol"):
+        if handler not in (expected, "protocol", "both"):
             raise AssertionError(f"{sender} sent {method} {kind}, but that method is handled by the {handler}")
         validate(method, kind, params)
         return kind, method

@@ -26,6 +26,12 @@ CORE_MODULES = [
     "rat_tui.mcp_servers",
     "rat_tui.agent_defaults",
     "rat_tui.session_lifecycle",
+    "rat_tui.client_tools.settings",
+    "rat_tui.client_tools.tools",
+    # client_tools.server is left out: the mcp SDK itself imports rich (not Textual, not ours).
+    "rat_tui.client_tools.acp_transport",
+    "rat_tui.client_tools.bridge",
+    "rat_tui.client_tools.hosting",
 ]
 
 
@@ -40,3 +46,19 @@ def test_core_does_not_import_textual() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, f"core modules pulled in UI packages: {result.stdout}{result.stderr}"
+
+
+def test_startup_does_not_import_the_mcp_sdk() -> None:
+    """`mcp` costs about a second to import: only an agent connecting to rat-tui's own server pays it."""
+    code = "import sys, rat_tui.app, rat_tui.cli; sys.exit(1 if 'mcp' in sys.modules or 'anyio' in sys.modules else 0)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_the_shim_uses_the_standard_library_only() -> None:
+    """It starts once per agent session: no rat-tui or third-party imports beyond the package marker."""
+    code = ("import sys; before = set(sys.modules); import rat_tui.mcp_shim\n"
+            "new = {m.split('.')[0] for m in set(sys.modules) - before} - {'rat_tui'}\n"
+            "bad = sorted(m for m in new if m not in sys.stdlib_module_names)\n"
+            "print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

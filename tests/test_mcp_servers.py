@@ -115,7 +115,8 @@ async def test_summary_panel_from_the_keyboard_and_the_palette(tmp_path: Path, r
         await until(pilot, lambda: isinstance(app.screen, McpServersScreen), "the summary")
         await pilot.pause()
         text = screen_text(app)
-        assert "2 of 3 sent to Scripted fake agent." in text
+        assert "3 of 4 sent to Scripted fake agent." in text  # with rat-tui's own server ([client_tools])
+        assert "stdio (bridged)" in text
         assert "files" in text and "✓ sent" in text and "https://mcp.example.com/docs" in text
         assert "✗ skipped: the agent does" in text and "(mcpCapabilities.sse)" in text
         await pilot.press("escape")
@@ -127,7 +128,7 @@ async def test_summary_panel_from_the_keyboard_and_the_palette(tmp_path: Path, r
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, McpServersScreen), "the summary from the palette")
     [params] = [m["params"] for m in received(record_file) if m.get("method") == "session/new"]
-    assert [s["name"] for s in params["mcpServers"]] == ["files", "docs"]
+    assert [s["name"] for s in params["mcpServers"]] == ["files", "docs", "rat-tui"]
 
 
 async def test_summary_without_servers_says_how_to_add_them(tmp_path: Path) -> None:

@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from . import options as demo_options
+from . import mcp_client
 from .scenarios import ClientError, Scenarios, TurnCancelled, help_markdown, pick_file, scenarios_in
 from .scenarios import TITLES as SCENARIO_TITLES
 from .store import DemoStore, now_iso
@@ -332,6 +333,7 @@ class DemoAgent:
                     "loadSession": True,
                     "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
                     "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+                    "mcpCapabilities": mcp_client.capabilities(),
                 },
                 "agentInfo": {"name": "rat-demo", "title": "Demo agent", "version": VERSION},
                 "authMethods": AUTH_METHODS,
@@ -369,6 +371,7 @@ class DemoAgent:
             return
         session = Session(str(uuid.uuid4()), cwd)
         self.sessions[session.id] = session
+        mcp_client.remember(session.id, params)
         self.store.create(session.id, session.meta())
         self.respond(id, {"sessionId": session.id, **self.session_setup(session)})
         self.update(session, {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS})
@@ -391,6 +394,7 @@ class DemoAgent:
         config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
         session.config.update({k: v for k, v in config.items() if k in session.config})
         self.sessions[session.id] = session
+        mcp_client.remember(session.id, params)  # load and resume declare the MCP servers anew
         return session, updates
 
     async def on_load_session(self, id: Any, params: dict) -> None:
@@ -493,6 +497,8 @@ class DemoAgent:
 
     # ---------------------------------------------------------- the script
     async def play(self, turn: Turn) -> None:
+        if mcp_client.wanted(turn.text):  # rat-tui's own MCP tools first (mcp_client.py)
+            await mcp_client.play(self, turn)
         for name in turn.steps:
             await getattr(self, name)(turn)
 

@@ -149,6 +149,10 @@ class SessionView(Vertical):
         elicitations = getattr(self.app, "elicitation_queue", None)
         if elicitations is not None:
             self.session.elicitations.ask = elicitations.ask
+        if self.session.client_tools is not None:
+            from .client_tools_ui import SessionToolsUI
+
+            self.session.client_tools.host.ui = SessionToolsUI(self)
         self.composer.focus()
         self.session.on_auth_required = lambda methods: self.call_later(
             lifecycle_actions.show_auth_picker, self, "The agent needs you to log in.")

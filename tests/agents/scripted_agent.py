@@ -51,6 +51,21 @@ request being handled; a string that is exactly "$PROMPT_ID" becomes the id itse
     {"hang": true}                   never answer this request (until $/cancel_request, answered -32800)
     {"when_missing": PATH, "steps": [...]}    play the steps only while no file exists at PATH
 
+MCP steps, for rat-tui's own MCP server (every MCP message received is appended to RAT_FAKE_RECORD + ".mcp"
+as {"via": "stdio"|"acp", "conn": NAME, "message": {...}}; with "acp" the message is the inner MCP response
+rebuilt from the mcp/message answer):
+
+    {"mcp_stdio": {"server": "rat-tui", "conn": NAME, "messages": [...], "keep": false}}
+        spawn the stdio server named in session/new's mcpServers (command, args, env over ours) the way
+        agents launch stdio MCP servers, or reuse the open connection NAME; write each MCP message as a
+        line and, for requests, wait for the response with its id; unless "keep", close its stdin and
+        wait for it to exit
+    {"mcp_acp": {"server": "rat-tui", "conn": NAME, "messages": [...], "keep": false}}
+        the same over MCP-over-ACP: mcp/connect with the serverId from session/new (once per NAME),
+        each message as mcp/message (a request when it has an id), then mcp/disconnect unless "keep";
+        "id_key" names the mcp/connect param carrying the id (default "serverId")
+    {"mcp_close": NAME}              close an open stdio or acp connection
+
 A turn not answered by a "respond" step ends with {"stopReason": "end_turn"}, or "cancelled" if
 session/cancel arrived during it. Unknown requests get -32601; unknown notifications are ignored.
 """
@@ -207,6 +222,10 @@ class ScriptedAgent:
         self.calls: dict[str, int] = {}
         self.handling: dict[Any, Handling] = {}
         self.tasks: set[asyncio.Task] = set()
+        self.mcp_servers: list[dict] = []  # from session/new
+        self.mcp_open: dict[str, Any] = {}  # conn name -> subprocess (stdio) or connectionId (acp)
+        record = os.environ.get("RAT_FAKE_RECORD")
+        self.mcp_record = open(record + ".mcp", "a", encoding="utf-8") if record else None
 
     async def run(self) -> None:
         await self.wire.start(self.on_message)
@@ -225,6 +244,13 @@ class ScriptedAgent:
                 handling.responded = True
                 handling.cancelled.set()
                 self.wire.error(handling.id, -32800, "Request cancelled")
+        elif method == "mcp/message":  # an MCP message from the client's own server (MCP-over-ACP)
+            params = msg.get("params") or {}
+            inner = {"jsonrpc": "2.0", "method": params.get("method")}
+            if params.get("params") is not None:
+                inner["params"] = params["params"]
+            conn = next((name for name, opened in self.mcp_open.items() if opened == params.get("connectionId")), "?")
+            self.mcp_log("acp", conn, inner)
 
     async def on_request(self, id: Any, method: str, params: Any) -> None:
         handling = Handling(id)
@@ -241,6 +267,7 @@ class ScriptedAgent:
             await self.play(self.script.get("before_initialize", []), handling)
             result = merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
         elif method == "session/new":
+            self.mcp_servers = [s for s in (params or {}).get("mcpServers") or [] if isinstance(s, dict)]
             await self.play(self.script.get("on_new_session", []), handling)
             result = merged({"sessionId": self.session_id}, self.script.get("new_session_result"))
         elif method == "session/prompt":
@@ -379,8 +406,84 @@ class ScriptedAgent:
         elif "when_missing" in step:
             if not Path(step["when_missing"]).exists():
                 await self.play(step.get("steps", []), handling)
+        elif "mcp_stdio" in step:
+            await self.mcp_stdio(step["mcp_stdio"])
+        elif "mcp_acp" in step:
+            await self.mcp_acp(step["mcp_acp"])
+        elif "mcp_close" in step:
+            await self.mcp_close(step["mcp_close"])
         else:
             log(f"unknown step {step!r}")
+
+    # -- MCP client side, as a real agent does it ---------------------------------------------------
+
+    def mcp_server(self, name: str) -> dict:
+        for server in self.mcp_servers:
+            if server.get("name") == name:
+                return server
+        raise RuntimeError(f"no MCP server {name!r} in session/new")
+
+    def mcp_log(self, via: str, conn: str, message: Any) -> None:
+        if self.mcp_record is not None:
+            self.mcp_record.write(json.dumps({"via": via, "conn": conn, "message": message}) + "\n")
+            self.mcp_record.flush()
+
+    async def mcp_stdio(self, spec: dict) -> None:
+        conn = spec.get("conn", "stdio")
+        process = self.mcp_open.get(conn)
+        if process is None:
+            server = self.mcp_server(spec.get("server", "rat-tui"))
+            env = dict(os.environ)
+            env.update({item["name"]: item["value"] for item in server.get("env", [])})
+            process = await asyncio.create_subprocess_exec(
+                server["command"], *server.get("args", []), env=env,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=2**24)
+            self.mcp_open[conn] = process
+        for message in spec.get("messages", []):
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            await process.stdin.drain()
+            while "id" in message:
+                line = await process.stdout.readline()
+                if not line:
+                    raise RuntimeError("the MCP server closed its output")
+                reply = json.loads(line)
+                self.mcp_log("stdio", conn, reply)
+                if reply.get("id") == message["id"] and "method" not in reply:
+                    break
+        if not spec.get("keep"):
+            await self.mcp_close(conn)
+
+    async def mcp_acp(self, spec: dict) -> None:
+        conn = spec.get("conn", "acp")
+        connection_id = self.mcp_open.get(conn)
+        if connection_id is None:
+            server = self.mcp_server(spec.get("server", "rat-tui"))
+            # "id_key": the proposal's prose calls it acpId; the schema serverId
+            reply = await self.wire.request("mcp/connect", {spec.get("id_key", "serverId"): server["serverId"]})
+            connection_id = reply["result"]["connectionId"]
+            self.mcp_open[conn] = connection_id
+        for message in spec.get("messages", []):
+            params = {"connectionId": connection_id, "method": message["method"]}
+            if message.get("params") is not None:
+                params["params"] = message["params"]
+            if "id" in message:
+                reply = await self.wire.request("mcp/message", params)
+                inner = {"jsonrpc": "2.0", "id": message["id"]}
+                inner.update({"error": reply["error"]} if "error" in reply else {"result": reply.get("result")})
+                self.mcp_log("acp", conn, inner)
+            else:
+                self.wire.write({"jsonrpc": "2.0", "method": "mcp/message", "params": params})
+        if not spec.get("keep"):
+            await self.mcp_close(conn)
+
+    async def mcp_close(self, conn: str) -> None:
+        opened = self.mcp_open.pop(conn, None)
+        if isinstance(opened, str):
+            await self.wire.request("mcp/disconnect", {"connectionId": opened})
+        elif opened is not None:
+            opened.stdin.close()
+            code = await opened.wait()
+            self.mcp_log("stdio", conn, {"exit": code})
 
 
 def load_script(argv: list[str]) -> dict:
