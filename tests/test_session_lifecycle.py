@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from rat_tui.agent_session import AgentSession
+from rat_tui.config import McpServerConfig
 from rat_tui.session_lifecycle import NOT_REMEMBERED
 from rat_tui.state.models import MessageEntry, NoticeEntry
 
@@ -74,9 +75,9 @@ async def test_resume_without_replay(tmp_path: Path, record_file: Path) -> None:
 
 async def test_load_preferred_over_resume_and_mcp_servers_passed(tmp_path: Path, record_file: Path) -> None:
     command = SimpleNamespace(name="fake", argv=scripted_argv(caps(ALL), tmp_path), env={})
-    session = AgentSession(command, tmp_path, attach_session_id="s-9")
+    configured = McpServerConfig(name="files", command="/bin/true")
+    session = AgentSession(command, tmp_path, attach_session_id="s-9", mcp_config=[configured])
     server = {"name": "files", "command": "/bin/true", "args": [], "env": []}
-    session.mcp_servers = [server]
     task = asyncio.create_task(session.run())
     await wait_for(lambda: session.state.status == "ready", what="ready")
     await finish(session, task)
