@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,49 @@ async def test_new_session_from_the_keyboard(tmp_path: Path) -> None:
         await until(pilot, lambda: len(app.tabs.views) == 2, "a second tab")
         await until(pilot, lambda: app.session.state.status == "ready", "the demo ready")
         assert app.session.state.agent_name == "Demo agent"
+
+
+async def test_two_sessions_stream_at_once_while_typing_in_one(tmp_path: Path) -> None:
+    """Both agents stream in the same seconds; each transcript gets all of its own text and the
+    prompt of the active tab keeps every key typed meanwhile."""
+    go = tmp_path / "go"
+
+    def streaming(word: str) -> dict:
+        burst = [{"chunk": f"{word} ", "repeat": 400}, {"sleep": 0.05}]
+        return {"turns": [[{"wait_file": str(go)}, *burst * 6, {"chunk": f"\n\n{word} done"}]]}
+
+    app = RatApp(scripted(streaming("alpha"), tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        first = app.query_one(SessionView)
+        await until(pilot, lambda: first.session.state.status == "ready", "first ready")
+        await pilot.press(*"go one", "enter")
+        second = await app.open_session(scripted(streaming("beta"), tmp_path, "two"), tmp_path)
+        await until(pilot, lambda: second.state.status == "ready", "second ready")
+        await pilot.press(*"go two", "enter")
+        await until(pilot, lambda: first.session.busy and second.busy, "both turns running")
+        go.write_text("")
+        both_streaming = False
+
+        def streamed(session) -> int:
+            return sum(e.text.count(" ") for e in session.state.entries if getattr(e, "role", "") == "agent")
+
+        async def watch() -> None:
+            nonlocal both_streaming
+            while first.session.busy or second.busy:
+                if 0 < streamed(first.session) < 2400 and 0 < streamed(second) < 2400:
+                    both_streaming = True
+                await pilot.pause(0.01)
+
+        watcher = asyncio.create_task(watch())
+        await pilot.press(*"typed while both stream")
+        await asyncio.wait_for(watcher, 60)
+        view_two = app.tabs.active_view
+        assert view_two is not None and view_two.session is second
+        assert view_two.composer.text == "typed while both stream"
+        assert both_streaming, "the two streams never overlapped"
+        await until(pilot, lambda: "beta done" in view_two.transcript.plain_text, "tab two's end")
+        assert view_two.transcript.plain_text.count("beta") == 2401
+        await pilot.press("alt+1")
+        await until(pilot, lambda: "alpha done" in first.transcript.plain_text, "tab one's end")
+        assert first.transcript.plain_text.count("alpha") == 2401
+        assert "beta" not in first.transcript.plain_text
