@@ -6,12 +6,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual import events
 
 from rat_tui.app import RatApp
 from rat_tui.cli import AgentSpec, _from_profile
 from rat_tui.config import Config, McpServerConfig, validate_config
 from rat_tui.mcp_servers import configured, plan, warnings
 from rat_tui.ui.screens.mcp_servers import McpServersScreen
+from rat_tui.ui.widgets.prompt import PromptComposer
 
 from .acp_schema import validate
 from .conftest import received, scripted_argv
@@ -121,6 +123,14 @@ async def test_summary_panel_from_the_keyboard_and_the_palette(tmp_path: Path, r
         assert "✗ skipped: the agent does" in text and "(mcpCapabilities.sse)" in text
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, McpServersScreen), "closed")
+        # As a real terminal sends it: ESC m, parsed as key "alt+m" with character "m" (not typed).
+        composer = app.query_one(PromptComposer)
+        assert app.focused is composer
+        app.post_message(events.Key("alt+m", "m"))  # the way the driver delivers keys
+        await until(pilot, lambda: isinstance(app.screen, McpServersScreen), "the summary from ESC m")
+        assert composer.text == ""
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, McpServersScreen), "closed again")
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"MCP serv")

@@ -255,4 +255,9 @@ class PromptComposer(TextArea):
             event.stop()
             self.insert("\n")
             return
+        if event.key.startswith("alt+"):
+            # A terminal sends Alt+M as ESC m, parsed as key "alt+m" with character "m": TextArea would
+            # type the "m". Let it bubble to the bindings instead (Alt+M, Alt+R, Alt+W, ...).
+            event.prevent_default()
+            return
         await super()._on_key(event)
