@@ -19,6 +19,7 @@ from .mcp_servers import configured as configured_mcp_servers
 from .protocol.rpc_log import RpcLog
 from .state.permission_policy import PermissionPolicy
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
+from .ui.modal_answer import modal_answer
 from .ui.permission_queue import PermissionQueue
 from .ui.elicitation_queue import ElicitationQueue
 from .cli import agent_choices
@@ -188,11 +189,8 @@ class RatApp(App[None]):
 
     async def ask_outside(self, path: Path, access: str) -> bool:
         """The agent wants a file outside the session's directories: ask before allowing it once."""
-        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         question = f"The agent wants to {access} {path}, which is outside the session's directories. Allow it this once?"
-        self.push_screen(ConfirmScreen("File access outside the project", question),
-                         callback=lambda yes: answer.done() or answer.set_result(bool(yes)))
-        return await answer
+        return bool(await modal_answer(self, ConfirmScreen("File access outside the project", question)))
 
     def action_permission_rules(self) -> None:
         self.push_screen(PermissionRulesScreen(self.policy))

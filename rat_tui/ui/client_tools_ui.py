@@ -11,6 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from ..client_tools.tools import transcript_markdown
+from .modal_answer import modal_answer
 from .screens.ask_user import AskUserScreen
 
 if TYPE_CHECKING:
@@ -24,19 +25,8 @@ class SessionToolsUI:
 
     async def ask_user(self, question: str, choices: list[str]) -> str | None:
         async with self._one_at_a_time:
-            future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
             screen = AskUserScreen(question, choices, agent_name=self.view.session.state.agent_name)
-
-            def answered(result: str | None) -> None:
-                if not future.done():
-                    future.set_result(result)
-
-            self.view.app.push_screen(screen, callback=answered)
-            try:
-                return await future
-            finally:
-                if not future.done() or future.cancelled():
-                    screen.dismiss(None)
+            return await modal_answer(self.view.app, screen)
 
     def show_file(self, path: str, line: int | None) -> None:
         self.view.preview.show(path, line)

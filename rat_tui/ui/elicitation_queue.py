@@ -8,6 +8,7 @@ from typing import Any
 from textual.app import App
 
 from ..elicitation_broker import Elicitation
+from .modal_answer import modal_answer
 from .screens.elicitation import ElicitationScreen, UrlElicitationScreen
 
 
@@ -20,17 +21,6 @@ class ElicitationQueue:
 
     async def ask(self, question: Elicitation) -> dict[str, Any] | None:
         async with self._turn:
-            future: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
             screen = ElicitationScreen(question) if question.mode == "form" else UrlElicitationScreen(question)
-
-            def answered(result: dict[str, Any] | None) -> None:
-                if not future.done():
-                    future.set_result(result)
-
-            self.app.push_screen(screen, callback=answered)
-            try:
-                return await future
-            finally:
-                # Cancelled turn, withdrawn request or a completed link (the await was cancelled): close it.
-                if future.cancelled() or not future.done():
-                    screen.dismiss(None)
+            # A cancelled turn, a withdrawn request or a completed link cancels the await: it closes.
+            return await modal_answer(self.app, screen)

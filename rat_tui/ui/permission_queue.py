@@ -8,6 +8,7 @@ from typing import Any
 
 from textual.app import App
 
+from .modal_answer import modal_answer
 from .screens.permission import PermissionScreen
 
 
@@ -27,20 +28,9 @@ class PermissionQueue:
         self._changed(+1)
         try:
             async with self._turn:
-                future: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
                 screen = PermissionScreen(request, agent_name=agent_name, tool_call=tool_call, queue_position=(1, self.waiting))
-
-                def answered(result: dict[str, Any] | None) -> None:
-                    if not future.done():
-                        future.set_result(result)
-
-                self.app.push_screen(screen, callback=answered)
-                try:
-                    return await future
-                finally:
-                    # Cancelled turn or withdrawn request (the await was cancelled): close the dialog.
-                    if future.cancelled() or not future.done():
-                        screen.dismiss(None)
+                # A cancelled turn or a withdrawn request cancels the await: the dialog closes.
+                return await modal_answer(self.app, screen)
         finally:
             self._changed(-1)
 

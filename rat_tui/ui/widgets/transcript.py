@@ -258,7 +258,12 @@ class Transcript(ScrollView, can_focus=True):
         super().watch_scroll_y(old_value, new_value)
         if self._settling:
             return
-        self._follow = new_value >= self.max_scroll_y
+        # Only a move up stops following: a scroll down that lands short of an end which grew meanwhile
+        # (a flood, a replay) must not drop the view off the end.
+        if new_value >= self.max_scroll_y:
+            self._follow = True
+        elif new_value < old_value:
+            self._follow = False
         if round(old_value) != round(new_value):
             # Re-anchoring from inside an animation step would break Textual's animator.
             self._settle(anchor=not self.app.animator.is_being_animated(self, "scroll_y"))
