@@ -51,6 +51,9 @@ HELP = {
     "form": "ask you to fill in a form (`elicitation/create`: text, number, yes/no and a choice) and report the answers",
     "notice": "send a warning notice (the unstable `notice` update; a client may ignore it)",
     "all": "edit, write, read, run and fail, in that order",
+    # Played by demo/mcp_client.py through rat-tui's own MCP server, before the scenarios above.
+    "ask": "ask you a question through rat-tui's own `ask_user` tool (MCP, native or through the shim)",
+    "show": "open a file in rat-tui's preview through its `show_file` tool",
 }
 
 NOTES_FILE = "demo-notes.txt"
