@@ -174,12 +174,19 @@ class SessionJournal:
         self.added_bytes = 0
 
     def record(self, direction: str, message: Any, size: int, *, method: str | None = None,
-               latency: float | None = None) -> None:
-        """Queue one message for the next commit; also notes session facts it carries (id, title, settings)."""
+               latency: float | None = None, raw: bytes | None = None) -> None:
+        """Queue one message for the next commit; also notes session facts it carries (id, title, settings).
+
+        The line as it crossed the wire is stored when the router hands it over: encoding the message
+        again cost more than everything else here together.
+        """
         if isinstance(message, dict):
             method = method or message.get("method")
             self._observe(direction, message, method)
-            body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+            if raw is not None:
+                body = raw.decode("utf-8", "replace").strip()
+            else:
+                body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
         else:
             body = json.dumps(str(message), ensure_ascii=False)
         self.added += 1

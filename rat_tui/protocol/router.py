@@ -29,10 +29,13 @@ NotificationHandler = Callable[[str, dict[str, Any]], None]
 
 
 class Recorder(Protocol):
-    """Hears every message in and out (RpcLog, TrafficLog): `method` and `latency` are set on responses."""
+    """Hears every message in and out (RpcLog, TrafficLog, the history journal): `method` and `latency`
+    are set on responses; `raw` is the line as it crossed the wire (without its newline), so a recorder
+    that stores JSON text need not encode the message again."""
 
     def record(
-        self, direction: str, message: Any, size: int, *, method: str | None = None, latency: float | None = None
+        self, direction: str, message: Any, size: int, *, method: str | None = None, latency: float | None = None,
+        raw: bytes | None = None,
     ) -> Any: ...
 
 
@@ -152,16 +155,17 @@ class Connection:
     async def _send(self, message: dict[str, Any], *, method: str | None = None, latency: float | None = None) -> None:
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         if self.recorders:
-            self._record("out", message, len(line) + 1, method, latency)
+            self._record("out", message, len(line) + 1, method, latency, line)
         await self.process.write_line(line)
 
     def _record(
-        self, direction: str, message: Any, size: int, method: str | None = None, latency: float | None = None
+        self, direction: str, message: Any, size: int, method: str | None = None, latency: float | None = None,
+        raw: bytes | None = None,
     ) -> None:
         """Hand one message to every recorder; a failing recorder must not break the connection."""
         for recorder in self.recorders:
             try:
-                recorder.record(direction, message, size, method=method, latency=latency)
+                recorder.record(direction, message, size, method=method, latency=latency, raw=raw)
             except Exception:
                 log.exception("recording a message failed")
 
@@ -195,7 +199,7 @@ class Connection:
         has_id = "id" in message and message["id"] is not None
         if isinstance(method, str):
             if self.recorders:
-                self._record("in", message, len(line) + 1)
+                self._record("in", message, len(line) + 1, raw=line)
             params = message.get("params")
             if params is None:
                 params = {}
@@ -209,7 +213,7 @@ class Connection:
                 except Exception:
                     log.exception("handling notification %s failed", method)
         elif has_id and ("result" in message or "error" in message):
-            self._resolve(message, len(line) + 1)
+            self._resolve(message, line)
         else:
             self._malformed(line, "neither a request, a notification nor a response")
 
@@ -220,17 +224,18 @@ class Connection:
         if self.recorders:
             self._record("in", preview, len(line) + 1)
 
-    def _resolve(self, message: dict[str, Any], size: int) -> None:
+    def _resolve(self, message: dict[str, Any], line: bytes) -> None:
+        size = len(line) + 1
         request_id = message["id"]
         pending = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
         if pending is None:
             log.warning("response for unknown request id %r", request_id)
             if self.recorders:
-                self._record("in", message, size)
+                self._record("in", message, size, raw=line)
             return
         future, method, started = pending
         if self.recorders:
-            self._record("in", message, size, method, time.monotonic() - started)
+            self._record("in", message, size, method, time.monotonic() - started, line)
         if future.done():
             return
         if "error" in message:

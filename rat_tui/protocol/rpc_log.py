@@ -57,6 +57,7 @@ class RpcLog:
         *,
         method: str | None = None,
         latency: float | None = None,
+        raw: bytes | None = None,
     ) -> None:
         entry: dict[str, Any] = {"time": round(time.time(), 6), "dir": direction, "bytes": size}
         if isinstance(message, dict):

@@ -101,6 +101,7 @@ class TrafficLog:
         *,
         method: str | None = None,
         latency: float | None = None,
+        raw: bytes | None = None,
     ) -> TrafficRecord:
         if isinstance(message, dict):
             method = method or message.get("method")
