@@ -28,7 +28,7 @@ class Tmux:
 
     def start(self, command: list[str], cwd: Path) -> None:
         line = " ".join(_quote(part) for part in command)
-        self.run("new-session", "-d", "-s", self.name, "-x", "120", "-y", "36", "-c", str(cwd), line)
+        self.run("new-session", "-d", "-s", self.name, "-x", "120", "-y", "48", "-c", str(cwd), line)
 
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", self.name)
