@@ -22,7 +22,7 @@ from .protocol.rpc_log import RpcLog
 from .protocol.traffic import TrafficLog
 from .protocol.terminals import TerminalManager
 from .protocol.transport import AgentProcess, AgentSpawnError
-from .session_lifecycle import SessionLifecycle
+from .session_lifecycle import PendingPrompt, SessionLifecycle
 from .state import reducer
 from .state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
 from .state.permission_policy import PermissionPolicy
@@ -65,6 +65,7 @@ class AgentSession(SessionLifecycle):
         mcp_config: Sequence[Any] = (),
         request_timeout: float = 120.0,
         client_tools: Any = None,
+        restore_settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.command = command
         self._init_lifecycle(request_timeout)
@@ -80,6 +81,8 @@ class AgentSession(SessionLifecycle):
         self.mcp_report: list[mcp.McpServerRow] = []
         # Per-agent session defaults (`[agents.NAME.defaults]`), applied after session/new.
         self.defaults: dict[str, Any] = dict(getattr(command, "defaults", None) or {})
+        # Settings a continued session had (its history journal's), set again once it is reattached.
+        self.restore_settings: dict[str, Any] = dict(restore_settings or {})
         self.cwd = Path(os.path.abspath(cwd))
         self.store = store or SessionStore()
         self.rpc_log = rpc_log
@@ -358,6 +361,7 @@ class AgentSession(SessionLifecycle):
                 return
             self.store.dispatch(reducer.end_turn, "error")
             if error.code == AUTH_REQUIRED:
+                self.login_prompt = PendingPrompt(text, blocks, chips)  # sent again after the login
                 self._auth_required(error)
                 return
             self.store.dispatch(reducer.add_notice, f"The agent failed this turn: {error}", "error")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 from pathlib import Path
@@ -90,7 +91,8 @@ class RatApp(App[None]):
                                attach_session_id=attach_session_id, recorders=[journal] if journal else [],
                                mcp_config=configured_mcp_servers(self.config.mcp_servers, getattr(command, "mcp_servers", ())),
                                request_timeout=self.config.request_timeout_seconds,
-                               client_tools=client_tools_settings(self.config.client_tools, getattr(command, "client_tools", None)))
+                               client_tools=client_tools_settings(self.config.client_tools, getattr(command, "client_tools", None)),
+                               restore_settings=self._journaled_settings(journal, attach_session_id))
         if journal is not None:
             self.session_journals[session] = journal
         self.sessions.append(session)
@@ -126,6 +128,13 @@ class RatApp(App[None]):
         except Exception:
             log.exception("cannot journal the session")
             return None
+
+    @staticmethod
+    def _journaled_settings(journal: SessionJournal | None, attach_session_id: str | None) -> dict | None:
+        """A continued session's recorded mode, model and config values, set again once it is reattached."""
+        if journal is None or not attach_session_id or not journal.settings:
+            return None
+        return json.loads(json.dumps(journal.settings))  # a copy: the journal goes on recording changes
 
     def on_text_area_changed(self, event) -> None:
         """The composer's draft goes to the journal (debounced there), so a crash or a restart keeps it."""

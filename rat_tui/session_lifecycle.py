@@ -16,6 +16,10 @@ Kept apart from the turn logic in agent_session.py. The rules, from the ACP sche
   calls `on_auth_required` (the UI shows the picker). `agent` methods go through `authenticate`
   then the session is opened again; `terminal` methods are run by the UI (it owns the terminal)
   from `terminal_auth_command`, then the agent is restarted.
+- A prompt answered -32000 is kept (`login_prompt`) and sent again, once, when the session is next
+  ready after a login (`authenticate` succeeded, or the agent was restarted after a terminal login).
+  If the login is dismissed or fails, the UI takes it back (`take_login_prompt`) into the composer,
+  or the queue when the composer holds a draft: the user's words are never dropped.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .agent_defaults import apply_defaults
+from .settings_restore import restore_settings
 from .protocol.client import AUTH_REQUIRED, ProtocolMismatch
 from .protocol.router import ConnectionClosed, RpcError
 from .state import reducer
@@ -46,6 +52,15 @@ HANDSHAKE_METHODS = frozenset({"initialize", "session/new", "session/load", "ses
 NOT_REMEMBERED = "New agent session: the earlier conversation is kept above, but the agent does not remember it."
 
 
+@dataclass(frozen=True)
+class PendingPrompt:
+    """A prompt the agent refused for want of a login, as it was given to `start_prompt`."""
+
+    text: str
+    blocks: list[dict[str, Any]] | None = None
+    chips: Sequence[str] = ()
+
+
 def auth_method_type(method: dict[str, Any]) -> str:
     """An auth method's type: no `type` means `agent` (schema AuthMethod)."""
     kind = method.get("type")
@@ -61,6 +76,7 @@ class SessionLifecycle:
         # The UI's hook: the agent asked for a login (called with the agent's auth methods).
         self.on_auth_required: Callable[[list[dict[str, Any]]], None] | None = None
         self.auth_needed = False
+        self.login_prompt: PendingPrompt | None = None  # refused with -32000: sent again after the login
         self._replay: str | None = None  # "show" (a fresh tab) or "skip" (a restart) while session/load runs
         self.replay_skipped = 0
         self._stalled: dict[int, str] = {}
@@ -113,7 +129,11 @@ class SessionLifecycle:
             self._apply(params)
         if session_id != self.attach_session_id:  # a fresh agent session: the profile's defaults apply
             await apply_defaults(self, self.defaults)
+        elif self.restore_settings:  # a continued one: the settings its journal recorded (once)
+            settings, self.restore_settings = self.restore_settings, {}
+            await restore_settings(self, settings)
         self.store.dispatch(reducer.set_status, READY)
+        self._resend_login_prompt()
         return True
 
     async def _open_session(self: AgentSession) -> tuple[str, dict[str, Any]]:
@@ -320,7 +340,22 @@ class SessionLifecycle:
             await self.establish_session()
         elif self.state.status == ERROR:
             self.store.dispatch(reducer.set_status, READY)
+        self._resend_login_prompt()
         return None
+
+    def _resend_login_prompt(self: AgentSession) -> None:
+        """The prompt refused for want of a login, sent again now that the session is ready (once)."""
+        pending = self.login_prompt
+        if pending is None or self.can_prompt() is not None:
+            return
+        self.login_prompt = None
+        self._notice("Logged in; sending your prompt again.")
+        self.start_prompt(pending.text, pending.blocks, pending.chips)
+
+    def take_login_prompt(self: AgentSession) -> PendingPrompt | None:
+        """The login did not happen: hand the kept prompt to the UI (which puts it back for the user)."""
+        pending, self.login_prompt = self.login_prompt, None
+        return pending
 
     def terminal_auth_command(self: AgentSession, method: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
         """The agent's own command plus the method's `args` and `env`, for the user to run interactively."""

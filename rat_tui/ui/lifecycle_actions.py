@@ -43,11 +43,14 @@ def show_auth_picker(view: SessionView, reason: str = "") -> None:
     methods = session.auth_methods
     if not methods:
         view.notify("This agent offers no login methods.", severity="warning")
+        give_back_prompt(view)
         return
 
     def chosen(method: dict[str, Any] | None) -> None:
         if method is not None:
             view.run_worker(use_auth_method(view, method), group="auth", exit_on_error=False)
+        else:
+            give_back_prompt(view)
 
     view.app.push_screen(AuthScreen(session.state.agent_name, methods, list(session.command.argv), reason),
                          callback=chosen)
@@ -60,6 +63,7 @@ async def use_auth_method(view: SessionView, method: dict[str, Any]) -> None:
         error = await session.authenticate(method)
         if error:
             view.notify(error, severity="error")
+            give_back_prompt(view)
         return
     if kind != "terminal":
         return
@@ -72,9 +76,21 @@ async def use_auth_method(view: SessionView, method: dict[str, Any]) -> None:
     if code != 0:
         what = f"exited with code {code}" if code is not None else f"could not start: {output}"
         session.store.dispatch(reducer.add_notice, f"The login {name!r} {what}: the agent was not restarted.", "error")
+        give_back_prompt(view)
         return
     session.store.dispatch(reducer.add_notice, "Login finished: restarting the agent.")
     restart_agent(view)
+
+
+def give_back_prompt(view: SessionView) -> None:
+    """No login happened: the prompt the agent refused goes back to the composer (or the queue), never lost."""
+    pending = view.session.take_login_prompt()
+    if pending is None:
+        return
+    where = view.flow.give_back(pending.text)
+    text = ("Not logged in: your prompt is back in the composer." if where == "composer" else
+            "Not logged in: your prompt is first in the queue (the composer holds a draft).")
+    view.session.store.dispatch(reducer.add_notice, text, "warning")
 
 
 async def run_interactive(app: App, argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int | None, str]:

@@ -129,12 +129,17 @@ class PromptFlow:
         """Send a prompt taken from the queue; if it cannot go, it returns to the composer or the queue."""
         if self.send(text):
             return
+        self.give_back(text)
+
+    def give_back(self, text: str) -> str:
+        """A prompt that did not go out returns to the composer when it is empty, else to the queue's front."""
         composer = self.view.composer
         if not composer.text.strip():
             composer.load_text(text)
-        else:
-            self.queue.items.insert(0, QueuedPrompt(text))
-            self._queue_changed()
+            return "composer"
+        self.queue.items.insert(0, QueuedPrompt(text))
+        self._queue_changed()
+        return "queue"
 
     def _turn_ended(self, stop_reason: str | None) -> None:
         if not self.queue:
