@@ -67,6 +67,14 @@ def auth_method_type(method: dict[str, Any]) -> str:
     return kind if isinstance(kind, str) and kind else "agent"
 
 
+def terminal_method_parts(method: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """A `terminal` auth method's extra `args` and `env`; malformed parts are dropped."""
+    raw_args, raw_env = method.get("args"), method.get("env")
+    args = [a for a in raw_args if isinstance(a, str)] if isinstance(raw_args, list) else []
+    env = {k: v for k, v in raw_env.items() if isinstance(v, str)} if isinstance(raw_env, dict) else {}
+    return args, env
+
+
 class SessionLifecycle:
     """Mixed into AgentSession; `_init_lifecycle` runs in its __init__."""
 
@@ -359,10 +367,8 @@ class SessionLifecycle:
 
     def terminal_auth_command(self: AgentSession, method: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
         """The agent's own command plus the method's `args` and `env`, for the user to run interactively."""
-        args = [a for a in method.get("args") or [] if isinstance(a, str)] if isinstance(method.get("args"), list) else []
-        env = method.get("env") if isinstance(method.get("env"), dict) else {}
-        return [*self.command.argv, *args], {**dict(self.command.env),
-                                             **{k: v for k, v in env.items() if isinstance(v, str)}}
+        args, env = terminal_method_parts(method)
+        return [*self.command.argv, *args], {**dict(self.command.env), **env}
 
     async def logout(self: AgentSession) -> str | None:
         """`logout`, when the agent advertises it; None on success, else a message for the user."""

@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...session_lifecycle import auth_method_type
+from ...session_lifecycle import auth_method_type, terminal_method_parts
 
 AUTOMATED = ("agent", "terminal")
 TYPE_LABELS = {"agent": "by the agent", "terminal": "in a terminal", "env_var": "environment variable"}
@@ -30,11 +30,10 @@ def method_detail(method: dict[str, Any], agent_argv: list[str]) -> str:
     if kind == "agent":
         return "Enter: rat asks the agent to log you in (it may open a browser)."
     if kind == "terminal":
-        args = [a for a in method.get("args") or [] if isinstance(a, str)]
-        env = method.get("env") if isinstance(method.get("env"), dict) else {}
+        args, env = terminal_method_parts(method)  # what terminal_auth_command will run
         line = " ".join(shlex.quote(part) for part in [*agent_argv, *args])
         if env:
-            line = " ".join(f"{k}={shlex.quote(str(v))}" for k, v in env.items()) + " " + line
+            line = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + line
         return f"Enter: rat steps aside and runs `{line}` in this terminal, then restarts the agent."
     if kind == "env_var":
         names = [v.get("name") for v in method.get("vars") or [] if isinstance(v, dict) and v.get("name")]
