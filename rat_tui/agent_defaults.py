@@ -12,7 +12,8 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .session_controls import Choice, category_choices, find_category, option_choices, set_category, set_config_option
+from .session_controls import (Choice, category_choices, find_category, find_option, option_choices, set_category,
+                               set_config_option)
 from .state import reducer
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ async def apply_defaults(session: AgentSession, defaults: Mapping[str, Any]) -> 
 async def apply_default(session: AgentSession, key: str, wanted: Any) -> str | None:
     """Set one default; None when applied (or already so), else a message for the user."""
     state = session.state
-    option = next((o for o in state.config_options if o.get("id") == key), None) or find_category(state, key)
+    option = find_option(state, key) or find_category(state, key)
     if option is not None:
         if option.get("type") == "boolean":
             if not isinstance(wanted, bool):

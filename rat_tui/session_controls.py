@@ -70,6 +70,11 @@ def current_value_name(option: dict[str, Any]) -> str:
     return "" if current is None else str(current)
 
 
+def find_option(state: SessionState, config_id: str) -> dict[str, Any] | None:
+    """The config option with this id, or None."""
+    return next((o for o in state.config_options if o.get("id") == config_id), None)
+
+
 def find_category(state: SessionState, category: str) -> dict[str, Any] | None:
     """The first config option of a category ("model", "mode", "thought_level", ...), or None."""
     for option in state.config_options:
@@ -131,7 +136,7 @@ def current_name(state: SessionState, category: str) -> str | None:
 
 async def set_config_option(session: AgentSession, config_id: str, value: str | bool) -> str | None:
     """`session/set_config_option`; the answer's complete option list replaces ours."""
-    option = next((o for o in session.state.config_options if o.get("id") == config_id), None)
+    option = find_option(session.state, config_id)
     params: dict[str, Any] = {"sessionId": session.session_id, "configId": config_id, "value": value}
     if isinstance(value, bool) or (option is not None and option.get("type") == "boolean"):
         # Booleans are tagged; a value without `type` means a value id (SetSessionConfigOptionRequest).

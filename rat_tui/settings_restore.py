@@ -14,7 +14,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .session_controls import category_choices, option_choices, set_category, set_config_option
+from .session_controls import category_choices, find_option, option_choices, set_category, set_config_option
 from .state import reducer
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ async def _restore(session: AgentSession, settings: Mapping[str, Any], restored:
     config = settings.get("config") if isinstance(settings.get("config"), dict) else {}
     covered: set[str] = set()
     for config_id, value in config.items():
-        option = next((o for o in session.state.config_options if o.get("id") == config_id), None)
+        option = find_option(session.state, config_id)
         if option is None:
             failed.append(f"{config_id} = {value} (the agent no longer offers this option)")
             continue
