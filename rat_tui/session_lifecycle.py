@@ -345,10 +345,10 @@ class SessionLifecycle:
         self.auth_needed = False
         self._notice(f"Logged in with {name}.")
         if self.session_id is None:
-            await self.establish_session()
+            await self.establish_session()  # which sends the refused prompt again
         elif self.state.status == ERROR:
             self.store.dispatch(reducer.set_status, READY)
-        self._resend_login_prompt()
+            self._resend_login_prompt()
         return None
 
     def _resend_login_prompt(self: AgentSession) -> None:
