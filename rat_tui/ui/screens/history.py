@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from ... import paths
 from ...history.journal import HistoryJournal, SessionInfo
 from ...history.markdown import to_markdown
+from ...history.rebuild import rebuild
 from ...history.records import dump_recording
 from ...history.replay import ReplaySession
 from ..session_view import SessionView
@@ -222,10 +223,8 @@ class HistoryTranscriptScreen(Screen[None]):
         return path
 
     def markdown(self) -> str:
-        from ...history.rebuild import rebuild
-
         state = rebuild(self.records).store.state  # the whole session, even if the view is still playing
-        return to_markdown(state, {**self.info.header(), "created": self.info.created})
+        return to_markdown(state, self.info.header())
 
     def action_export_markdown(self) -> None:
         path = self._write(".md", self.markdown())
