@@ -53,7 +53,7 @@ class TranscriptBuilder:
             dispatch(reducer.set_status, "working")
         elif method == "session/load":
             self._loading = True
-            self._skip_replay = any(True for _ in self.store.state.entries)
+            self._skip_replay = bool(self.store.state.entries)
 
     def _answer(self, method: str | None, message: dict[str, Any]) -> None:
         dispatch = self.store.dispatch

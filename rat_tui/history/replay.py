@@ -39,7 +39,6 @@ class ReplaySession(AgentSession):
         self.builder = TranscriptBuilder(self.store)
         if title:
             self.store.state.title = title
-        self.played = 0
 
     async def run(self) -> None:
         started = time.perf_counter()
@@ -49,7 +48,6 @@ class ReplaySession(AgentSession):
             if self._stopping:
                 return
             self.builder.feed(record)
-            self.played = index + 1
             if index % 64 == 63 and time.perf_counter() > slice_end:
                 await asyncio.sleep(0)
                 slice_end = time.perf_counter() + SLICE_SECONDS
