@@ -9,11 +9,10 @@ import pytest
 
 from rat_tui import session_controls as controls
 from rat_tui.app import RatApp
-from rat_tui.ui.screens.history import HistoryTranscriptScreen
 
 from .conftest import received
 from .test_app import until
-from .test_history_screen import first_view, prompt, scripted
+from .test_history_screen import continue_from_history, first_view, prompt, scripted
 from .test_lifecycle_ui import sent
 
 pytestmark = pytest.mark.slow
@@ -47,13 +46,7 @@ async def test_continue_restores_the_journaled_config_values(tmp_path: Path, rec
         await until(pilot, lambda: app.history.session(journal.id).settings == {"config": {"model": "opus"}},
                     "the setting journaled")
 
-        await pilot.press("ctrl+r", "enter")
-        screen = app.screen
-        assert isinstance(screen, HistoryTranscriptScreen)
-        await until(pilot, lambda: screen.session.done, "the replay")
-        await pilot.press("c")
-        await until(pilot, lambda: len(app.tabs.views) == 2, "the continued session's tab")
-        continued = app.tabs.active_view
+        continued = await continue_from_history(pilot, app)
         await until(pilot, lambda: continued.session.state.status == "ready", "the continued session ready")
         assert continued.session.attach_session_id == "sess-1"
         assert controls.current_name(continued.session.state, "model") == "Opus"

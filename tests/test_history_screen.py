@@ -40,6 +40,17 @@ async def prompt(pilot, app: RatApp, text: str, answer: str) -> None:
     await until(pilot, lambda: view.session.state.status == "ready", "ready after the turn")
 
 
+async def continue_from_history(pilot, app: RatApp) -> SessionView:
+    """Ctrl+R, open the newest session, wait for its replay, press c: the continued session's tab."""
+    await pilot.press("ctrl+r", "enter")
+    screen = app.screen
+    assert isinstance(screen, HistoryTranscriptScreen)
+    await until(pilot, lambda: screen.session.done, "the replay")
+    await pilot.press("c")
+    await until(pilot, lambda: len(app.tabs.views) == 2, "the continued session's tab")
+    return app.tabs.active_view
+
+
 async def test_history_screen_lists_searches_opens_and_exports(tmp_path: Path, record_file: Path) -> None:
     export = tmp_path / "exports"
     config = Config(history=HistoryConfig(export_dir=str(export)))
@@ -116,13 +127,7 @@ async def test_draft_survives_and_continue_reopens_the_journaled_session(tmp_pat
         journal = app.session_journals[view.session]
         await until(pilot, lambda: app.history.session(journal.id).draft == "an unsent draft", "the draft written")
 
-        await pilot.press("ctrl+r", "enter")
-        screen = app.screen
-        assert isinstance(screen, HistoryTranscriptScreen)
-        await until(pilot, lambda: screen.session.done, "the replay")
-        await pilot.press("c")
-        await until(pilot, lambda: len(app.tabs.views) == 2, "the continued session's tab")
-        continued = app.tabs.active_view
+        continued = await continue_from_history(pilot, app)
         assert continued.session.attach_session_id == "sess-1"
         assert app.session_journals[continued.session].id == journal.id  # the same history entry goes on
         assert continued.composer.text == "an unsent draft"

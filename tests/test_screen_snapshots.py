@@ -76,7 +76,6 @@ def test_snapshot_history_list(snap_compare, tmp_path: Path, utc) -> None:
         journal.flush()
         stamp = NOON + index * 3600
         journal._db.execute("UPDATE sessions SET created=?, updated=? WHERE id=?", (stamp, stamp, session.id))
-    journal._db.commit()
     assert snap_compare(HistoryApp(journal), terminal_size=(110, 16), run_before=steady)
     journal.close()
 
