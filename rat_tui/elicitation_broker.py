@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .elicitation_form import ElicitationForm, parse_form
+from .permission_broker import ask_in_task
 from .protocol.router import INVALID_PARAMS, RpcError
 from .state import reducer
 from .state.store import SessionStore
@@ -96,15 +97,9 @@ class ElicitationBroker:
             if question.elicitation_id in self._early:
                 self._early.remove(question.elicitation_id)
                 question.completed.set_result(None)
-        task = asyncio.create_task(self.ask(question), name="elicitation-question")
-        self._asking.add(task)
         try:
-            await asyncio.wait({task, question.completed}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            task.cancel()  # the agent withdrew the request: close the dialog
-            raise
+            task = await ask_in_task(self._asking, self.ask(question), question.completed, name="elicitation-question")
         finally:
-            self._asking.discard(task)
             self._url_waiting.pop(question.elicitation_id, None)
         if question.completed.done() and not question.completed.cancelled():
             task.cancel()  # the agent says the URL flow is done: close the dialog

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from .state import reducer
 from .state.permission_policy import PermissionPolicy, choose_option, merge_tool_call, remembered_decision
@@ -16,6 +16,28 @@ log = logging.getLogger("rat.permissions")
 # (request params, what we know of the tool call) -> the chosen option, or None for "cancelled".
 AskUser = Callable[[dict[str, Any], dict[str, Any]], Awaitable[dict[str, Any] | None]]
 CANCELLED = {"outcome": {"outcome": "cancelled"}}
+T = TypeVar("T")
+
+
+async def ask_in_task(asking: set[asyncio.Task[Any]], ask: Awaitable[T], *also: asyncio.Future[Any],
+                      name: str | None = None, changed: Callable[[], None] | None = None) -> asyncio.Task[T]:
+    """Run a dialog in its own task, kept in `asking` while open (so `cancel_all` can close it), and wait
+    for it or any of `also`. If the waiter is cancelled (the agent withdrew the request) the dialog closes
+    too. Returns the task, done unless one of `also` finished first; `changed` runs when `asking` changes."""
+    task = asyncio.create_task(ask, name=name)
+    asking.add(task)
+    if changed is not None:
+        changed()
+    try:
+        await asyncio.wait({task, *also}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        asking.discard(task)
+        if changed is not None:
+            changed()
+    return task
 
 
 def selected(option: dict[str, Any]) -> dict[str, Any]:
@@ -55,17 +77,8 @@ class PermissionBroker:
             return auto
         if self.ask is None or not options:
             return CANCELLED
-        question = asyncio.create_task(self.ask(params, tool_call), name="permission-question")
-        self._asking.add(question)
-        self._count()
-        try:
-            await asyncio.wait({question})
-        except asyncio.CancelledError:
-            question.cancel()  # the agent withdrew the request: close the dialog
-            raise
-        finally:
-            self._asking.discard(question)
-            self._count()
+        question = await ask_in_task(self._asking, self.ask(params, tool_call), name="permission-question",
+                                     changed=self._count)
         if question.cancelled() or question.exception() is not None:
             if not question.cancelled():
                 log.error("permission dialog failed", exc_info=question.exception())

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..permission_broker import ask_in_task
 from ..state.models import MessageEntry, NoticeEntry, SessionState, ToolCallEntry
 from .settings import ClientToolsSettings
 
@@ -166,15 +167,7 @@ class ToolHost:
     async def _run(self, name: str, arguments: dict[str, Any]) -> str:
         if name == "ask_user":
             choices = [str(c) for c in arguments.get("choices") or []]
-            question = asyncio.create_task(self._need_ui().ask_user(str(arguments.get("question", "")), choices))
-            self._asking.add(question)
-            try:
-                await asyncio.wait({question})
-            except asyncio.CancelledError:
-                question.cancel()  # the agent withdrew the call: close the dialog
-                raise
-            finally:
-                self._asking.discard(question)
+            question = await ask_in_task(self._asking, self._need_ui().ask_user(str(arguments.get("question", "")), choices))
             answer = None if question.cancelled() else question.result()
             return DISMISSED if answer is None else answer
         if name == "show_file":
