@@ -10,8 +10,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 
+from ..modal_answer import DismissOnce
 
-class AskUserScreen(ModalScreen[str | None]):
+
+class AskUserScreen(DismissOnce, ModalScreen[str | None]):
     """Up/Down and Enter pick a suggested answer; or type one and press Enter; Esc dismisses (None)."""
 
     DEFAULT_CSS = """

@@ -13,7 +13,6 @@ from urllib.parse import urlparse
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
@@ -23,35 +22,10 @@ from textual.widgets import Button, Checkbox, Input, Select, SelectionList, Stat
 
 from ...elicitation_broker import Elicitation
 from ...elicitation_form import FormField, check, constraints, content_of
+from ..modal_answer import DismissOnce
 
 FORMAT_PLACEHOLDERS = {"email": "name@example.com", "uri": "https://…", "date": "YYYY-MM-DD",
                        "date-time": "YYYY-MM-DDTHH:MM:SSZ"}
-
-
-class _DismissOnce:
-    """Dismiss once only, and only this screen, even from outside (turn cancelled, request withdrawn).
-
-    Textual's `dismiss` pops whatever screen is on top and would run the callback twice; an answer
-    from the agent can race the user's key, and a palette may be open above us.
-    """
-
-    _done = False
-
-    def dismiss(self, result: Any = None) -> AwaitComplete:  # type: ignore[override]
-        screen: ModalScreen[Any] = self  # type: ignore[assignment]
-        if self._done:
-            return AwaitComplete.nothing()
-        stack = next((s for s in screen.app._screen_stacks.values() if screen in s), None)
-        if stack is None:
-            return AwaitComplete.nothing()
-        self._done = True
-        if stack[-1] is screen:
-            return ModalScreen.dismiss(screen, result)
-        if screen._result_callbacks:
-            screen._result_callbacks[-1](result)
-        stack.remove(screen)
-        screen._pop_result_callback()
-        return AwaitComplete(screen.app._replace_screen(screen)).call_next(screen.app)
 
 
 DIALOG_CSS = """
@@ -74,7 +48,7 @@ DIALOG_CSS = """
 """
 
 
-class ElicitationScreen(_DismissOnce, ModalScreen[dict[str, Any] | None]):
+class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
     """A form: one row group per property, in the agent's order; messages appear under bad fields."""
 
     DEFAULT_CSS = """
@@ -181,9 +155,7 @@ class ElicitationScreen(_DismissOnce, ModalScreen[dict[str, Any] | None]):
         values: dict[str, Any] = {}
         for index, field in enumerate(self.form.fields):
             control = self.query_one(f"#input-{index}")
-            if isinstance(control, Input):
-                values[field.name] = control.value
-            elif isinstance(control, Checkbox):
+            if isinstance(control, (Input, Checkbox)):
                 values[field.name] = control.value
             elif isinstance(control, Select):
                 values[field.name] = None if control.value is Select.NULL else control.value
@@ -263,7 +235,7 @@ class ElicitationScreen(_DismissOnce, ModalScreen[dict[str, Any] | None]):
             self.action_cancel()
 
 
-class UrlElicitationScreen(_DismissOnce, ModalScreen[dict[str, Any] | None]):
+class UrlElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
     """A link the agent wants the user to visit; stays open until the agent completes it or the user answers."""
 
     DEFAULT_CSS = """
