@@ -27,7 +27,6 @@ from .tools import ToolHost
 
 log = logging.getLogger("rat.client_tools")
 
-SECRET_ENV = "RAT_MCP_SECRET"
 HANDSHAKE_TIMEOUT = 10.0
 LINE_LIMIT = 64 * 1024 * 1024  # an MCP message is one line; a big tool result is legal
 

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from ..mcp_servers import McpServerRow
+from ..mcp_shim import SECRET_ENV
 from ..protocol.router import Connection
 from ..state.models import SessionState
 from .acp_transport import AcpTransport
-from .bridge import SECRET_ENV, Bridge
+from .bridge import Bridge
 from .settings import SERVER_NAME, ClientToolsSettings
 from .tools import ToolHost
 
