@@ -125,13 +125,18 @@ def _field(name: str, prop: Any, required: bool) -> FormField:
     return out
 
 
+def _titled(options: Any) -> list[EnumChoice]:
+    """`oneOf` / `anyOf` choices: [{const, title?, description?}, ...]."""
+    if not isinstance(options, list):
+        return []
+    return [EnumChoice(o["const"], _text(o.get("title")) or o["const"], _text(o.get("description")))
+            for o in options if isinstance(o, dict) and isinstance(o.get("const"), str)]
+
+
 def _string_choices(prop: dict[str, Any]) -> list[EnumChoice]:
-    titled = prop.get("oneOf")
-    if isinstance(titled, list):
-        choices = [EnumChoice(o["const"], _text(o.get("title")) or o["const"], _text(o.get("description")))
-                   for o in titled if isinstance(o, dict) and isinstance(o.get("const"), str)]
-        if choices:
-            return choices
+    choices = _titled(prop.get("oneOf"))
+    if choices:
+        return choices
     values = prop.get("enum")
     if isinstance(values, list):
         # enumNames: the legacy (MCP 2025-06-18) way of titling plain enums.
@@ -142,10 +147,8 @@ def _string_choices(prop: dict[str, Any]) -> list[EnumChoice]:
 
 
 def _multi_choices(items: dict[str, Any]) -> list[EnumChoice]:
-    titled = items.get("anyOf")
-    if isinstance(titled, list):
-        return [EnumChoice(o["const"], _text(o.get("title")) or o["const"], _text(o.get("description")))
-                for o in titled if isinstance(o, dict) and isinstance(o.get("const"), str)]
+    if isinstance(items.get("anyOf"), list):
+        return _titled(items["anyOf"])
     if items.get("type") == "string" and isinstance(items.get("enum"), list):
         return [EnumChoice(v, v) for v in items["enum"] if isinstance(v, str)]
     return []
