@@ -63,12 +63,16 @@ def plan(
     return wire, rows
 
 
+def target(server: McpServerConfig) -> str:
+    """What the summary shows for a server as configured: its URL, or its command line."""
+    return (server.url or "") if server.type in ("http", "sse") else " ".join([server.command or "", *server.args]).strip()
+
+
 def _one(server: McpServerConfig, mcp: Mapping[str, Any], cwd: Path, environ: Mapping[str, str]) -> tuple[dict[str, Any] | None, McpServerRow]:
     kind = server.type
-    target = (server.url or "") if kind in ("http", "sse") else " ".join([server.command or "", *server.args]).strip()
 
     def skipped(why: str, warn: bool = True) -> tuple[None, McpServerRow]:
-        return None, McpServerRow(server.name, kind, target, False, why, warn)
+        return None, McpServerRow(server.name, kind, target(server), False, why, warn)
 
     if not server.enabled:
         return skipped("disabled in the config", warn=False)

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...agent_session import AgentSession
-from ...mcp_servers import McpServerRow
+from ...mcp_servers import McpServerRow, target
 
 
 def summary_rows(session: AgentSession) -> tuple[list[McpServerRow], str]:
@@ -19,8 +19,7 @@ def summary_rows(session: AgentSession) -> tuple[list[McpServerRow], str]:
     if session.hello is not None or session.mcp_report:
         sent = sum(row.sent for row in session.mcp_report)
         return session.mcp_report, f"{sent} of {len(session.mcp_report)} sent to {session.state.agent_name}."
-    rows = [McpServerRow(s.name, s.type, s.url or " ".join([s.command or "", *s.args]).strip(), False, "not sent yet")
-            for s in session.mcp_config]
+    rows = [McpServerRow(s.name, s.type, target(s), False, "not sent yet") for s in session.mcp_config]
     return rows, "The agent is starting: nothing has been sent yet."
 
 
