@@ -9,7 +9,6 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
@@ -17,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...state.permission_policy import command_of, merge_tool_call
+from ..modal_answer import DismissOnce
 
 MAX_DIFF_LINES = 40
 MAX_TEXT_LINES = 6
@@ -104,7 +104,7 @@ class OptionRow(Static):
         self.post_message(self.Picked(self.index))
 
 
-class PermissionScreen(ModalScreen[dict[str, Any] | None]):
+class PermissionScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
     """Asks the user to pick one of the agent's options; dismisses with that option dict.
 
     Options are shown in the agent's order and picked by position or by kind, never by optionId:
@@ -332,24 +332,3 @@ class PermissionScreen(ModalScreen[dict[str, Any] | None]):
     def answered(self) -> bool:
         """Whether this screen has already produced its result (by the user or from outside)."""
         return self._done
-
-    def dismiss(self, result: dict[str, Any] | None = None) -> AwaitComplete:
-        """Dismiss once only, and only this screen.
-
-        Textual's `dismiss` pops whatever screen is on top and would run the callback twice; a
-        cancel from the agent can race the user's key, and a palette may be open above us.
-        """
-        if self._done:
-            return AwaitComplete.nothing()
-        stack = next((s for s in self.app._screen_stacks.values() if self in s), None)
-        if stack is None:
-            return AwaitComplete.nothing()
-        self._done = True
-        if stack[-1] is self:
-            return super().dismiss(result)
-        # Not on top: answer, then take this screen out from under the others.
-        if self._result_callbacks:
-            self._result_callbacks[-1](result)
-        stack.remove(self)
-        self._pop_result_callback()
-        return AwaitComplete(self.app._replace_screen(self)).call_next(self.app)
