@@ -139,7 +139,10 @@ class RatApp(App[None]):
     def on_text_area_changed(self, event) -> None:
         """The composer's draft goes to the journal (debounced there), so a crash or a restart keeps it."""
         from .ui.session_view import SessionView
+        from .ui.widgets.prompt import PromptComposer
 
+        if not isinstance(event.text_area, PromptComposer):
+            return  # a dialog's text area, not a draft
         view = next((node for node in event.text_area.ancestors if isinstance(node, SessionView)), None)
         journal = self.session_journals.get(view.session) if view is not None else None
         if journal is not None and event.text_area is view.composer:
