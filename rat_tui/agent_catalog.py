@@ -88,6 +88,8 @@ class CatalogAgent:
     source: str = "built-in"
     """Where it came from: "built-in", a manifest's path, or "config"."""
     website: str | None = None
+    profile: AgentProfile | None = field(default=None, compare=False)
+    """The config profile this entry stands for (source "config"): spec_for starts it as the profile."""
 
     @property
     def install_hint(self) -> str:
@@ -337,12 +339,12 @@ def load_catalog(
             aliases = tuple(dict.fromkeys(a for a in (*known.names(),) if a != name))
             profiles.append(replace(
                 known, id=name, name=profile.title or known.name, launches=(launch,), aliases=aliases,
-                missing_file_empty=profile.missing_file_empty, source="config",
+                missing_file_empty=profile.missing_file_empty, source="config", profile=profile,
             ))
         else:
             profiles.append(CatalogAgent(
                 id=name, name=profile.title or name, launches=(launch,),
-                missing_file_empty=profile.missing_file_empty, source="config",
+                missing_file_empty=profile.missing_file_empty, source="config", profile=profile,
             ))
     for problem in problems:
         log.warning("%s", problem)
@@ -352,11 +354,13 @@ def load_catalog(
 
 def spec_for(agent: CatalogAgent, availability: Availability | None = None) -> Any:
     """The AgentSpec (cli.py) that starts `agent` the way `availability` found, or None if it cannot."""
-    from .cli import AgentSpec  # cli imports this module lazily too: keep the import cycle out of load time
+    from .cli import AgentSpec, profile_spec  # cli imports this module lazily too: no import cycle at load time
 
     availability = availability or check(agent)
     if availability.launch is None:
         return None
+    if agent.profile is not None:  # a profile keeps its MCP servers, defaults and client tools
+        return profile_spec(agent.id, agent.profile)
     return AgentSpec(
         name=agent.id,
         argv=list(availability.launch.argv),

@@ -10,10 +10,12 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .config import Config
+
+if TYPE_CHECKING:  # pydantic takes a while to import: `rat --help` and argument errors do without it
+    from .config import AgentProfile, Config
 
 USAGE = "rat [--cwd DIR] [--agent NAME] [--config FILE] [--rpc-log FILE] [-- COMMAND ARGS...]"
 REPLAY_USAGE = "rat replay [--config FILE] FILE"
@@ -180,7 +182,11 @@ def agent_choices(config: Config, launched: AgentSpec) -> list[AgentSpec]:
 
 
 def _from_profile(name: str, config: Config) -> AgentSpec:
-    profile = config.agents[name]
+    return profile_spec(name, config.agents[name])
+
+
+def profile_spec(name: str, profile: AgentProfile) -> AgentSpec:
+    """The AgentSpec of config profile `name`: its command, env, MCP servers, defaults and client tools."""
     # A bare command name stays bare: it is looked up on PATH when the agent is spawned.
     argv = [os.path.expanduser(profile.command), *profile.args]
     return AgentSpec(

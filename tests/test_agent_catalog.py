@@ -166,6 +166,20 @@ def test_config_profiles_merge_over_the_catalog(tmp_path: Path) -> None:
     assert check(mine, which_from()).status == MISSING
 
 
+def test_a_profile_started_from_the_catalog_keeps_its_settings(tmp_path: Path) -> None:
+    config, problems = validate_config({"agents": {"claude": {
+        "command": "npx", "args": ["@zed-industries/claude-code-acp"], "env": {"X": "1"},
+        "mcp_servers": [{"name": "fs", "command": "fs-server"}], "defaults": {"model": "opus"},
+        "client_tools": {"enabled": False},
+    }}})
+    assert problems == []
+    claude = load_catalog(config, user_dir=empty_dir(tmp_path)).find("claude-acp")  # by the built-in's id
+    spec = spec_for(claude, check(claude, which_from("npx")))
+    assert spec.name == "claude" and spec.argv == ["npx", "@zed-industries/claude-code-acp"] and spec.env == {"X": "1"}
+    assert [server.name for server in spec.mcp_servers] == ["fs"] and spec.defaults == {"model": "opus"}
+    assert spec.client_tools is not None and spec.client_tools.enabled is False
+
+
 def test_rat_agent_accepts_a_catalog_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
