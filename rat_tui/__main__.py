@@ -8,7 +8,6 @@ from pathlib import Path
 
 from . import paths
 from .cli import ConfigError, parse_args, resolve_agent
-from .config import load_config
 from .protocol import wire
 
 
@@ -26,6 +25,8 @@ def setup_logging() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    from .config import load_config  # pydantic: only once the arguments are known to be good
+
     wire.preload()  # the ACP models take seconds to build: start now, off the first frame
     setup_logging()
     config, problems = load_config(args.config)
