@@ -64,8 +64,10 @@ class DemoStore:
                       file=sys.stderr, flush=True)
         self.memory.setdefault(session_id, []).append(line)
 
-    def _lines(self, session_id: str) -> list[dict] | None:
-        """The session's lines: those on disk, then any kept in memory after the disk failed."""
+    def _lines(self, session_id: str, meta_only: bool = False) -> list[dict] | None:
+        """The session's lines: those on disk, then any kept in memory after the disk failed.
+
+        `meta_only` skips parsing the update lines on disk (session/list needs the meta alone)."""
         path = self._path(session_id)
         lines: list[dict] = []
         try:
@@ -73,6 +75,8 @@ class DemoStore:
         except OSError:
             text = ""
         for raw in text.splitlines():
+            if meta_only and not raw.startswith('{"meta"'):
+                continue
             try:
                 line = json.loads(raw)
             except ValueError:
@@ -92,9 +96,9 @@ class DemoStore:
     def append(self, session_id: str, update: dict) -> None:
         self._append(session_id, {"update": update})
 
-    def load(self, session_id: str) -> tuple[dict, list[dict]] | None:
-        """The session's last meta and every update recorded, or None if it is unknown."""
-        lines = self._lines(session_id)
+    def load(self, session_id: str, meta_only: bool = False) -> tuple[dict, list[dict]] | None:
+        """The session's last meta and every update recorded (none with `meta_only`), or None if it is unknown."""
+        lines = self._lines(session_id, meta_only)
         if not lines:
             return None
         meta: dict = {}
@@ -113,7 +117,7 @@ class DemoStore:
             ids |= {p.stem for p in self.folder.glob("*.jsonl")}
         found = []
         for session_id in ids:
-            loaded = self.load(session_id)
+            loaded = self.load(session_id, meta_only=True)
             if loaded:
                 found.append({**loaded[0], "sessionId": session_id})
         return sorted(found, key=lambda meta: str(meta.get("updatedAt") or ""), reverse=True)
