@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual.content import Content
@@ -83,16 +84,22 @@ class CommandMenu(OptionList, can_focus=False):
 
     def show_matches(self, commands: list[dict[str, Any]], query: str, anchor: Region) -> bool:
         """Fill with the commands matching `query` and open next to `anchor`; False (closed) if none."""
-        # A new query starts at the best match; the same one (new command list) keeps the highlight.
+        matches = [c for c in match_commands(commands, query) if c.get("name")]
+        column = min(NAME_COLUMN_MAX, max((len(self._label(c)) for c in matches), default=0))
+        return self._show(query, matches, lambda c: self._prompt(c, column), anchor)
+
+    def _show(self, query: str, matches: list[dict[str, Any]], prompt: Callable[[dict[str, Any]], Content],
+              anchor: Region) -> bool:
+        """Fill with `matches` (each with a "name"), shown by `prompt`, and open next to `anchor`."""
+        # A new query starts at the best match; the same one (a new list) keeps the highlight.
         previous = self.selected_name if query == self.query else None
         self.query = query
-        self.matches = [c for c in match_commands(commands, query) if c.get("name")]
-        if not self.matches:
+        self.matches = matches
+        if not matches:
             self.close()
             return False
-        column = min(NAME_COLUMN_MAX, max(len(self._label(c)) for c in self.matches))
-        self.set_options(Option(self._prompt(c, column)) for c in self.matches)
-        names = [c["name"] for c in self.matches]
+        self.set_options(Option(prompt(match)) for match in matches)
+        names = [match["name"] for match in matches]
         self.highlighted = names.index(previous) if previous in names else 0
         self._place(anchor)
         self.display = True
