@@ -250,6 +250,30 @@ class BuiltPrompt:
     refused: str | None = None
 
 
+def _media_refusal(kind: str, size: int, name: str, capabilities: dict[str, Any] | None, agent: str) -> str | None:
+    """Why an image or audio attachment stops the whole prompt (not accepted, too large), or None."""
+    if not accepts(capabilities, kind):
+        return f"Not sent: {refusal(kind, agent, name)} Remove it to send."
+    if size > MEDIA_LIMIT:
+        return f"Not sent: {name} is {format_size(size)}; images and audio go up to {format_size(MEDIA_LIMIT)}."
+    return None
+
+
+def prompt_refusal(text: str, cwd: Path, capabilities: dict[str, Any] | None, agent: str = "The agent") -> str | None:
+    """build_prompt's refusal from file types and sizes alone, reading no file (a prompt being queued)."""
+    for path in mentions(text, cwd):
+        kind = media_kind(path)
+        if kind is None:
+            continue
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        if (why := _media_refusal(kind, size, display_path(path, cwd), capabilities, agent)) is not None:
+            return why
+    return None
+
+
 def build_prompt(text: str, cwd: Path, capabilities: dict[str, Any] | None, agent: str = "The agent") -> BuiltPrompt:
     """The `session/prompt` blocks for `text` and its `@` attachments, as this agent accepts them."""
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
@@ -263,11 +287,8 @@ def build_prompt(text: str, cwd: Path, capabilities: dict[str, Any] | None, agen
             built.notices.append(f"Could not attach {name}: {error.strerror or error}.")
             continue
         if kind is not None:
-            if not accepts(capabilities, kind):
-                return BuiltPrompt(None, refused=f"Not sent: {refusal(kind, agent, name)} Remove it to send.")
-            if size > MEDIA_LIMIT:
-                return BuiltPrompt(None, refused=f"Not sent: {name} is {format_size(size)}; images and audio "
-                                   f"go up to {format_size(MEDIA_LIMIT)}.")
+            if (why := _media_refusal(kind, size, name, capabilities, agent)) is not None:
+                return BuiltPrompt(None, refused=why)
             try:
                 data = base64.b64encode(path.read_bytes()).decode("ascii")
             except OSError as error:

@@ -54,6 +54,11 @@ class PromptQueue:
         self.send_now = True
         self._changed()
 
+    def put_back(self, text: str) -> None:
+        """A prompt taken out that did not go: first again, without send now's urgency."""
+        self.items.insert(0, QueuedPrompt(text))
+        self._changed()
+
     def remove(self, index: int) -> QueuedPrompt | None:
         if not 0 <= index < len(self.items):
             return None

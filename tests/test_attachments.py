@@ -133,6 +133,13 @@ def test_images_only_for_agents_that_accept_them(project: Path) -> None:
     assert attachments.build_prompt("@hello.wav", project, EVERYTHING).blocks[1]["type"] == "audio"
 
 
+def test_queue_time_refusal_agrees_with_the_built_prompt(project: Path) -> None:
+    text = "what is in @shot.png and @notes.txt"
+    refused = attachments.build_prompt(text, project, NO_EMBED, "Scripted agent").refused
+    assert refused is not None and attachments.prompt_refusal(text, project, NO_EMBED, "Scripted agent") == refused
+    assert attachments.prompt_refusal(text, project, EVERYTHING) is None
+
+
 def test_plain_text_prompt_is_one_block(project: Path) -> None:
     assert attachments.build_prompt("hello @nobody", project, EMBED).blocks == [{"type": "text", "text": "hello @nobody"}]
 

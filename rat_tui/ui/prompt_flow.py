@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from .. import attachments
-from ..prompt_queue import PromptQueue, QueuedPrompt
+from ..prompt_queue import PromptQueue
 from ..state.models import READY, STARTING
 
 if TYPE_CHECKING:
@@ -50,9 +50,9 @@ class PromptFlow:
         """Enter: send now when idle, queue while a turn runs; the composer is cleared only on success."""
         text = text.rstrip("\n")
         if self._waiting():
-            built = self._build(text) if self.session.hello is not None else None
-            if built is not None and built.refused is not None:  # say it now, not when the turn ends
-                self._refused(built.refused)
+            why = self._refusal(text) if self.session.hello is not None else None
+            if why is not None:  # say it now, not when the turn ends
+                self._refused(why)
                 return
             self.queue.add(text)
             self.view.composer.clear()
@@ -80,6 +80,12 @@ class PromptFlow:
         return attachments.build_prompt(text, self.session.cwd, hello.capabilities if hello else None,
                                         self.session.state.agent_name)
 
+    def _refusal(self, text: str) -> str | None:
+        """Why `text` would be refused, for a prompt being queued: no file is read until it is sent."""
+        hello = self.session.hello
+        return attachments.prompt_refusal(text, self.session.cwd, hello.capabilities if hello else None,
+                                          self.session.state.agent_name)
+
     def _refused(self, why: str) -> None:
         log.info("prompt refused: %s", why)
         self.view.notify(why, title="Not sent", severity="warning", timeout=10)
@@ -106,9 +112,9 @@ class PromptFlow:
                 self.view.notify("Nothing to send.", timeout=2)
             return
         if text.strip():
-            built = self._build(text)
-            if built.refused is not None:
-                self._refused(built.refused)
+            why = self._refusal(text)
+            if why is not None:
+                self._refused(why)
                 return
             self.queue.push_front(text)
             composer.clear()
@@ -137,8 +143,7 @@ class PromptFlow:
         if not composer.text.strip():
             composer.load_text(text)
             return "composer"
-        self.queue.items.insert(0, QueuedPrompt(text))
-        self._queue_changed()
+        self.queue.put_back(text)
         return "queue"
 
     def _turn_ended(self, stop_reason: str | None) -> None:
