@@ -220,7 +220,7 @@ class PromptComposer(TextArea):
         self.file_menu.close()
 
     def on_resize(self) -> None:
-        if self.menu.is_open:
+        if self.menu_open:
             self._refresh_menu()
 
     # -- keys -------------------------------------------------------------------------------------
