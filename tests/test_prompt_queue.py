@@ -216,7 +216,7 @@ async def test_escape_closes_menus_before_it_cancels(tmp_path: Path, record_file
 
 @pytest.mark.slow
 async def test_a_cancelled_prompt_answered_with_an_error_is_still_cancelled(tmp_path: Path, record_file: Path) -> None:
-    turn = [{"chunk": "busy"}, {"wait_cancel": True}, {"respond_error": {"code": -32603, "message": "aborted"}}]
+    turn = [{"chunk": "busy"}, {"wait_cancel": True}, {"error": {"code": -32603, "message": "aborted"}}]
     app = RatApp(scripted({"turns": [turn]}, tmp_path), tmp_path)
     async with app.run_test(size=(110, 36)) as pilot:
         await until(pilot, lambda: state_word(app) == "ready", "ready")

@@ -45,8 +45,8 @@ request being handled; a string that is exactly "$PROMPT_ID" becomes the id itse
     {"wait_file": "path"}            block until this file exists (a test releases a turn by creating it)
     {"request": {"method": ..., "params": ..., "id"?: ...}}   send a request to the client, wait for its answer
     {"request": {...}, "wait": false}                        send it and go on at once (the answer is only recorded)
-    {"error": {"code": ..., "message": ...}}   answer the request being handled with this error (also
-                                     spelled "respond_error"); a failed session/load or resume adopts no id
+    {"error": {"code": ..., "message": ...}}   answer the request being handled with this error;
+                                     a failed session/load or resume adopts no id
     {"replay": N}                    N history updates: user and agent message chunks, alternating
     {"hang": true}                   never answer this request (until $/cancel_request, answered -32800)
     {"when_missing": PATH, "steps": [...]}    play the steps only while no file exists at PATH
@@ -390,8 +390,8 @@ class ScriptedAgent:
                 self.wire.next_id += 1
                 msg = {"jsonrpc": "2.0", "id": id, "method": req["method"], "params": req.get("params")}
                 self.wire.write({k: v for k, v in msg.items() if v is not None})
-        elif "error" in step or "respond_error" in step:
-            error = step["error"] if "error" in step else step["respond_error"]
+        elif "error" in step:
+            error = step["error"]
             self.wire.write({"jsonrpc": "2.0", "id": handling.id, "error": error})
             handling.responded = handling.failed = True
         elif "replay" in step:
