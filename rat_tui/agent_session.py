@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from . import mcp_servers as mcp
 from .change_journal import ChangeJournal
 from .client_tools.hosting import ClientTools
+from .client_tools.tools import ToolHost
 from .elicitation_broker import ElicitationBroker
 from .permission_broker import PermissionBroker
 from .protocol.client import AUTH_REQUIRED, AcpClient, AgentHello
@@ -125,9 +126,9 @@ class AgentSession(SessionLifecycle):
         # rat-tui's own MCP server (client_tools.settings.ClientToolsSettings; None: not offered).
         self.client_tools: ClientTools | None = None
         if client_tools is not None:
-            self.client_tools = ClientTools(client_tools, self.store.apply_update, self.permissions.handle,
-                                            lambda: self.store.state, self.cwd, lambda: self.connection,
-                                            self.permissions.by_rule)
+            host = ToolHost(client_tools, self.store.apply_update, self.permissions.handle,
+                            lambda: self.store.state, self.cwd, self.permissions.by_rule)
+            self.client_tools = ClientTools(host, lambda: self.connection)
             self.notification_handlers["mcp/message"] = self.client_tools.on_message_notification
 
     @property

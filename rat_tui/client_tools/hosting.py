@@ -11,17 +11,16 @@ from __future__ import annotations
 import logging
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..mcp_servers import McpServerRow
 from ..mcp_shim import SECRET_ENV
 from ..protocol.router import Connection
-from ..state.models import SessionState
 from .acp_transport import AcpTransport
 from .bridge import Bridge
-from .settings import SERVER_NAME, ClientToolsSettings
+from .settings import SERVER_NAME
 from .tools import ToolHost
 
 log = logging.getLogger("rat.client_tools")
@@ -29,18 +28,11 @@ PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the directory holding
 
 
 class ClientTools:
-    def __init__(
-        self,
-        settings: ClientToolsSettings,
-        apply: Callable[[dict[str, Any]], Any],
-        ask_permission: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
-        state: Callable[[], SessionState],
-        cwd: Path,
-        connection: Callable[[], Connection | None],
-        by_rule: Callable[[str, list[dict[str, Any]]], dict[str, Any] | None] | None = None,
-    ) -> None:
-        self.settings = settings
-        self.host = ToolHost(settings, apply, ask_permission, state, cwd, by_rule)
+    """The session's tool host made reachable: natively (MCP-over-ACP) or through the shim's bridge."""
+
+    def __init__(self, host: ToolHost, connection: Callable[[], Connection | None]) -> None:
+        self.host = host
+        self.settings = host.settings
         self.server_id = f"rat-tui-{uuid.uuid4()}"
         self.native = AcpTransport(self.host, self.server_id, connection)
         self.bridge: Bridge | None = None
