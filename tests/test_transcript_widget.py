@@ -242,3 +242,23 @@ def test_snapshot_small_transcript(snap_compare) -> None:
         await pilot.pause()
 
     assert snap_compare(TranscriptApp(), terminal_size=(70, 32), run_before=fill)
+
+
+async def test_a_scroll_down_short_of_a_grown_end_keeps_following() -> None:
+    """A replay or flood can grow the end while the view scrolls down to the old one: still following."""
+    app = TranscriptApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent")
+        for i in range(60):
+            transcript.append_text("a1", f"Line {i} of the answer.\n\n")
+        await pilot.pause()
+        assert transcript.following and transcript.max_scroll_y > 20
+        short = transcript.max_scroll_y - 10
+        transcript.watch_scroll_y(short - 5, short)  # moved down, but the end is further on
+        assert transcript.following
+        transcript.watch_scroll_y(short, short - 5)  # moved up: the reader is looking back
+        assert not transcript.following
+        await pilot.press("end")
+        await pilot.pause()
+        assert transcript.following and "Line 59" in transcript.visible_text()
