@@ -54,7 +54,7 @@ async def floor_start() -> float:
 
 async def shim(bridge: Bridge) -> asyncio.subprocess.Process:
     env = {**os.environ, "RAT_MCP_SECRET": bridge.secret, "PYTHONPATH": ROOT}
-    return await asyncio.create_subprocess_exec(sys.executable, "-m", "rat_tui.mcp_shim", "--socket", bridge.path or "",
+    return await asyncio.create_subprocess_exec(sys.executable, "-m", "rat_tui.client_tools.shim", "--socket", bridge.path or "",
                                                 env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 

@@ -28,7 +28,7 @@ from textual.strip import Strip  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
 from rat_tui.demo.scenarios import dense_code_texts  # noqa: E402
-from rat_tui.diffing import FileDiff  # noqa: E402
+from rat_tui.state.diffing import FileDiff  # noqa: E402
 from rat_tui.themes import THEME_VARIABLE_DEFAULTS  # noqa: E402
 from rat_tui.ui.widgets.diff_view import DiffView  # noqa: E402
 

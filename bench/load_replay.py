@@ -21,7 +21,7 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rat_tui.agent_session import AgentSession  # noqa: E402
+from rat_tui.session.agent_session import AgentSession  # noqa: E402
 from rat_tui.protocol import wire  # noqa: E402
 
 AGENT = ROOT / "tests" / "agents" / "scripted_agent.py"
@@ -69,7 +69,7 @@ async def session_run(command: list[str], cwd: Path) -> float:
 
 async def app_run(command: list[str], cwd: Path, n: int) -> float:
     from rat_tui.app import RatApp
-    from rat_tui.cli import AgentSpec
+    from rat_tui.agents.spec import AgentSpec
 
     last = f"answer {n // 2 - 1}"
     app = RatApp(AgentSpec(name="bench", argv=command, env={}, is_demo=False), cwd)

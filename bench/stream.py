@@ -66,8 +66,8 @@ async def app(n: int) -> dict:
 
     preload = wire.preload()  # as `rat` does at launch
     from rat_tui.app import RatApp
-    from rat_tui.cli import AgentSpec
-    from rat_tui.ui.session_view import SessionView
+    from rat_tui.agents.spec import AgentSpec
+    from rat_tui.ui.tabs.view import SessionView
 
     command = AgentSpec(name="stream-bench", argv=[*AGENT, str(n)], env={}, is_demo=False)
     rat = RatApp(command, Path.cwd())

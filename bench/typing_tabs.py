@@ -38,7 +38,7 @@ async def measure(mode: str, n: int) -> dict:
 
     preload = wire.preload()
     from rat_tui.app import RatApp
-    from rat_tui.cli import AgentSpec
+    from rat_tui.agents.spec import AgentSpec
 
     spec = AgentSpec(name="stream-bench", argv=[*AGENT, str(n)], env={}, is_demo=False)
     rat = RatApp(spec, Path.cwd())

@@ -12,28 +12,28 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.widgets import Footer
 
-from .agent_session import AgentCommand, AgentSession
+from .session.agent_session import AgentCommand, AgentSession
 from .config import Config
 from .history.journal import HistoryJournal, SessionJournal, default_path, open_journal
 from .client_tools.settings import merged as client_tools_settings
-from .mcp_servers import configured as configured_mcp_servers
+from .session.mcp_servers import configured as configured_mcp_servers
 from .protocol.rpc_log import RpcLog
 from .state.permission_policy import PermissionPolicy
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
-from .ui.modal_answer import modal_answer
-from .ui.permission_queue import PermissionQueue
-from .ui.elicitation_queue import ElicitationQueue
-from .cli import agent_choices
-from .ui.agent_commands import AgentsCommandProvider
-from .ui.commands import SlashCommandsProvider
-from .ui.session_commands import SessionCommandsProvider
-from .agent_catalog import load_catalog
+from .ui.screens.modal_answer import modal_answer
+from .ui.tabs.permission_queue import PermissionQueue
+from .ui.tabs.elicitation_queue import ElicitationQueue
+from .agents.spec import agent_choices
+from .ui.palette.agents import AgentsCommandProvider
+from .ui.palette.slash_commands import SlashCommandsProvider
+from .ui.palette.session import SessionCommandsProvider
+from .agents.catalog import load_catalog
 from .ui.screens.agent_picker import AgentPickerScreen
-from .ui.lifecycle_commands import LifecycleCommandsProvider
+from .ui.palette.lifecycle import LifecycleCommandsProvider
 from .ui.screens.confirm import ConfirmScreen
 from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
-from .ui.session_tabs import SessionTabs
+from .ui.tabs.tab_bar import SessionTabs
 
 log = logging.getLogger("rat.app")
 
@@ -138,7 +138,7 @@ class RatApp(App[None]):
 
     def on_text_area_changed(self, event) -> None:
         """The composer's draft goes to the journal (debounced there), so a crash or a restart keeps it."""
-        from .ui.session_view import SessionView
+        from .ui.tabs.view import SessionView
         from .ui.widgets.prompt import PromptComposer
 
         if not isinstance(event.text_area, PromptComposer):

@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import __version__
+from .agents.spec import AgentSpec, demo_agent, profile_spec
 
 if TYPE_CHECKING:  # pydantic takes a while to import: `rat --help` and argument errors do without it
-    from .config import AgentProfile, Config
+    from .config import Config
 
 USAGE = "rat [--cwd DIR] [--agent NAME] [--config FILE] [--rpc-log FILE] [-- COMMAND ARGS...]"
 REPLAY_USAGE = "rat replay [--config FILE] FILE"
-DEMO_NAME = "demo"
 
 
 class ConfigError(Exception):
@@ -42,23 +41,6 @@ class CliArgs:
     """Agent command line given after `--`; empty if none."""
     replay: Path | None = None
     """`rat replay FILE`: the recording to play (journal export, --rpc-log file or agent trace); no agent runs."""
-
-
-@dataclass(frozen=True)
-class AgentSpec:
-    """The agent process to start: what `AgentSession` needs (it matches its AgentCommand)."""
-
-    name: str
-    argv: list[str]
-    env: dict[str, str]
-    is_demo: bool
-    missing_file_empty: bool = False
-    mcp_servers: tuple[Any, ...] = ()
-    """The profile's own MCP servers (config.McpServerConfig); the global ones are added by the app."""
-    defaults: dict[str, Any] = field(default_factory=dict)
-    """The profile's session defaults (`[agents.NAME.defaults]`)."""
-    client_tools: Any = None
-    """The profile's `[agents.NAME.client_tools]` overrides (config.ClientToolsConfig), if any."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -132,11 +114,6 @@ def _parse_replay(ours: list[str], command: list[str] | None) -> CliArgs:
                    replay=path)
 
 
-def demo_agent() -> AgentSpec:
-    """The embedded demo agent, run as a real subprocess with this interpreter."""
-    return AgentSpec(name=DEMO_NAME, argv=[sys.executable, "-m", "rat_tui.demo"], env={}, is_demo=True)
-
-
 def resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]:
     """Pick the agent to start; returns it and any problems worth a toast.
 
@@ -169,36 +146,13 @@ def resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]:
     return demo_agent(), problems
 
 
-def agent_choices(config: Config, launched: AgentSpec) -> list[AgentSpec]:
-    """The agents a new tab can start: the one rat was launched with, the demo, every profile."""
-    choices = [launched, demo_agent(), *(_from_profile(name, config) for name in config.agents)]
-    seen: set[tuple[str, ...]] = set()
-    unique = []
-    for spec in choices:
-        if tuple(spec.argv) not in seen:
-            seen.add(tuple(spec.argv))
-            unique.append(spec)
-    return unique
-
-
 def _from_profile(name: str, config: Config) -> AgentSpec:
     return profile_spec(name, config.agents[name])
 
 
-def profile_spec(name: str, profile: AgentProfile) -> AgentSpec:
-    """The AgentSpec of config profile `name`: its command, env, MCP servers, defaults and client tools."""
-    # A bare command name stays bare: it is looked up on PATH when the agent is spawned.
-    argv = [os.path.expanduser(profile.command), *profile.args]
-    return AgentSpec(
-        name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty,
-        mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
-        client_tools=profile.client_tools if profile.client_tools.model_fields_set else None,
-    )
-
-
 def _from_catalog(name: str, config: Config, problems: list[str]) -> AgentSpec:
-    """An agent of the catalog (rat_tui/agent_catalog.py) by id or alias, when no profile has the name."""
-    from .agent_catalog import check, load_catalog, spec_for  # only needed when no profile matched
+    """An agent of the catalog (rat_tui/agents/catalog.py) by id or alias, when no profile has the name."""
+    from .agents.catalog import check, load_catalog, spec_for  # only needed when no profile matched
 
     catalog = load_catalog(config)
     problems.extend(catalog.problems)

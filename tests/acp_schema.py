@@ -1,13 +1,13 @@
-"""Validate ACP messages against the official JSON Schema (``shared/acp-schema/schema.json``).
+"""Validate ACP messages against the official JSON Schema (``tests/fixtures/acp-schema/schema.json``).
 
-Validating a whole message against the schema root proves little (see SOURCE.md), so we validate
+Validating a whole message against the schema root proves little (see tests/fixtures/README.md), so we validate
 ``params`` / ``result`` against the ``$defs`` entry for the method:
 
     validate("session/update", "notification", params)
     validate("session/prompt", "response", result)
     validate_message(msg, sender="agent", pending_methods={3: "session/prompt"})
 
-The schema folder is ``<repo>/../shared/acp-schema`` unless env ``RAT_ACP_SCHEMA_DIR`` says otherwise.
+The schema folder is ``tests/fixtures/acp-schema`` unless env ``RAT_ACP_SCHEMA_DIR`` says otherwise.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ SUFFIX = {"request": "Request", "response": "Response", "notification": "Notific
 
 def schema_dir() -> Path:
     env = os.environ.get("RAT_ACP_SCHEMA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "acp-schema"
+    return Path(env) if env else Path(__file__).resolve().parent / "fixtures" / "acp-schema"
 
 
 @lru_cache(maxsize=None)

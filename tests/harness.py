@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from textual.app import App
 
-from rat_tui.agent_session import AgentSession
+from rat_tui.session.agent_session import AgentSession
 from rat_tui.themes import THEME_VARIABLE_DEFAULTS, load_themes
 
 from .conftest import scripted_argv

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rat_tui import agent_catalog
-from rat_tui.agent_catalog import FETCH, INSTALLED, MISSING, check, load_catalog, parse_manifest, spec_for
-from rat_tui.cli import AgentSpec, ConfigError, parse_args, resolve_agent
+from rat_tui.agents import catalog as agent_catalog
+from rat_tui.agents.catalog import FETCH, INSTALLED, MISSING, check, load_catalog, parse_manifest, spec_for
+from rat_tui.cli import ConfigError, parse_args, resolve_agent
+from rat_tui.agents.spec import AgentSpec
 from rat_tui.config import validate_config
 
 BUILTIN_IDS = {"claude-acp", "codex-acp", "gemini", "goose", "opencode", "kimi", "qwen-code", "auggie"}
@@ -45,7 +46,7 @@ def test_builtins_cover_the_common_agents(tmp_path: Path) -> None:
 
 def test_builtin_files_ship_with_the_package() -> None:
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
-    assert '"catalog/*.json"' in pyproject
+    assert '"agents/manifests/*.json"' in pyproject
     assert len(list(agent_catalog.builtin_dir().glob("*.json"))) == len(BUILTIN_IDS)
 
 
@@ -217,5 +218,5 @@ def test_parse_manifest_needs_an_object_with_an_id() -> None:
 def test_the_catalog_does_not_import_textual() -> None:
     import subprocess
 
-    code = "import sys, rat_tui.agent_catalog; sys.exit(any(m.split('.')[0] == 'textual' for m in sys.modules))"
+    code = "import sys, rat_tui.agents.catalog; sys.exit(any(m.split('.')[0] == 'textual' for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

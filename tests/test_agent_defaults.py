@@ -8,11 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from rat_tui.agent_defaults import match
-from rat_tui.agent_session import AgentSession
+from rat_tui.session.defaults import match
+from rat_tui.session.agent_session import AgentSession
 from rat_tui.cli import _from_profile
 from rat_tui.config import validate_config
-from rat_tui.session_controls import option_choices
+from rat_tui.session.controls import option_choices
 from rat_tui.state.models import NoticeEntry
 
 from .conftest import received, scripted_argv

@@ -14,9 +14,9 @@ import pytest
 
 from textual.widgets import Static
 
-from rat_tui.agent_catalog import load_catalog
+from rat_tui.agents.catalog import load_catalog
 from rat_tui.app import RatApp
-from rat_tui.cli import demo_agent
+from rat_tui.agents.spec import demo_agent
 from rat_tui.config import validate_config
 from rat_tui.ui.screens.agent_picker import AgentPickerScreen
 from rat_tui.ui.screens.new_session import NewSessionScreen

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from rat_tui.agent_session import AgentSession
+from rat_tui.session.agent_session import AgentSession
 from rat_tui.protocol.router import Connection, RpcError
 from rat_tui.protocol.transport import AgentProcess
 from rat_tui.state.models import GenericEntry, MessageEntry, NoticeEntry

@@ -11,8 +11,8 @@ from textual.app import App
 from textual.pilot import Pilot
 
 from rat_tui.app import RatApp
-from rat_tui.cli import AgentSpec, demo_agent
-from rat_tui.ui.session_view import SessionView
+from rat_tui.agents.spec import AgentSpec, demo_agent
+from rat_tui.ui.tabs.view import SessionView
 
 from .conftest import received, scripted_argv
 

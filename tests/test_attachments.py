@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rat_tui import attachments
+from rat_tui.session import attachments
 from rat_tui.app import RatApp
-from rat_tui.media import annotation_badge, format_size, base64_size, image_dimensions, media_placeholder
+from rat_tui.state.media import annotation_badge, format_size, base64_size, image_dimensions, media_placeholder
 
 from .conftest import received
 from .test_app import scripted, send, state_word, until, view

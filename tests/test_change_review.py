@@ -8,8 +8,8 @@ import pytest
 from textual.widgets import OptionList
 
 from rat_tui.app import RatApp
-from rat_tui.change_journal import ChangeJournal
-from rat_tui.cli import AgentSpec
+from rat_tui.session.change_tracker import ChangeTracker
+from rat_tui.agents.spec import AgentSpec
 from rat_tui.state.models import NoticeEntry
 from rat_tui.ui.screens.change_review import ChangeReviewScreen
 from rat_tui.ui.screens.confirm import ConfirmScreen
@@ -108,7 +108,7 @@ async def test_revert_a_whole_turn_asks_first_and_survives_a_restart(tmp_path: P
         assert (project / "notes.md").read_text() == NOTES_NEW
 
     # "After a restart": a new journal instance, loaded from the data dir, reverts the turn.
-    [journal] = ChangeJournal.load_all(str(project))
+    [journal] = ChangeTracker.load_all(str(project))
     assert journal.revert_turn(1) == "Reverted turn 1: 2 files."
     assert (project / "notes.md").read_text() == NOTES_OLD
     assert (project / "app.py").read_text() == CODE_OLD
@@ -161,7 +161,7 @@ async def test_older_sessions_of_this_directory_are_listed_and_revertable(tmp_pa
     project = tmp_path / "project"
     project.mkdir()
     (project / "old.txt").write_text("kept\n")
-    earlier = ChangeJournal.create(str(project))  # a session before a restart of rat-tui
+    earlier = ChangeTracker.create(str(project))  # a session before a restart of rat-tui
     earlier.begin_turn(1, "yesterday's work")
     (project / "old.txt").write_text("changed\n")
     earlier.record(str(project / "old.txt"), "kept\n", "changed\n", "write")

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from rat_tui import __version__
-from rat_tui.cli import AgentSpec, CliArgs, ConfigError, parse_args, resolve_agent
+from rat_tui.cli import CliArgs, ConfigError, parse_args, resolve_agent
+from rat_tui.agents.spec import AgentSpec
 from rat_tui.config import AgentProfile, Config
 
 CONFIG = Config(

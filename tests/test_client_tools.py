@@ -14,7 +14,7 @@ import mcp.types as types
 import pytest
 
 from rat_tui.app import RatApp
-from rat_tui.cli import AgentSpec
+from rat_tui.agents.spec import AgentSpec
 from rat_tui.client_tools.settings import ClientToolsSettings, merged
 from rat_tui.config import ClientToolsConfig, Config, validate_config
 from rat_tui.ui.screens.ask_user import AskUserScreen
@@ -49,6 +49,10 @@ def mcp_replies(record_file: Path) -> list[dict]:
         if "exit" not in reply["message"]:
             types.JSONRPCMessage.model_validate(reply["message"])
     return replies
+
+
+# The native transport speaks the MCP-over-ACP of schema 1.21 (mcp/connect, mcp/disconnect).
+AUGUST_SCHEMA = Path(__file__).resolve().parent / "fixtures" / "acp-schema" / "v1.21.0"
 
 
 def result_of(replies: list[dict], conn: str, id: int) -> dict:
@@ -86,6 +90,7 @@ def app_for(script: dict, tmp_path: Path, config: Config | None = None) -> RatAp
 async def test_native_connect_list_ask_from_the_keyboard_and_disconnect(tmp_path: Path, record_file: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")  # mcp/connect and the `acp` server are unstable
+    monkeypatch.setenv("RAT_ACP_SCHEMA_DIR", str(AUGUST_SCHEMA))  # the transport speaks mcp/connect (1.21)
     messages = [INITIALIZE, INITIALIZED, LIST,
                 progress(call(3, "ask_user", {"question": "Which colour?", "choices": ["red", "blue"]})),
                 call(4, "ask_user", {"question": "Anything else?"})]
@@ -153,7 +158,7 @@ async def test_bridged_shim_launched_by_the_agent_shows_a_file(tmp_path: Path, r
         assert "stdio (bridged)" in screen_text(app)
     [new] = [m["params"] for m in received(record_file) if m.get("method") == "session/new"]
     [declared] = new["mcpServers"]
-    assert declared["command"] == sys.executable and declared["args"][:2] == ["-m", "rat_tui.mcp_shim"]
+    assert declared["command"] == sys.executable and declared["args"][:2] == ["-m", "rat_tui.client_tools.shim"]
     replies = mcp_replies(record_file)
     assert "notes.txt:2" in types.CallToolResult.model_validate(result_of(replies, "s", 3)).content[0].text
     assert not types.CallToolResult.model_validate(result_of(replies, "s", 4)).isError
@@ -167,6 +172,7 @@ async def test_bridged_shim_launched_by_the_agent_shows_a_file(tmp_path: Path, r
 async def test_two_connections_at_once(tmp_path: Path, record_file: Path, monkeypatch: pytest.MonkeyPatch,
                                        transport: str) -> None:
     monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")
+    monkeypatch.setenv("RAT_ACP_SCHEMA_DIR", str(AUGUST_SCHEMA))
     steps = [{transport: {"conn": "a", "messages": [INITIALIZE, INITIALIZED], "keep": True}},
              {transport: {"conn": "b", "messages": [INITIALIZE, INITIALIZED], "keep": True}},
              {transport: {"conn": "a", "messages": [LIST], "keep": True}},
@@ -229,7 +235,7 @@ async def test_a_shim_left_alone_when_rat_exits_terminates(tmp_path: Path) -> No
     host = await asyncio.create_subprocess_exec(sys.executable, "-c", HOST, stdout=subprocess.PIPE)
     path, secret = (await asyncio.wait_for(host.stdout.readline(), 30)).decode().split()
     shim = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "rat_tui.mcp_shim", "--socket", path, env={**os.environ, "RAT_MCP_SECRET": secret},
+        sys.executable, "-m", "rat_tui.client_tools.shim", "--socket", path, env={**os.environ, "RAT_MCP_SECRET": secret},
         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     shim.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
     await shim.stdin.drain()
@@ -327,7 +333,7 @@ async def test_other_sessions_are_read_once_the_user_allows_it(tmp_path: Path, r
             await pilot.pause()
             assert "rat-tui" in screen_text(app)
             await pilot.press("y")
-            await until(pilot, lambda: done() == count, "the allowed call")
+            await until(pilot, lambda: done() == count, "the allowed call")  # noqa: B023 (awaited in this pass)
         await until(pilot, lambda: second.state.turns == 1 and second.state.status == "ready", "second turn's end")
     replies = mcp_replies(record_file)
     listed = json.loads(types.CallToolResult.model_validate(result_of(replies, "s", 2)).content[0].text)
@@ -340,6 +346,7 @@ async def test_other_sessions_are_read_once_the_user_allows_it(tmp_path: Path, r
 async def test_connect_takes_the_proposals_acp_id_and_refuses_unknown_ids(tmp_path: Path, record_file: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")
+    monkeypatch.setenv("RAT_ACP_SCHEMA_DIR", str(AUGUST_SCHEMA))
     steps = [{"request": {"method": "mcp/connect", "params": {"serverId": "someone-else"}}},
              {"request": {"method": "mcp/message", "params": {"connectionId": "conn-nope", "method": "tools/list"}}},
              {"mcp_acp": {"conn": "a", "id_key": "acpId", "messages": [INITIALIZE, INITIALIZED, LIST]}}]

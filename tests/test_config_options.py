@@ -14,8 +14,8 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Static, Switch
 
-from rat_tui import session_controls as controls
-from rat_tui.agent_session import AgentSession
+from rat_tui.session import controls as controls
+from rat_tui.session.agent_session import AgentSession
 from rat_tui.state import reducer
 from rat_tui.ui.screens.config_options import ChoiceList, ConfigOptionsScreen, QuickPickScreen
 from rat_tui.ui.widgets.status_bar import StatusBar
@@ -108,7 +108,7 @@ def test_categories_prefer_config_options_over_legacy_fields() -> None:
 
 
 def test_session_controls_do_not_import_textual() -> None:
-    code = "import sys, rat_tui.session_controls; sys.exit(any(m.split('.')[0] in ('textual', 'rich') for m in sys.modules))"
+    code = "import sys, rat_tui.session.controls; sys.exit(any(m.split('.')[0] in ('textual', 'rich') for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rat_tui import session_controls as controls
+from rat_tui.session import controls as controls
 from rat_tui.app import RatApp
 
 from .conftest import received

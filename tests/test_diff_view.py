@@ -10,7 +10,7 @@ import pytest
 from textual.app import App, ComposeResult
 
 from rat_tui.demo.scenarios import dense_code_texts
-from rat_tui.diffing import Cell, FileDiff, Row, SplitRow, apply_hunk_revert, diff_opcodes, split_lines
+from rat_tui.state.diffing import Cell, FileDiff, Row, SplitRow, apply_hunk_revert, diff_opcodes, split_lines
 from rat_tui.themes import THEME_VARIABLE_DEFAULTS
 from rat_tui.ui.widgets.diff_view import CHUNK_LINES, MAX_CHUNKS, DiffView
 

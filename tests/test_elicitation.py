@@ -11,8 +11,8 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from rat_tui.app import RatApp
-from rat_tui.elicitation_broker import Elicitation
-from rat_tui.elicitation_form import MISSING, check, content_of, parse_form
+from rat_tui.session.elicitation_broker import Elicitation
+from rat_tui.session.elicitation_form import MISSING, check, content_of, parse_form
 from rat_tui.protocol.client import client_capabilities
 from rat_tui.ui.screens.elicitation import ElicitationScreen, UrlElicitationScreen
 
@@ -252,7 +252,7 @@ class FormApp(RatThemedApp):
 
     def on_mount(self) -> None:
         self.use_rat_theme()
-        from rat_tui.elicitation_form import parse_form
+        from rat_tui.session.elicitation_form import parse_form
 
         mode = self.params["mode"]
         question = Elicitation(mode, self.params, "Claude Code", form=parse_form(self.params) if mode == "form" else None,

@@ -15,7 +15,7 @@ from .test_demo_agent import TIMEOUT, Driver, prompt_params
 
 pytestmark = pytest.mark.slow
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "acp-traces"
+TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 TRACE_ARGV = [sys.executable, str(AGENTS / "trace_agent.py")]
 PERMISSION = {
     "sessionId": "$SESSION",
@@ -207,7 +207,8 @@ async def test_trace_agent_replays_whole_trace(name: str) -> None:
         if entry["dir"] != "c2a" or "method" not in msg:
             continue  # agent lines arrive by themselves; our answers are sent by `answer`
         before = sum(1 for e in entries[:index] if e["dir"] == "a2c")
-        await driver.wait_for(lambda: len(driver.received) >= before, f"agent lines before c2a line {index}")
+        await driver.wait_for(lambda: len(driver.received) >= before,  # noqa: B023 (awaited in this pass)
+                              f"agent lines before c2a line {index}")
         if "id" in msg:
             future = driver.request_nowait(msg["method"], msg.get("params"))
             ours[msg["id"]] = next(i for i, f in driver.waiting.items() if f is future)

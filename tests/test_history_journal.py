@@ -16,7 +16,7 @@ from rat_tui.history.records import IN, OUT, RecordingError, dump_recording, par
 
 from .harness import finish, start_session, wait_for
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "acp-traces"
+TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 
 
 def update(kind: str, **fields) -> dict:

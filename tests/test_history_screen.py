@@ -9,19 +9,20 @@ import pytest
 
 from rat_tui import paths
 from rat_tui.app import RatApp
-from rat_tui.cli import AgentSpec, parse_args
+from rat_tui.cli import parse_args
+from rat_tui.agents.spec import AgentSpec
 from rat_tui.config import Config, HistoryConfig
 from rat_tui.history.records import read_recording
 from rat_tui.ui.replay_app import ReplayApp
 from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
-from rat_tui.ui.session_view import SessionView
+from rat_tui.ui.tabs.view import SessionView
 
 from .conftest import scripted_argv
 from .test_app import until
 
 pytestmark = pytest.mark.slow
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "acp-traces"
+TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 
 
 def scripted(script: dict, folder: Path, name: str = "fake") -> AgentSpec:

@@ -15,17 +15,17 @@ CORE_MODULES = [
     "rat_tui.state.models",
     "rat_tui.state.reducer",
     "rat_tui.state.store",
-    "rat_tui.agent_session",
+    "rat_tui.session.agent_session",
     "rat_tui.history.journal",
     "rat_tui.history.records",
     "rat_tui.history.rebuild",
     "rat_tui.history.markdown",
-    "rat_tui.history.replay",
-    "rat_tui.elicitation_form",
-    "rat_tui.elicitation_broker",
-    "rat_tui.mcp_servers",
-    "rat_tui.agent_defaults",
-    "rat_tui.session_lifecycle",
+    "rat_tui.session.replay",
+    "rat_tui.session.elicitation_form",
+    "rat_tui.session.elicitation_broker",
+    "rat_tui.session.mcp_servers",
+    "rat_tui.session.defaults",
+    "rat_tui.session.lifecycle",
     "rat_tui.client_tools.settings",
     "rat_tui.client_tools.tools",
     # client_tools.server is left out: the mcp SDK itself imports rich (not Textual, not ours).
@@ -56,7 +56,7 @@ def test_startup_does_not_import_the_mcp_sdk() -> None:
 
 def test_the_shim_uses_the_standard_library_only() -> None:
     """It starts once per agent session: no rat-tui or third-party imports beyond the package marker."""
-    code = ("import sys; before = set(sys.modules); import rat_tui.mcp_shim\n"
+    code = ("import sys; before = set(sys.modules); import rat_tui.client_tools.shim\n"
             "new = {m.split('.')[0] for m in set(sys.modules) - before} - {'rat_tui'}\n"
             "bad = sorted(m for m in new if m not in sys.stdlib_module_names)\n"
             "print(bad); sys.exit(1 if bad else 0)")

@@ -12,13 +12,13 @@ from textual.command import CommandPalette
 from textual.widgets import OptionList
 
 from rat_tui.app import RatApp
-from rat_tui.cli import AgentSpec
+from rat_tui.agents.spec import AgentSpec
 from rat_tui.config import Config
-from rat_tui.ui.lifecycle_commands import LifecycleCommandsProvider
+from rat_tui.ui.palette.lifecycle import LifecycleCommandsProvider
 from rat_tui.ui.screens.auth import AuthScreen
 from rat_tui.ui.screens.confirm import ConfirmScreen
 from rat_tui.ui.screens.session_browser import SessionBrowserScreen
-from rat_tui.ui.session_view import SessionView
+from rat_tui.ui.tabs.view import SessionView
 
 from .conftest import received, scripted_argv
 from .harness import RatThemedApp

@@ -9,7 +9,7 @@ import pytest
 
 from rat_tui.app import RatApp
 from rat_tui.ui.screens.auth import AuthScreen
-from rat_tui.ui.session_view import SessionView
+from rat_tui.ui.tabs.view import SessionView
 
 from .conftest import received
 from .test_app import until

@@ -9,9 +9,10 @@ import pytest
 from textual import events
 
 from rat_tui.app import RatApp
-from rat_tui.cli import AgentSpec, _from_profile
+from rat_tui.cli import _from_profile
+from rat_tui.agents.spec import AgentSpec
 from rat_tui.config import Config, McpServerConfig, validate_config
-from rat_tui.mcp_servers import configured, plan, warnings
+from rat_tui.session.mcp_servers import configured, plan, warnings
 from rat_tui.ui.screens.mcp_servers import McpServersScreen
 from rat_tui.ui.widgets.prompt import PromptComposer
 

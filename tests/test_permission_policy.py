@@ -21,7 +21,7 @@ from rat_tui.state.permission_policy import (
     subject_of,
 )
 
-TRACES = Path("/work/shared/acp-traces")
+TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 
 
 def trace_requests(name: str) -> list[dict]:

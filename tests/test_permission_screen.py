@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Input, Static
 from rat_tui.state.permission_policy import PermissionPolicy
 from rat_tui.ui.screens.permission import PermissionScreen, compact_diff
 from rat_tui.ui.screens.permission_rules import PermissionRulesScreen
+from .harness import RatThemedApp
 
 CLAUDE_OPTIONS = [
     {"kind": "allow_always", "name": "Always Allow", "optionId": "allow_always"},
@@ -84,7 +85,6 @@ UNKNOWN_KINDS = {
     "toolCall": {"toolCallId": "t9", "title": "Do [bold]something[/] odd", "kind": "[x]"},
 }
 
-from .harness import RatThemedApp
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from rat_tui.app import RatApp
-from rat_tui.prompt_queue import PromptQueue
+from rat_tui.session.prompt_queue import PromptQueue
 from rat_tui.state.models import NoticeEntry
-from rat_tui.ui.session_tabs import tab_label
+from rat_tui.ui.tabs.tab_bar import tab_label
 from rat_tui.ui.widgets.prompt_queue import PromptQueueView
 
 from textual.app import ComposeResult

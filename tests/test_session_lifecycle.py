@@ -11,9 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from rat_tui.agent_session import AgentSession
+from rat_tui.session.agent_session import AgentSession
 from rat_tui.config import McpServerConfig
-from rat_tui.session_lifecycle import NOT_REMEMBERED
+from rat_tui.session.lifecycle import NOT_REMEMBERED
+from rat_tui.protocol.router import RpcError
 from rat_tui.state.models import MessageEntry, NoticeEntry
 
 from .conftest import received, scripted_argv
@@ -289,7 +290,7 @@ async def test_auth_required_from_any_request_asks_for_a_login(tmp_path: Path, r
     asked: list[list] = []
     session, task = await start_session(script, tmp_path)
     session.on_auth_required = asked.append
-    with pytest.raises(Exception):
+    with pytest.raises(RpcError):
         await session.list_agent_sessions(tmp_path)
     assert session.auth_needed and [m["id"] for m in asked[0]] == ["oauth"]
     assert any("Token expired" in n and "Alt+L" in n for n in notices(session))

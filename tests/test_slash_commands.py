@@ -11,7 +11,7 @@ from textual.command import CommandPalette
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
-from rat_tui.ui.commands import SlashCommandsProvider
+from rat_tui.ui.palette.slash_commands import SlashCommandsProvider
 from rat_tui.ui.widgets.command_menu import CommandMenu, command_hint, match_commands
 from rat_tui.ui.widgets.prompt import PromptComposer
 

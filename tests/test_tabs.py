@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from rat_tui.app import RatApp
-from rat_tui.cli import AgentSpec
+from rat_tui.agents.spec import AgentSpec
 from rat_tui.ui.screens.confirm import ConfirmScreen
 from rat_tui.ui.screens.new_session import NewSessionScreen
-from rat_tui.ui.session_view import SessionView
+from rat_tui.ui.tabs.view import SessionView
 
 from .conftest import received, scripted_argv
 from .test_app import until

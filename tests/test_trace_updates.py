@@ -10,7 +10,7 @@ import pytest
 from rat_tui.state.models import GenericEntry, MessageEntry, ToolCallEntry
 from rat_tui.state.store import SessionStore
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "acp-traces"
+TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 TRACE_FILES = sorted(TRACES.glob("*.jsonl"))
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rat_tui.app import RatApp
-from rat_tui.cli import AgentSpec
+from rat_tui.agents.spec import AgentSpec
 from rat_tui.ui.screens.permission import DiffPreview, PermissionScreen
 
 from .acp_schema import validate

@@ -1,4 +1,4 @@
-"""Provides Bridge: the private Unix socket the stdio shim (`rat_tui.mcp_shim`) relays an agent's MCP traffic to.
+"""Provides Bridge: the private Unix socket the stdio shim (`rat_tui.client_tools.shim`) relays an agent's MCP traffic to.
 
 For agents without MCP-over-ACP we declare an ordinary stdio MCP server whose command is the shim.
 The socket lives in a fresh directory of its own (mode 0700, under $XDG_RUNTIME_DIR or the temp

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..mcp_servers import McpServerRow
-from ..mcp_shim import SECRET_ENV
+from ..session.mcp_servers import McpServerRow
+from .shim import SECRET_ENV
 from ..protocol.router import Connection
 from .acp_transport import AcpTransport
 from .bridge import Bridge
@@ -66,10 +66,10 @@ class ClientTools:
                 return None, McpServerRow(SERVER_NAME, "stdio (bridged)", tools, False, f"cannot open the bridge socket: {error}")
         assert self.bridge.path is not None
         self.transport = "bridged"
-        args = ["-m", "rat_tui.mcp_shim", "--socket", self.bridge.path]
+        args = ["-m", "rat_tui.client_tools.shim", "--socket", self.bridge.path]
         entry = {"name": SERVER_NAME, "command": sys.executable, "args": args,
                  "env": [{"name": SECRET_ENV, "value": self.bridge.secret}, {"name": "PYTHONPATH", "value": PACKAGE_ROOT}]}
-        return entry, McpServerRow(SERVER_NAME, "stdio (bridged)", f"rat_tui.mcp_shim: {tools}", True)
+        return entry, McpServerRow(SERVER_NAME, "stdio (bridged)", f"rat_tui.client_tools.shim: {tools}", True)
 
     async def close(self) -> None:
         await self.native.close()

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..permission_broker import ask_in_task
+from ..session.permission_broker import ask_in_task
 from ..state.models import MessageEntry, NoticeEntry, SessionState, ToolCallEntry
 from .settings import ClientToolsSettings
 

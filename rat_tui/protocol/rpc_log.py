@@ -21,7 +21,7 @@ def redact(value: Any, key: str = "", *, max_string: int = MAX_LOGGED_STRING) ->
             secret = key == "env" or SECRET_KEY.search(str(value["name"]))
             return {**value, "value": REDACTED} if secret else value
         if key in ("env", "headers"):
-            return {k: REDACTED for k in value}
+            return dict.fromkeys(value, REDACTED)
         return {
             k: (REDACTED if SECRET_KEY.search(k) and isinstance(v, str) else redact(v, k, max_string=max_string))
             for k, v in value.items()

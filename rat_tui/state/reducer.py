@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..media import annotation_badge, media_placeholder
+from .media import annotation_badge, media_placeholder
 from ..protocol.wire import NoticeUpdate, UnknownUpdate
 from .models import (
     Change,

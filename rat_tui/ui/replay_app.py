@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..agent_session import AgentSession
+from ..session.agent_session import AgentSession
 from ..app import RatApp
-from ..cli import demo_agent
+from ..agents.spec import demo_agent
 from ..config import Config
 from ..history.records import Recording
-from ..history.replay import READ_ONLY, ReplayCommand, ReplaySession
+from ..session.replay import READ_ONLY, ReplayCommand, ReplaySession
 
 
 class ReplayApp(RatApp):

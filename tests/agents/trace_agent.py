@@ -1,9 +1,9 @@
-"""Replay a recorded ACP trace (shared/acp-traces/*.jsonl) as a fake agent (standard library only).
+"""Replay a recorded ACP trace (tests/fixtures/acp-traces/*.jsonl) as a fake agent (standard library only).
 
     python tests/agents/trace_agent.py TRACE [--process N]
 
 TRACE is a path, or a file name in the traces folder (env RAT_ACP_TRACES_DIR, default
-<repo>/../shared/acp-traces). A trace may hold several agent processes, each starting at a client
+tests/fixtures/acp-traces). A trace may hold several agent processes, each starting at a client
 ``initialize``; ``--process N`` (1-based, default 1) picks which one this process plays.
 
 For each client→agent line of the trace, in order, the agent waits for the matching message from
@@ -29,7 +29,7 @@ from scripted_agent import Wire  # noqa: E402
 
 def traces_dir() -> Path:
     env = os.environ.get("RAT_ACP_TRACES_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "acp-traces"
+    return Path(env) if env else Path(__file__).resolve().parents[1] / "fixtures" / "acp-traces"
 
 
 def load_process(trace: str, process: int = 1) -> list[dict]:

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...agent_catalog import Availability, Catalog, CatalogAgent, Which, check, spec_for
+from ...agents.catalog import Availability, Catalog, CatalogAgent, Which, check, spec_for
 
 log = logging.getLogger("rat.picker")
 

@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 
-from ..modal_answer import DismissOnce
+from .modal_answer import DismissOnce
 
 
 class AskUserScreen(DismissOnce, ModalScreen[str | None]):

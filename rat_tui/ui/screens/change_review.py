@@ -13,8 +13,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...change_journal import ChangeJournal, FileChange, RevertError, TurnChanges
-from ...diffing import FileDiff
+from ...session.change_tracker import ChangeTracker, FileChange, RevertError, TurnChanges
+from ...state.diffing import FileDiff
 from ..widgets.diff_view import DiffView
 from .confirm import ConfirmScreen
 
@@ -25,7 +25,7 @@ PROMPT_CHARS = 22  # keeps "Turn N · prompt · N files" on one line of the list
 class Row:
     """What one line of the list stands for: a session header, a turn header, or a file of a turn."""
 
-    journal: ChangeJournal
+    tracker: ChangeTracker
     turn: TurnChanges | None = None
     change: FileChange | None = None
 
@@ -72,20 +72,20 @@ class ChangeReviewScreen(Screen[None]):
     change_list = getters.query_one("#change-list", OptionList)
     diff_view = getters.query_one("#change-diff", DiffView)
 
-    def __init__(self, journals: list[ChangeJournal]) -> None:
+    def __init__(self, trackers: list[ChangeTracker]) -> None:
         super().__init__()
-        self.journals = journals
+        self.trackers = trackers
         self.rows: list[Row] = []
         self._build_rows()
 
     def _build_rows(self) -> None:
-        for number, journal in enumerate(self.journals):
-            turns = [turn for turn in reversed(journal.turns) if turn.files]
+        for number, tracker in enumerate(self.trackers):
+            turns = [turn for turn in reversed(tracker.turns) if turn.files]
             if turns and number > 0:
-                self.rows.append(Row(journal))
+                self.rows.append(Row(tracker))
             for turn in turns:
-                self.rows.append(Row(journal, turn))
-                self.rows.extend(Row(journal, turn, change) for change in turn.files)
+                self.rows.append(Row(tracker, turn))
+                self.rows.extend(Row(tracker, turn, change) for change in turn.files)
 
     def compose(self) -> ComposeResult:
         yield Static("Files the agent changed · original → on disk now", classes="title", markup=False)
@@ -110,7 +110,7 @@ class ChangeReviewScreen(Screen[None]):
     def _option(self, index: int) -> Option:
         row = self.rows[index]
         if row.turn is None:
-            label = f"Earlier session · {row.journal.created.replace('T', ' ')}"
+            label = f"Earlier session · {row.tracker.created.replace('T', ' ')}"
             return Option(Content(label), id=f"row-{index}", disabled=True)
         if row.change is None:
             count = len(row.turn.files)
@@ -121,8 +121,8 @@ class ChangeReviewScreen(Screen[None]):
     def _file_label(self, row: Row) -> Content:
         change = row.change
         assert change is not None
-        diff = FileDiff(change.path, change.original, row.journal.current_text(change.path) or "")
-        name = "  " + row.journal.display_path(change.path) + "  "
+        diff = FileDiff(change.path, change.original, row.tracker.current_text(change.path) or "")
+        name = "  " + row.tracker.display_path(change.path) + "  "
         if not diff.hunks:
             return Content.assemble(name, ("unchanged", "dim"))  # reverted, or the agent undid it
         return Content.assemble(name, (f"+{diff.added}", self._colour("diff-added", "success")), " ",
@@ -145,8 +145,8 @@ class ChangeReviewScreen(Screen[None]):
         if row.change is None:
             return
         change = row.change
-        self.diff_view.set_diff(row.journal.display_path(change.path), change.original,
-                                row.journal.current_text(change.path) or "")
+        self.diff_view.set_diff(row.tracker.display_path(change.path), change.original,
+                                row.tracker.current_text(change.path) or "")
 
     def _selected_row(self) -> Row | None:
         index = self.change_list.highlighted if self.rows else None
@@ -173,7 +173,7 @@ class ChangeReviewScreen(Screen[None]):
         row = self._selected_row()
         if row is not None:
             assert row.turn is not None and row.change is not None
-            self._revert(row, lambda: row.journal.revert_file(row.turn.turn, row.change.path))
+            self._revert(row, lambda: row.tracker.revert_file(row.turn.turn, row.change.path))
 
     def action_revert_hunk(self) -> None:
         row = self._selected_row()
@@ -184,7 +184,7 @@ class ChangeReviewScreen(Screen[None]):
             self.notify("Nothing left to revert in this file.", timeout=3)
             return
         assert row.turn is not None and row.change is not None
-        self._revert(row, lambda: row.journal.revert_hunk(row.turn.turn, row.change.path, hunk))
+        self._revert(row, lambda: row.tracker.revert_hunk(row.turn.turn, row.change.path, hunk))
 
     def action_revert_turn(self) -> None:
         row = self._selected_row()
@@ -198,7 +198,7 @@ class ChangeReviewScreen(Screen[None]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._revert(row, lambda: row.journal.revert_turn(turn.turn))
+                self._revert(row, lambda: row.tracker.revert_turn(turn.turn))
 
         self.app.push_screen(ConfirmScreen(f"Revert turn {turn.turn}", question), callback=answered)
 

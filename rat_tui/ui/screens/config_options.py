@@ -12,8 +12,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static, Switch
 from textual.widgets.option_list import Option
 
-from ...agent_session import AgentSession
-from ...session_controls import (
+from ...session.agent_session import AgentSession
+from ...session.controls import (
     Choice,
     category_choices,
     find_category,

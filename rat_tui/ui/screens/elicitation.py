@@ -20,9 +20,9 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Select, SelectionList, Static
 
-from ...elicitation_broker import Elicitation
-from ...elicitation_form import FormField, check, constraints, content_of
-from ..modal_answer import DismissOnce
+from ...session.elicitation_broker import Elicitation
+from ...session.elicitation_form import FormField, check, constraints, content_of
+from .modal_answer import DismissOnce
 
 FORMAT_PLACEHOLDERS = {"email": "name@example.com", "uri": "https://…", "date": "YYYY-MM-DD",
                        "date-time": "YYYY-MM-DDTHH:MM:SSZ"}

@@ -25,8 +25,8 @@ from ...history.journal import HistoryJournal, SessionInfo
 from ...history.markdown import to_markdown
 from ...history.rebuild import rebuild
 from ...history.records import dump_recording
-from ...history.replay import ReplaySession
-from ..session_view import SessionView
+from ...session.replay import ReplaySession
+from ..tabs.view import SessionView
 
 log = logging.getLogger("rat.history")
 
@@ -255,7 +255,7 @@ class HistoryTranscriptScreen(Screen[None]):
         if problem is not None:
             self.notify(problem, severity="warning", timeout=8)
             return
-        from ...cli import AgentSpec, agent_choices
+        from ...agents.spec import AgentSpec, agent_choices
 
         app = self.app
         launched = getattr(app, "launched", None)

@@ -10,8 +10,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ...agent_session import AgentSession
-from ...mcp_servers import McpServerRow, target
+from ...session.agent_session import AgentSession
+from ...session.mcp_servers import McpServerRow, target
 
 
 def summary_rows(session: AgentSession) -> tuple[list[McpServerRow], str]:

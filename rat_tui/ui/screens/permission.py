@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...state.permission_policy import command_of, merge_tool_call
-from ..modal_answer import DismissOnce
+from .modal_answer import DismissOnce
 
 MAX_DIFF_LINES = 40
 MAX_TEXT_LINES = 6

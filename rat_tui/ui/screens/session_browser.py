@@ -22,7 +22,7 @@ from ...protocol.router import ConnectionClosed, RpcError
 from .confirm import ConfirmScreen
 
 if TYPE_CHECKING:
-    from ...agent_session import AgentSession
+    from ...session.agent_session import AgentSession
 
 MORE = "more"
 

@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...diffing import FileDiff, Row, SplitRow
+from ...state.diffing import FileDiff, Row, SplitRow
 
 MODES = ("unified", "split")
 CHUNK_LINES = 32  # source lines highlighted together: keeps most multi-line strings intact, stays cheap

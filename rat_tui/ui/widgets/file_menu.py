@@ -7,7 +7,7 @@ from collections.abc import Callable
 from textual.content import Content
 from textual.geometry import Region
 
-from ...attachments import match_paths
+from ...session.attachments import match_paths
 from .command_menu import CommandMenu
 
 

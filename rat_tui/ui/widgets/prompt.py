@@ -14,7 +14,7 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.widgets import TextArea
 
-from ... import attachments
+from ...session import attachments
 from .command_menu import CommandMenu
 from .file_menu import FileMenu
 from .prompt_queue import PromptQueueView

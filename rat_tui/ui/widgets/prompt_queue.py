@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from ...prompt_queue import PromptQueue
+from ...session.prompt_queue import PromptQueue
 
 PREVIEW = 100  # characters of a queued prompt shown on its line
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ...session_controls import current_name
+from ...session.controls import current_name
 from ...state.models import SessionState
 
 # Theme colour for each state word.

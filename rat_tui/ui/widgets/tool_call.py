@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from ...media import annotation_badge, media_placeholder
+from ...state.media import annotation_badge, media_placeholder
 from ...state.models import TerminalState, ToolCallEntry
 
 KIND_ICONS = {

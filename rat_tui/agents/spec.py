@@ -1,0 +1,61 @@
+"""Provides AgentSpec: the agent process a session starts, and the specs of the demo agent and config profiles.
+
+Free of Textual and pydantic (config types are only named for type checkers).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config import AgentProfile, Config
+
+DEMO_NAME = "demo"
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """The agent process to start: what `AgentSession` needs (it matches its AgentCommand)."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    is_demo: bool
+    missing_file_empty: bool = False
+    mcp_servers: tuple[Any, ...] = ()
+    """The profile's own MCP servers (config.McpServerConfig); the global ones are added by the app."""
+    defaults: dict[str, Any] = field(default_factory=dict)
+    """The profile's session defaults (`[agents.NAME.defaults]`)."""
+    client_tools: Any = None
+    """The profile's `[agents.NAME.client_tools]` overrides (config.ClientToolsConfig), if any."""
+
+
+def demo_agent() -> AgentSpec:
+    """The embedded demo agent, run as a real subprocess with this interpreter."""
+    return AgentSpec(name=DEMO_NAME, argv=[sys.executable, "-m", "rat_tui.demo"], env={}, is_demo=True)
+
+
+def agent_choices(config: Config, launched: AgentSpec) -> list[AgentSpec]:
+    """The agents a new tab can start: the one rat was launched with, the demo, every profile."""
+    choices = [launched, demo_agent(), *(profile_spec(name, config.agents[name]) for name in config.agents)]
+    seen: set[tuple[str, ...]] = set()
+    unique = []
+    for spec in choices:
+        if tuple(spec.argv) not in seen:
+            seen.add(tuple(spec.argv))
+            unique.append(spec)
+    return unique
+
+
+def profile_spec(name: str, profile: AgentProfile) -> AgentSpec:
+    """The AgentSpec of config profile `name`: its command, env, MCP servers, defaults and client tools."""
+    # A bare command name stays bare: it is looked up on PATH when the agent is spawned.
+    argv = [os.path.expanduser(profile.command), *profile.args]
+    return AgentSpec(
+        name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty,
+        mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
+        client_tools=profile.client_tools if profile.client_tools.model_fields_set else None,
+    )

@@ -1,0 +1,434 @@
+"""Provides AgentSession: one agent process driving one SessionStore (no UI; the UI only calls it)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from . import mcp_servers as mcp
+from .change_tracker import ChangeTracker
+from ..client_tools.hosting import ClientTools
+from ..client_tools.tools import ToolHost
+from .elicitation_broker import ElicitationBroker
+from .permission_broker import PermissionBroker
+from ..protocol.client import AUTH_REQUIRED, AcpClient, AgentHello
+from ..protocol.fs import FileAccess, FileWrite
+from ..protocol.router import Connection, ConnectionClosed, RpcError
+from ..protocol.rpc_log import RpcLog
+from ..protocol.traffic import TrafficLog
+from ..protocol.terminals import TerminalManager
+from ..protocol.transport import AgentProcess, AgentSpawnError
+from .lifecycle import PendingPrompt, SessionLifecycle
+from ..state import reducer
+from ..state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
+from ..state.permission_policy import PermissionPolicy
+from ..state.store import SessionStore
+
+log = logging.getLogger("rat.session")
+
+STOP_REASON_NOTICES = {
+    "max_tokens": ("The agent stopped: it reached its token limit.", "warning"),
+    "max_turn_requests": ("The agent stopped: it reached its limit of model requests for one turn.", "warning"),
+    "refusal": ("The agent refused to continue this turn.", "warning"),
+}
+
+
+class AgentCommand(Protocol):
+    name: str
+    argv: Sequence[str]
+    env: Mapping[str, str]
+
+
+class AgentSession(SessionLifecycle):
+    """Owns the agent process of one tab: start, handshake, prompt turns, cancel, shutdown.
+
+    Every outcome, good or bad, ends up in the store as a status word and, where the user must
+    know, a notice in the transcript; nothing here raises into the UI. Reattaching, restarting,
+    hang reports and logins are in session_lifecycle.py.
+    """
+
+    def __init__(
+        self,
+        command: AgentCommand,
+        cwd: Path,
+        store: SessionStore | None = None,
+        rpc_log: RpcLog | None = None,
+        handshake_timeout: float = 60.0,
+        policy: PermissionPolicy | None = None,
+        ask_outside: Callable[[Path, str], Awaitable[bool]] | None = None,
+        attach_session_id: str | None = None,
+        recorders: Sequence[Any] = (),
+        mcp_config: Sequence[Any] = (),
+        request_timeout: float = 120.0,
+        client_tools: Any = None,
+        restore_settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.command = command
+        self._init_lifecycle(request_timeout)
+        # An agent-side session to reattach to (session/load or session/resume) instead of session/new.
+        self.attach_session_id = attach_session_id
+        # Extra traffic recorders (`record(direction, message, size, method=, latency=)`), e.g. history.
+        self.recorders = list(recorders)
+        # MCP servers from the config (mcp_servers.configured); `mcp_servers` is what goes on the wire,
+        # filtered by the agent's capabilities once `initialize` has told them (sent in session/new,
+        # load and resume); `mcp_report` says why.
+        self.mcp_config = list(mcp_config)
+        self.mcp_servers: list[dict[str, Any]] = []
+        self.mcp_report: list[mcp.McpServerRow] = []
+        # Per-agent session defaults (`[agents.NAME.defaults]`), applied after session/new.
+        self.defaults: dict[str, Any] = dict(getattr(command, "defaults", None) or {})
+        # Settings a continued session had (its history journal's), set again once it is reattached.
+        self.restore_settings: dict[str, Any] = dict(restore_settings or {})
+        self.cwd = Path(os.path.abspath(cwd))
+        self.store = store or SessionStore()
+        self.rpc_log = rpc_log
+        # Always on (a few µs a message, bench/traffic.py) so the inspector (F8) shows the start too.
+        self.traffic = TrafficLog()
+        self.handshake_timeout = handshake_timeout
+        self.process: AgentProcess | None = None
+        self.connection: Connection | None = None
+        self.client: AcpClient | None = None
+        self.session_id: str | None = None
+        self.hello: AgentHello | None = None
+        self._early_updates: list[dict[str, Any]] = []
+        self._stopping = False
+        self._turn: asyncio.Task[None] | None = None
+        # Told the stop reason each time a turn ends (the queue sends its next prompt from here).
+        self.turn_listeners: list[Callable[[str | None], None]] = []
+        self._cancel_requested = False
+        self.store.state.cwd = str(self.cwd)
+        self.store.dispatch(reducer.set_agent, command.name)
+        self.file_listeners: list[Callable[[FileWrite], None]] = []
+        self._changes: ChangeTracker | None = None
+        self.file_listeners.append(self._track_write)
+        self.files = FileAccess(
+            [self.cwd],
+            missing_file_empty=bool(getattr(command, "missing_file_empty", False)),
+            ask_outside=ask_outside,
+            on_write=self._on_file_write,
+        )
+        self.terminals = TerminalManager(
+            self.cwd,
+            on_output=lambda tid, text: self.store.dispatch(reducer.terminal_output, tid, text),
+            on_exit=lambda tid, code, sig: self.store.dispatch(reducer.terminal_exit, tid, code, sig),
+        )
+        self.permissions = PermissionBroker(self.store, lambda: self.state.agent_name, policy)
+        self.elicitations = ElicitationBroker(self.store, lambda: self.state.agent_name)
+        # Notifications other than session/update, by method.
+        self.notification_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            "elicitation/complete": self.elicitations.complete,
+        }
+        # rat-tui's own MCP server (client_tools.settings.ClientToolsSettings; None: not offered).
+        self.client_tools: ClientTools | None = None
+        if client_tools is not None:
+            host = ToolHost(client_tools, self.store.apply_update, self.permissions.handle,
+                            lambda: self.store.state, self.cwd, self.permissions.by_rule)
+            self.client_tools = ClientTools(host, lambda: self.connection)
+            self.notification_handlers["mcp/message"] = self.client_tools.on_message_notification
+
+    @property
+    def state(self):
+        return self.store.state
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None and not self._turn.done()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Start the agent and serve it until it exits; returns when the process is gone."""
+        self._running = True
+        self._run_done.clear()
+        try:
+            await self._run()
+        finally:
+            self._running = False
+            self._run_done.set()
+
+    async def _run(self) -> None:
+        self.store.dispatch(reducer.set_status, STARTING)
+        self.process = AgentProcess(self.command.argv, self.cwd, self.command.env)
+        try:
+            await self.process.start()
+        except AgentSpawnError as error:
+            self._fail(ERROR, str(error))
+            return
+        handlers = {
+            **self.files.handlers(),
+            **self.terminals.handlers(),
+            "session/request_permission": self.permissions.handle,
+            "elicitation/create": self.elicitations.handle,
+            **(self.client_tools.handlers() if self.client_tools else {}),
+        }
+        self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
+        self.connection.recorders.extend(self.recorders)
+        self.connection.on_error = self._on_request_error
+        self.client = AcpClient(self.connection)
+        reader = asyncio.create_task(self.connection.run(), name="agent-reader")
+        handshake = asyncio.create_task(self._handshake(), name="agent-handshake")
+        watchdog = asyncio.create_task(self._watch_requests(), name="agent-watchdog")
+        try:
+            await reader
+        except asyncio.CancelledError:
+            await self.stop()
+            raise
+        finally:
+            watchdog.cancel()
+            if not handshake.done():
+                handshake.cancel()
+        if self._stopping:
+            return
+        try:
+            code = await asyncio.wait_for(self.process.wait(), 3.0)
+        except asyncio.TimeoutError:  # stdout closed but the process lingers
+            code = await self.process.close()
+        self._on_exit(code)
+        if self.client_tools is not None:
+            await self.client_tools.close()
+
+    async def _handshake(self) -> None:
+        assert self.client is not None
+        hello = await self._guarded(self.client.initialize())
+        if hello is None:
+            return
+        self.hello = hello
+        if hello.display_name:
+            self.store.dispatch(reducer.set_agent, hello.display_name)
+        self._plan_mcp_servers()
+        await self._plan_client_tools()  # joins mcp_servers: before session/new, load or resume
+        # session/new, or session/load / session/resume of attach_session_id (session_lifecycle.py).
+        await self.establish_session()
+
+    def _plan_mcp_servers(self) -> None:
+        """The configured MCP servers this agent can take; the others are skipped with a notice."""
+        capabilities = self.hello.capabilities if self.hello else {}
+        self.mcp_servers, self.mcp_report = mcp.plan(self.mcp_config, capabilities, self.cwd)
+        for warning in mcp.warnings(self.mcp_report):
+            log.warning("%s", warning)
+            self.store.dispatch(reducer.add_notice, warning, "warning")
+
+    async def _plan_client_tools(self) -> None:
+        """rat-tui's own MCP server, after the configured ones: native or bridged (client_tools.hosting)."""
+        if self.client_tools is None:
+            return
+        entry, row = await self.client_tools.plan(self.hello.capabilities if self.hello else {})
+        self.mcp_report.append(row)
+        if entry is not None:
+            self.mcp_servers.append(entry)
+        elif row.warn:
+            self.store.dispatch(reducer.add_notice, f"rat-tui's own tools are not offered: {row.why}.", "warning")
+
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method != "session/update":
+            handler = self.notification_handlers.get(method)
+            if handler is None:
+                log.debug("ignored notification %s", method)
+            else:
+                handler(params if isinstance(params, dict) else {})
+            return
+        if self.session_id is None:
+            # Some agents send updates (commands, modes) before answering session/new.
+            self._early_updates.append(params)
+            return
+        self._apply(params)
+
+    def _apply(self, params: dict[str, Any]) -> None:
+        if params.get("sessionId") != self.session_id:
+            log.warning("update for another session %r ignored", params.get("sessionId"))
+            return
+        update = params.get("update")
+        if self._replay is not None:  # session/load's replay: history, not changes made now
+            if self._accept_replayed(update):
+                self.store.apply_update(update)
+            return
+        self.store.apply_update(update)
+        self._track_tool_call(update)
+
+    def _on_file_write(self, write: FileWrite) -> None:
+        for listener in list(self.file_listeners):
+            try:
+                listener(write)
+            except Exception:
+                log.exception("file write listener failed")
+
+    def _on_exit(self, code: int | None) -> None:
+        if self._stopping:
+            return
+        tail = self.process.stderr.tail() if self.process else ""
+        text = f"The agent exited with code {code}." if code is not None else "The agent closed its output."
+        if code is not None and code < 0 and -code in signal.Signals._value2member_map_:
+            text = f"The agent was killed by {signal.Signals(-code).name} (exit code {code})."
+        if self._turn_failed or self.busy:
+            text += " The running turn failed."
+        if tail:
+            text += f"\n\nLast lines it wrote to stderr:\n{tail}"
+        text += "\n\nAlt+R restarts it (the transcript and your draft stay)."
+        severity = "info" if code == 0 and self.state.status == READY else "error"
+        self.store.dispatch(reducer.add_notice, text, severity)
+        self.store.dispatch(reducer.set_status, EXITED, f"code {code} · Alt+R restarts")
+
+    def _fail(self, status: str, message: str) -> None:
+        tail = self.process.stderr.tail() if self.process else ""
+        log.error("%s: %s", self.command.name, message)
+        text = message + (f"\n\nLast lines the agent wrote to stderr:\n{tail}" if tail else "")
+        self.store.dispatch(reducer.add_notice, text, "error")
+        self.store.dispatch(reducer.set_status, status, message)
+
+    async def close(self) -> None:
+        """The user closed the tab: `session/close` when the agent supports it, then stop it."""
+        closable = self.supports("close")
+        if closable and self.client is not None and self.session_id and self.state.status not in (EXITED,):
+            try:
+                await asyncio.wait_for(self.client.close_session(self.session_id), 2.0)
+            except (asyncio.TimeoutError, RpcError, ConnectionClosed) as error:
+                log.info("session/close failed: %s", error)
+        await self.stop()
+
+    async def stop(self) -> None:
+        """Shut the agent down: close stdin, wait, terminate, kill."""
+        self._stopping = True
+        if self._turn and not self._turn.done():
+            self._turn.cancel()
+        self.permissions.cancel_all()
+        self.elicitations.cancel_all()
+        await self.terminals.close_all()
+        if self.client_tools is not None:
+            await self.client_tools.close()
+        if self.process is not None:
+            await self.process.close()
+
+    # -- turns ----------------------------------------------------------------------------------
+
+    def can_prompt(self) -> str | None:
+        """None when a prompt can be sent now, else why not (shown to the user)."""
+        if self.busy:
+            return "A turn is running: wait for it or press Esc to cancel it."
+        if self.state.status == EXITED:
+            return "The agent has exited: Alt+R restarts it."
+        if self.auth_needed:
+            return "The agent needs a login first: Alt+L picks a method."
+        if self.session_id is None or self.state.status == STARTING:
+            return "The agent is not ready yet." if self.state.status == STARTING else "There is no session."
+        return None
+
+    def start_prompt(
+        self, text: str, blocks: list[dict[str, Any]] | None = None, chips: Sequence[str] = ()
+    ) -> asyncio.Task[None] | None:
+        """Start a turn in the background; returns None (and leaves a notice) if it cannot start.
+
+        `blocks` is the whole prompt when given (text plus attachments, see attachments.py); `chips`
+        name the attachments under the user's message.
+        """
+        why = self.can_prompt()
+        if why is not None:
+            self.store.dispatch(reducer.add_notice, why, "warning")
+            return None
+        self._cancel_requested = False
+        self._turn = asyncio.create_task(self._tracked_turn(text, blocks, tuple(chips)), name="prompt-turn")
+        self._turn.add_done_callback(self._turn_ended)
+        return self._turn
+
+    def _turn_ended(self, task: asyncio.Task[None]) -> None:
+        if self._stopping:
+            return
+        reason = None if task.cancelled() or task.exception() is not None else self.state.stop_reason
+        for listener in list(self.turn_listeners):
+            try:
+                listener(reason)
+            except Exception:
+                log.exception("turn listener failed")
+
+    async def _run_turn(self, text: str, blocks: list[dict[str, Any]] | None = None, chips: tuple[str, ...] = ()) -> None:
+        assert self.client is not None and self.session_id is not None
+        if chips:
+            self.store.dispatch(reducer.add_user_message, text, chips)
+        else:
+            self.store.dispatch(reducer.add_user_message, text)
+        self.store.dispatch(reducer.set_status, WORKING)
+        try:
+            result = await self.client.prompt(self.session_id, blocks or [{"type": "text", "text": text}])
+        except RpcError as error:
+            if self._cancel_requested:  # some agents answer a cancelled prompt with an error
+                log.info("cancelled prompt answered with an error: %s", error)
+                self.store.dispatch(reducer.end_turn, "cancelled")
+                self.store.dispatch(reducer.add_notice, "Turn cancelled.", "info")
+                self.store.dispatch(reducer.set_status, CANCELLED)
+                return
+            self.store.dispatch(reducer.end_turn, "error")
+            if error.code == AUTH_REQUIRED:
+                self.login_prompt = PendingPrompt(text, blocks, chips)  # sent again after the login
+                self._auth_required(error)
+                return
+            self.store.dispatch(reducer.add_notice, f"The agent failed this turn: {error}", "error")
+            self.store.dispatch(reducer.set_status, ERROR, str(error))
+            return
+        except ConnectionClosed:
+            self._turn_failed = True
+            self.store.dispatch(reducer.fail_turn)
+            return  # run() reports the exit
+        stop_reason = str(result.get("stopReason", "end_turn"))
+        self.store.dispatch(reducer.end_turn, stop_reason)
+        if stop_reason == "cancelled":
+            self.store.dispatch(reducer.add_notice, "Turn cancelled.", "info")
+            self.store.dispatch(reducer.set_status, CANCELLED)
+            return
+        if stop_reason in STOP_REASON_NOTICES:
+            notice, severity = STOP_REASON_NOTICES[stop_reason]
+            self.store.dispatch(reducer.add_notice, notice, severity)
+        elif stop_reason != "end_turn":
+            self.store.dispatch(reducer.add_notice, f"The agent stopped ({stop_reason}).", "info")
+        self.store.dispatch(reducer.set_status, READY)
+
+    async def cancel(self) -> bool:
+        """Ask the agent to stop the running turn; the turn ends when it answers `cancelled`."""
+        if not self.busy or self.client is None or self.session_id is None:
+            return False
+        self._cancel_requested = True
+        self.store.dispatch(reducer.set_status, WORKING, "cancelling")
+        self.permissions.cancel_all()  # pending permission requests are answered `cancelled`
+        self.elicitations.cancel_all()  # and pending elicitations `cancel`
+        if self.client_tools is not None:
+            self.client_tools.host.cancel_all()  # and rat-tui's own questions "dismissed"
+        await self.client.cancel(self.session_id)
+        return True
+
+    # -- change tracker: what the agent changed per turn, for review and revert (F3) --------------
+
+    @property
+    def changes(self) -> ChangeTracker:
+        """Created on first use; it writes nothing to disk until a file actually changes."""
+        if self._changes is None:
+            self._changes = ChangeTracker.create(str(self.cwd))
+        return self._changes
+
+    async def _tracked_turn(self, text: str, blocks: list[dict[str, Any]] | None = None, chips: tuple[str, ...] = ()) -> None:
+        """`_run_turn` between a tracked turn and the "files changed" notice (also after errors)."""
+        turn = self.changes.begin_turn(self.state.turns + 1, text)  # _run_turn counts it in state.turns
+        try:
+            await self._run_turn(text, blocks, chips)
+        finally:
+            if turn.files:
+                count = len(turn.files)
+                self.store.dispatch(reducer.add_notice,
+                                    f"{count} file{'' if count == 1 else 's'} changed in this turn · F3 to review", "info")
+
+    def _track_write(self, write: FileWrite) -> None:
+        self.changes.record(str(write.path), write.old_text, write.new_text, "write")
+
+    def _track_tool_call(self, update: Any) -> None:
+        """Agents that edit files themselves report only diffs in tool calls: track those too."""
+        if not isinstance(update, dict) or update.get("sessionUpdate") not in ("tool_call", "tool_call_update"):
+            return
+        call = self.state.tool_calls.get(str(update.get("toolCallId")))
+        if call is None or not any(item.get("type") == "diff" for item in call.content):
+            return
+        try:
+            self.changes.observe_tool_call(call.tool_call_id, call.status, call.content)
+        except Exception:  # the review is a convenience: never let it break the session
+            log.exception("could not track tool call %s", call.tool_call_id)

@@ -1,0 +1,1 @@
+"""A session tab: its view, tab bar, prompt flow, and the queues of dialogs an agent raises."""

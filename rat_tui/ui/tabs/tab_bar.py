@@ -1,0 +1,128 @@
+"""Provides SessionTabs: one tab per session, labelled with its agent, title and a state badge."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.widgets import TabbedContent, TabPane
+
+from ...session.agent_session import AgentSession
+from ...state.models import MessageEntry, SessionState
+from .view import SessionView
+
+MAX_TITLE = 28
+
+
+def tab_label(state: SessionState, unseen: bool) -> str:
+    """Badge, agent, title: the title from `session_info_update`, else the first prompt."""
+    if state.pending_permissions:
+        badge = "⚠ "
+    elif state.status == "working":
+        badge = "◐ "
+    elif state.status in ("error", "exited"):
+        badge = "✗ "
+    elif state.status == "cancelled" and unseen:
+        badge = "⊘ "  # the user stopped it: not a failure
+    elif unseen:
+        badge = "✓ "
+    else:
+        badge = ""
+    title = state.title or next(
+        (e.text for e in state.entries if isinstance(e, MessageEntry) and e.role == "user"), ""
+    )
+    title = " ".join(title.split())
+    if len(title) > MAX_TITLE:
+        title = title[: MAX_TITLE - 1] + "…"
+    return f"{badge}{state.agent_name}" + (f" · {title}" if title else "")
+
+
+class SessionTabs(TabbedContent):
+    """Sessions run side by side: each view owns its agent's worker, so a busy tab slows no other."""
+
+    DEFAULT_CSS = """
+    SessionTabs { height: 1fr; }
+    SessionTabs > ContentSwitcher { height: 1fr; }
+    SessionTabs TabPane { padding: 0; height: 1fr; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(id="tabs")
+        self._count = 0
+        self._unsubscribe: dict[str, Callable[[], None]] = {}
+        self._unseen: set[str] = set()
+
+    @staticmethod
+    def pane(session: AgentSession, number: int) -> TabPane:
+        return TabPane(tab_label(session.state, False), SessionView(session), id=f"session-{number}")
+
+    def on_mount(self) -> None:
+        for pane in self.query(TabPane):
+            self._watch(pane)
+
+    def _watch(self, pane: TabPane) -> None:
+        view = pane.query_one(SessionView)
+        pane_id = pane.id or ""
+        self._count = max(self._count, int(pane_id.rsplit("-", 1)[-1]))
+        was_working = [False]
+
+        def changed(_batch) -> None:
+            state = view.session.state
+            if was_working[0] and state.status != "working" and self.active != pane_id:
+                self._unseen.add(pane_id)
+            was_working[0] = state.status == "working"
+            self._relabel(pane_id, state)
+
+        self._unsubscribe[pane_id] = view.session.store.subscribe(changed)
+
+    def _relabel(self, pane_id: str, state: SessionState) -> None:
+        try:
+            tab = self.get_tab(pane_id)
+            label = tab_label(state, pane_id in self._unseen)
+            if str(tab.label) != label:  # a new label re-lays out the tab bar: not on every streamed batch
+                tab.label = label
+        except Exception:  # the tab is being removed
+            pass
+
+    async def open(self, session: AgentSession) -> str:
+        self._count += 1
+        pane = self.pane(session, self._count)
+        await self.add_pane(pane)
+        self._watch(pane)
+        self.active = pane.id or ""
+        return self.active
+
+    @property
+    def views(self) -> list[SessionView]:
+        return list(self.query(SessionView))
+
+    @property
+    def active_view(self) -> SessionView | None:
+        pane = self.active_pane
+        return pane.query_one(SessionView) if pane is not None else None
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        pane_id = event.pane.id or ""
+        self._unseen.discard(pane_id)
+        view = event.pane.query_one(SessionView)
+        self._relabel(pane_id, view.session.state)
+        view.composer.focus()
+
+    async def close(self, pane_id: str) -> None:
+        pane = self.get_pane(pane_id)
+        view = pane.query_one(SessionView)
+        unsubscribe = self._unsubscribe.pop(pane_id, None)
+        if unsubscribe:
+            unsubscribe()
+        await view.session.close()
+        await self.remove_pane(pane_id)
+
+    def select(self, index: int) -> None:
+        panes = list(self.query(TabPane))
+        if 0 <= index < len(panes):
+            self.active = panes[index].id or ""
+
+    def step(self, delta: int) -> None:
+        panes = list(self.query(TabPane))
+        ids = [p.id for p in panes]
+        if self.active in ids and panes:
+            self.active = ids[(ids.index(self.active) + delta) % len(ids)] or ""

@@ -1,0 +1,383 @@
+"""Provides SessionView: one session's transcript, composer and status bar, fed by its store."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.worker import Worker, WorkerState
+
+from ...session import controls as session_controls
+from . import lifecycle_actions
+from ...session.agent_session import AgentSession
+from ...state import reducer
+from ...state.models import (
+    Change,
+    EntryAdded,
+    EntryChanged,
+    FieldChanged,
+    GenericEntry,
+    MessageEntry,
+    NoticeEntry,
+    TextAppended,
+    ToolCallEntry,
+)
+from ..screens.config_options import ConfigOptionsScreen, QuickPickScreen
+from ..widgets.file_preview import FilePreview
+from ..widgets.plan_panel import PlanPanel
+from .prompt_flow import PromptFlow
+from ..widgets.prompt import PromptComposer
+from ..widgets.prompt_queue import PromptQueueView
+from ..widgets.status_bar import StatusBar
+from ..widgets.tool_call import render_tool_call
+from ..widgets.transcript import Transcript
+
+log = logging.getLogger("rat.ui")
+CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")
+
+
+class SessionView(Vertical):
+    """Widgets subscribe to the session's store on mount; the agent runs in this view's worker."""
+
+    DEFAULT_CSS = """
+    SessionView {
+        height: 1fr;
+    }
+    SessionView > Horizontal {
+        height: 1fr;
+    }
+    """
+
+    BINDINGS = [
+        Binding("escape", "cancel_turn", "Cancel turn", id="session.cancel", tooltip="Cancel the running turn"),
+        Binding("ctrl+t", "toggle_focus", "Transcript/prompt", id="session.toggle_focus", show=False,
+                tooltip="Move the focus between the transcript (tool-call keys) and the prompt"),
+        Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
+        Binding("x", "toggle_tool_call", "Expand tool", id="session.toggle_tool_call", show=False,
+                tooltip="Expand or collapse the tool call nearest the bottom of the view (transcript focused)"),
+        Binding("d", "open_diff", "Diff", id="session.open_diff", show=False,
+                tooltip="Open the diff of the nearest tool call that carries one (transcript focused)"),
+        Binding("o", "open_location", "Open file", id="session.open_location", show=False,
+                tooltip="Preview the file of the nearest tool call at its line (transcript focused)"),
+        Binding("f5", "toggle_follow", "Follow", id="session.toggle_follow",
+                tooltip="Follow the agent: preview each file a tool call touches"),
+        Binding("f6", "toggle_preview", "Preview", id="session.toggle_preview", show=False,
+                tooltip="Show or hide the file preview"),
+        Binding("f7", "session_options", "Options", id="session.options",
+                tooltip="Mode, model and the agent's other session options"),
+        Binding("f9", "cycle_mode", "Mode", id="session.cycle_mode", show=False,
+                tooltip="Switch to the agent's next mode"),
+        Binding("f10,ctrl+o", "pick_model", "Model", id="session.pick_model", show=False,
+                tooltip="Pick the agent's model"),
+        Binding("f3", "review_changes", "Changes", id="session.review_changes",
+                tooltip="Review and revert the files the agent changed, turn by turn"),
+        Binding("f8", "show_traffic", "Traffic", id="session.traffic", show=False,
+                tooltip="Inspect the JSON-RPC messages between rat and the agent"),
+        Binding("alt+m", "show_mcp_servers", "MCP servers", id="session.mcp_servers", show=False,
+                tooltip="The MCP servers passed to the agent, and those skipped and why"),
+        Binding("ctrl+s", "send_now", "Send now", id="session.send_now", show=False,
+                tooltip="Send the prompt (or the next queued one) now, cancelling the running turn first"),
+        Binding("alt+up", "queue_edit", "Edit queued", id="session.queue_edit", show=False,
+                tooltip="Load the last queued prompt back into the composer"),
+        # Priority, and only while prompts are queued: the composer's own Alt+Delete deletes a word otherwise.
+        Binding("alt+delete", "queue_remove", "Remove queued", id="session.queue_remove", show=False, priority=True,
+                tooltip="Remove the last queued prompt"),
+        Binding("alt+r", "restart_agent", "Restart agent", id="session.restart", show=False,
+                tooltip="Start a new agent process for this tab; the transcript and the draft stay"),
+        Binding("alt+l", "authenticate", "Log in", id="session.auth", show=False,
+                tooltip="Pick one of the agent's login methods"),
+    ]
+
+    def __init__(self, session: AgentSession, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.session = session
+        self._unsubscribe = lambda: None
+        self.flow = PromptFlow(self)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield Transcript()
+            yield FilePreview()
+        yield PlanPanel()
+        yield PromptQueueView(self.flow.queue)
+        yield PromptComposer(id="composer")
+        yield StatusBar()
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def composer(self) -> PromptComposer:
+        return self.query_one(PromptComposer)
+
+    @property
+    def queue_view(self) -> PromptQueueView:
+        return self.query_one(PromptQueueView)
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def plan_panel(self) -> PlanPanel:
+        return self.query_one(PlanPanel)
+
+    @property
+    def preview(self) -> FilePreview:
+        return self.query_one(FilePreview)
+
+    def on_mount(self) -> None:
+        store = self.session.store
+        store.flush()  # pending appends are already in the entries' text shown below
+        for entry in store.state.entries:  # anything already in the store (a restored session)
+            self._add_entry(entry, entry.text if isinstance(entry, MessageEntry) else "")
+        self._unsubscribe = store.subscribe(self._on_changes)
+        self.status_bar.show(store.state)
+        self.plan_panel.show_plan(store.state.plan)
+        self.composer.set_commands(list(store.state.commands))
+        self.flow.mount()
+        queue = getattr(self.app, "permission_queue", None)
+        if queue is not None:
+            self.session.permissions.ask = lambda request, call: queue.ask(
+                request, call, agent_name=self.session.state.agent_name
+            )
+        elicitations = getattr(self.app, "elicitation_queue", None)
+        if elicitations is not None:
+            self.session.elicitations.ask = elicitations.ask
+        if self.session.client_tools is not None:
+            from .client_tools_ui import SessionToolsUI
+
+            self.session.client_tools.host.ui = SessionToolsUI(self)
+        self.composer.focus()
+        self.session.on_auth_required = lambda methods: self.call_later(
+            lifecycle_actions.show_auth_picker, self, "The agent needs you to log in.")
+        self._run_agent()
+
+    def on_unmount(self) -> None:
+        self._unsubscribe()
+        self.flow.unmount()
+
+    @work(group="agent", exit_on_error=False, name="agent session")
+    async def _run_agent(self) -> None:
+        await self.session.run()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "agent" and event.state == WorkerState.ERROR:
+            error = event.worker.error
+            log.error("agent session failed", exc_info=error)
+            self.session.store.dispatch(reducer.add_notice, f"Internal error in the session: {error!r}", "error")
+            self.session.store.dispatch(reducer.set_status, "error", str(error))
+
+    # -- store -> widgets -----------------------------------------------------------------------
+
+    def _on_changes(self, batch: list[Change]) -> None:
+        transcript = self.transcript
+        status_dirty = plan_dirty = False
+        for change in batch:
+            if isinstance(change, TextAppended):
+                transcript.append_text(change.key, change.text)
+            elif isinstance(change, EntryAdded):
+                entry = change.entry
+                # Later chunks of this batch follow as TextAppended: start from the first part only.
+                first = entry.parts[0] if isinstance(entry, MessageEntry) and entry.parts else ""
+                self._add_entry(entry, first, transcript)
+                if reducer.is_agent_notice(entry):
+                    self._toast(entry)  # type: ignore[arg-type]
+            elif isinstance(change, EntryChanged):
+                entry = self.session.state.by_key.get(change.key)
+                if isinstance(entry, ToolCallEntry):
+                    transcript.set_renderable(entry.key, self._card(entry))
+                    self._follow_along(entry)
+            elif isinstance(change, FieldChanged):
+                status_dirty = True
+                plan_dirty = plan_dirty or change.name == "plan"
+                if change.name == "commands":
+                    self.composer.set_commands(list(self.session.state.commands))
+                elif change.name == "status":
+                    self.flow.status_changed()
+        if plan_dirty:
+            self.plan_panel.show_plan(self.session.state.plan)
+        if status_dirty:
+            self.status_bar.show(self.session.state)
+
+    def _add_entry(self, entry: object, text: str, transcript: Transcript | None = None) -> None:
+        # The caller's transcript: a 5,000-entry session/load replay would otherwise query for it each time.
+        transcript = transcript or self.transcript
+        if isinstance(entry, MessageEntry):
+            if entry.attachments:  # the user's prompt: its attachments as chips under the text
+                text += "\n\n" + "  ".join(f"`{chip}`" for chip in entry.attachments)
+            transcript.add_entry(entry.key, entry.role, text)
+        elif isinstance(entry, ToolCallEntry):
+            transcript.set_renderable(entry.key, self._card(entry))
+            self._follow_along(entry)
+        elif isinstance(entry, NoticeEntry):
+            transcript.add_entry(entry.key, "notice", entry.text, title=entry.severity)
+        elif isinstance(entry, GenericEntry):
+            title = f"{entry.kind}" + (f" — {entry.problem}" if entry.problem else "")
+            transcript.add_entry(entry.key, "generic", json.dumps(entry.raw, indent=2, ensure_ascii=False), title=title)
+
+    def _toast(self, notice: NoticeEntry) -> None:
+        """An agent's `notice` update is advisory and live: a toast as well as its transcript line."""
+        title, _, description = notice.text.partition("\n")
+        severity = {"warning": "warning", "error": "error"}.get(notice.severity, "information")
+        self.notify(description or title, title=f"{self.session.state.agent_name}: {title}" if description
+                    else self.session.state.agent_name, severity=severity, timeout=8, markup=False)
+
+    def _card(self, call: ToolCallEntry):
+        variables = self.app.theme_variables
+        colours = {name: variables.get(name, "") for name in CARD_COLOURS}
+        return render_tool_call(call, self.session.state.terminals, colours)
+
+    def _follow_along(self, call: ToolCallEntry) -> None:
+        preview = self.preview
+        if preview.follow and call.locations:
+            location = call.locations[0]
+            target = (str(location.get("path", "")), location.get("line"))
+            if target != (str(preview.path or ""), preview.line):
+                preview.show(*target)
+
+    def _nearest_tool_call(self, with_diff: bool = False, with_location: bool = False) -> ToolCallEntry | None:
+        calls = {
+            call.key: call
+            for call in self.session.state.tool_calls.values()
+            if (not with_diff or any(item.get("type") == "diff" for item in call.content))
+            and (not with_location or call.locations)
+        }
+        key = self.transcript.nearest_key(calls)
+        return calls.get(key) if key else None
+
+    # -- user actions ---------------------------------------------------------------------------
+
+    def action_toggle_tool_call(self) -> None:
+        call = self._nearest_tool_call()
+        if call is None:
+            self.notify("No tool call to expand.", timeout=2)
+            return
+        self.session.store.dispatch(reducer.toggle_tool_call, call.key)
+
+    def action_open_diff(self) -> None:
+        call = self._nearest_tool_call(with_diff=True)
+        if call is None:
+            self.notify("No diff to show.", timeout=2)
+            return
+        from ..screens.diff_screen import DiffScreen
+
+        diffs = [item for item in call.content if item.get("type") == "diff"]
+        self.app.push_screen(DiffScreen(call.title, diffs))
+
+    @on(PromptComposer.Submitted)
+    def _submit(self, event: PromptComposer.Submitted) -> None:
+        self.flow.submit(event.text)  # sends, or queues while a turn runs (prompt_flow.py)
+
+    @on(PromptComposer.SendNext)
+    def _send_next(self) -> None:
+        self.flow.send_next()
+
+    async def action_cancel_turn(self) -> None:
+        if self.session.stalled_requests and await self.session.cancel_stalled():
+            return  # Esc first gives up on requests reported as unanswered ($/cancel_request)
+        await self.flow.escape()
+
+    def action_send_now(self) -> None:
+        self.flow.send_now()
+
+    def action_queue_edit(self) -> None:
+        self.flow.edit()
+
+    def action_queue_remove(self) -> None:
+        self.flow.remove()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "queue_remove" and not self.flow.queue:
+            return False  # let Alt+Delete reach the composer
+        return True
+
+    @on(PromptQueueView.Edit)
+    def _edit_queued(self, event: PromptQueueView.Edit) -> None:
+        self.flow.edit(event.index)
+
+    @on(PromptQueueView.Remove)
+    def _remove_queued(self, event: PromptQueueView.Remove) -> None:
+        self.flow.remove(event.index)
+
+    @on(PromptQueueView.Leave)
+    def _leave_queue(self) -> None:
+        self.composer.focus()
+
+    def action_restart_agent(self) -> None:
+        lifecycle_actions.restart_agent(self)
+
+    def action_authenticate(self) -> None:
+        lifecycle_actions.show_auth_picker(self)
+
+    def action_logout(self) -> None:
+        async def logout() -> None:
+            error = await self.session.logout()
+            if error:
+                self.notify(error, severity="warning")
+
+        self.run_worker(logout(), group="auth", exit_on_error=False)
+
+    def action_open_location(self) -> None:
+        call = self._nearest_tool_call(with_location=True)
+        if call is None:
+            self.notify("No tool call with a file location.", timeout=2)
+            return
+        location = call.locations[0]
+        self.preview.show(str(location.get("path", "")), location.get("line"))
+
+    def action_toggle_follow(self) -> None:
+        preview = self.preview
+        preview.follow = not preview.follow
+        self.notify("Following the agent's files." if preview.follow else "Stopped following.", timeout=2)
+        if preview.follow:
+            latest = next((c for c in reversed(self.session.state.tool_calls.values()) if c.locations), None)
+            if latest is not None:
+                self._follow_along(latest)
+
+    def action_toggle_preview(self) -> None:
+        self.preview.toggle()
+
+    def action_session_options(self) -> None:
+        self.app.push_screen(ConfigOptionsScreen(self.session))
+
+    def action_pick_model(self) -> None:
+        self.app.push_screen(QuickPickScreen(self.session, "model"))
+
+    def action_cycle_mode(self) -> None:
+        self.run_worker(self._cycle_mode(), group="session-controls", exit_on_error=False)
+
+    async def _cycle_mode(self) -> None:
+        error = await session_controls.cycle_mode(self.session)
+        if error:
+            self.notify(error, severity="warning")
+
+    def action_toggle_plan(self) -> None:
+        self.plan_panel.toggle()
+
+    def action_toggle_focus(self) -> None:
+        (self.transcript if self.composer.has_focus else self.composer).focus()
+
+    def action_show_traffic(self) -> None:
+        from ..screens.traffic import TrafficScreen
+
+        self.app.push_screen(TrafficScreen(self.session.traffic))
+
+    def action_show_mcp_servers(self) -> None:
+        from ..screens.mcp_servers import McpServersScreen
+
+        self.app.push_screen(McpServersScreen(self.session))
+
+    def action_review_changes(self) -> None:
+        """This session's changes first, then older sessions' in the same directory (kept on disk)."""
+        from ...session.change_tracker import ChangeTracker
+        from ..screens.change_review import ChangeReviewScreen
+
+        current = self.session.changes
+        older = [j for j in ChangeTracker.load_all(current.cwd) if j.directory != current.directory]
+        self.app.push_screen(ChangeReviewScreen([current, *older]))
