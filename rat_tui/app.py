@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-import os
 from pathlib import Path
 
 from textual.app import App, ComposeResult, SystemCommand
@@ -14,13 +11,11 @@ from textual.widgets import Footer
 
 from .session.agent_session import AgentCommand, AgentSession
 from .config import Config
-from .history.journal import HistoryJournal, SessionJournal, default_path, open_journal
-from .client_tools.settings import merged as client_tools_settings
-from .session.mcp_servers import configured as configured_mcp_servers
+from .history.journal import HistoryJournal, default_path, open_journal
+from .session.registry import Sessions
 from .protocol.rpc_log import RpcLog
-from .state.permission_policy import PermissionPolicy
+from .session.permission_rules_file import load_policy
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
-from .ui.screens.modal_answer import modal_answer
 from .ui.tabs.permission_queue import PermissionQueue
 from .ui.tabs.elicitation_queue import ElicitationQueue
 from .agents.spec import agent_choices
@@ -34,6 +29,7 @@ from .ui.screens.confirm import ConfirmScreen
 from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
 from .ui.tabs.tab_bar import SessionTabs
+from .ui.tabs.tab_ui import TabUI
 
 log = logging.getLogger("rat.app")
 
@@ -74,29 +70,19 @@ class RatApp(App[None]):
         self._problems.extend(theme_problems)
         super().__init__()
         self.rpc_log = RpcLog(rpc_log_path) if rpc_log_path else None
-        self.policy = PermissionPolicy()
+        self.policy = load_policy()
         self._problems.extend(self.policy.problems)
         self.permission_queue = PermissionQueue(self)
         self.elicitation_queue = ElicitationQueue(self)
         self.launched = command
         self.cwd = Path(cwd)
-        self.sessions: list[AgentSession] = []
-        self.history, self.session_journals = self._open_history(), {}
+        self.history = self._open_history()
+        self.sessions = Sessions(self.config, self.policy, self.rpc_log, self.history)
         self.first_session = self.make_session(command, self.cwd)
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
-        ask_outside = self.ask_outside if self.config.outside_files == "ask" else None
-        journal = self._journal_for(command, cwd, attach_session_id)
-        session = AgentSession(command, cwd, rpc_log=self.rpc_log, policy=self.policy, ask_outside=ask_outside,
-                               attach_session_id=attach_session_id, recorders=[journal] if journal else [],
-                               mcp_config=configured_mcp_servers(self.config.mcp_servers, getattr(command, "mcp_servers", ())),
-                               request_timeout=self.config.request_timeout_seconds,
-                               client_tools=client_tools_settings(self.config.client_tools, getattr(command, "client_tools", None)),
-                               restore_settings=self._journaled_settings(journal, attach_session_id))
-        if journal is not None:
-            self.session_journals[session] = journal
-        self.sessions.append(session)
-        return session
+        """A session in the registry, whose questions come to this app's screens (TabUI)."""
+        return self.sessions.make(command, cwd, TabUI(self), attach_session_id)
 
     # -- history journal (rat_tui/history) ----------------------------------------------------------
 
@@ -119,23 +105,6 @@ class RatApp(App[None]):
             self._problems.append(f"Could not prune the history: {error}")
         return journal
 
-    def _journal_for(self, command: AgentCommand, cwd: Path, attach_session_id: str | None) -> SessionJournal | None:
-        if self.history is None:
-            return None
-        try:
-            return self.history.start_session(command.name, list(command.argv), os.path.abspath(cwd),
-                                              attach_session_id)
-        except Exception:
-            log.exception("cannot journal the session")
-            return None
-
-    @staticmethod
-    def _journaled_settings(journal: SessionJournal | None, attach_session_id: str | None) -> dict | None:
-        """A continued session's recorded mode, model and config values, set again once it is reattached."""
-        if journal is None or not attach_session_id or not journal.settings:
-            return None
-        return json.loads(json.dumps(journal.settings))  # a copy: the journal goes on recording changes
-
     def on_text_area_changed(self, event) -> None:
         """The composer's draft goes to the journal (debounced there), so a crash or a restart keeps it."""
         from .ui.tabs.view import SessionView
@@ -144,12 +113,12 @@ class RatApp(App[None]):
         if not isinstance(event.text_area, PromptComposer):
             return  # a dialog's text area, not a draft
         view = next((node for node in event.text_area.ancestors if isinstance(node, SessionView)), None)
-        journal = self.session_journals.get(view.session) if view is not None else None
+        journal = self.sessions.journal(view.session) if view is not None else None
         if journal is not None and event.text_area is view.composer:
             journal.set_draft(event.text_area.text)
 
     def _restore_draft(self, session: AgentSession) -> None:
-        journal = self.session_journals.get(session)
+        journal = self.sessions.journal(session)
         view = next((v for v in self.tabs.views if v.session is session), None)
         if journal is not None and journal.draft and view is not None and not view.composer.text:
             view.composer.text = journal.draft
@@ -198,11 +167,6 @@ class RatApp(App[None]):
         for problem in self._problems:
             log.warning("%s", problem)
             self.notify(problem, title="Configuration", severity="warning", timeout=10)
-
-    async def ask_outside(self, path: Path, access: str) -> bool:
-        """The agent wants a file outside the session's directories: ask before allowing it once."""
-        question = f"The agent wants to {access} {path}, which is outside the session's directories. Allow it this once?"
-        return bool(await modal_answer(self, ConfirmScreen("File access outside the project", question)))
 
     def action_permission_rules(self) -> None:
         self.push_screen(PermissionRulesScreen(self.policy))
@@ -268,9 +232,7 @@ class RatApp(App[None]):
             if not yes:
                 return
             await self.tabs.close(pane_id)
-            if view.session in self.sessions:
-                self.sessions.remove(view.session)
-            self.session_journals.pop(view.session, None)
+            self.sessions.remove(view.session)
             if not self.tabs.views:
                 self.exit()
 
@@ -289,7 +251,7 @@ class RatApp(App[None]):
 
     async def on_unmount(self) -> None:
         # Every agent process ends with the app (the views may already be gone at this point).
-        await asyncio.gather(*(session.stop() for session in self.sessions), return_exceptions=True)
+        await self.sessions.stop_all()
         if self.rpc_log:
             self.rpc_log.close()
         if self.history is not None:

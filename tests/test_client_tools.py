@@ -376,11 +376,11 @@ async def test_cancelling_the_turn_dismisses_the_question(tmp_path: Path, record
 
 @pytest.mark.slow
 async def test_a_remembered_reject_rule_stops_even_an_allowed_tool(tmp_path: Path, record_file: Path) -> None:
-    from rat_tui.state.permission_policy import PermissionPolicy
+    from rat_tui.session.permission_rules_file import load_policy
 
     notes = tmp_path / "notes.txt"
     notes.write_text("x\n")
-    policy = PermissionPolicy(tmp_path / "rules.json")
+    policy = load_policy(tmp_path / "rules.json")
     policy.remember("Scripted fake agent", {"kind": "read", "locations": [{"path": str(notes)}]}, "reject")
     messages = [INITIALIZE, INITIALIZED, call(2, "show_file", {"path": str(notes)})]
     script = {"turns": [[{"mcp_stdio": {"conn": "s", "messages": messages}}]]}

@@ -42,7 +42,7 @@ async def test_continue_restores_the_journaled_config_values(tmp_path: Path, rec
         await until(pilot, lambda: view.session.state.status == "ready", "ready")
         assert await controls.set_config_option(view.session, "model", "opus") is None
         await prompt(pilot, app, "hello", "first answer")
-        journal = app.session_journals[view.session]
+        journal = app.sessions.journals[view.session]
         await until(pilot, lambda: app.history.session(journal.id).settings == {"config": {"model": "opus"}},
                     "the setting journaled")
 

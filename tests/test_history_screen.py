@@ -125,12 +125,12 @@ async def test_draft_survives_and_continue_reopens_the_journaled_session(tmp_pat
         await until(pilot, lambda: view.session.state.status == "ready", "ready")
         await prompt(pilot, app, "hello", "first answer")
         await pilot.press(*"an unsent draft")
-        journal = app.session_journals[view.session]
+        journal = app.sessions.journals[view.session]
         await until(pilot, lambda: app.history.session(journal.id).draft == "an unsent draft", "the draft written")
 
         continued = await continue_from_history(pilot, app)
         assert continued.session.attach_session_id == "sess-1"
-        assert app.session_journals[continued.session].id == journal.id  # the same history entry goes on
+        assert app.sessions.journals[continued.session].id == journal.id  # the same history entry goes on
         assert continued.composer.text == "an unsent draft"
 
 

@@ -25,7 +25,11 @@ CORE_MODULES = [
     "rat_tui.session.elicitation_broker",
     "rat_tui.session.mcp_servers",
     "rat_tui.session.defaults",
-    "rat_tui.session.lifecycle",
+    "rat_tui.session.opening",
+    "rat_tui.session.login",
+    "rat_tui.session.hang_watch",
+    "rat_tui.session.prompting",
+    "rat_tui.session.ui",
     "rat_tui.client_tools.settings",
     "rat_tui.client_tools.tools",
     # client_tools.server is left out: the mcp SDK itself imports rich (not Textual, not ours).

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from rat_tui import paths
+from rat_tui.session.permission_rules_file import default_rules_path, load_policy
 from rat_tui.state.permission_policy import (
     PermissionPolicy,
     choose_option,
-    default_rules_path,
     escape_pattern,
     merge_tool_call,
     pattern_matches,
@@ -46,7 +46,7 @@ def by_title(requests: list[dict], word: str) -> dict:
 
 @pytest.fixture
 def policy(tmp_path: Path) -> PermissionPolicy:
-    return PermissionPolicy(tmp_path / "rules.json")
+    return load_policy(tmp_path / "rules.json")
 
 
 def test_traces_have_the_expected_requests() -> None:
@@ -147,7 +147,7 @@ def test_revoke(policy: PermissionPolicy) -> None:
     assert policy.revoke(rule.id) is True
     assert policy.rules == [] and policy.match("claude", by_title(CLAUDE, "echo")) is None
     assert policy.revoke(rule.id) is False
-    assert PermissionPolicy(policy.path).rules == []
+    assert load_policy(policy.path).rules == []
     with pytest.raises(KeyError):
         policy.update(rule.id, pattern="*")
 
@@ -157,12 +157,12 @@ def test_revoke(policy: PermissionPolicy) -> None:
 
 def test_round_trip_through_the_file(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "rules.json"
-    policy = PermissionPolicy(path)
+    policy = load_policy(path)
     assert policy.rules == [] and policy.problems == []  # a missing file is a first run, not a problem
     a = policy.remember("claude", by_title(CLAUDE_CODE, "echo"), "allow")
     b = policy.remember("codex", by_title(CODEX, "notes"), "reject")
     policy.update(a.id, pattern=None)
-    loaded = PermissionPolicy(path)
+    loaded = load_policy(path)
     assert loaded.rules == policy.rules and loaded.problems == []
     assert loaded.rules[0].kind is None and loaded.rules[0].pattern is None and loaded.rules[1] == b
     assert json.loads(path.read_text())["version"] == 1
@@ -171,7 +171,7 @@ def test_round_trip_through_the_file(tmp_path: Path) -> None:
 
 def test_default_path_is_in_the_data_dir() -> None:
     assert default_rules_path() == paths.data_dir() / "permission_rules.json"
-    assert PermissionPolicy().path == default_rules_path()
+    assert load_policy().path == default_rules_path()
 
 
 @pytest.mark.parametrize("content", ["{not json", '{"rules": 3}', "[]", b"\xff\xfe"])
@@ -179,26 +179,26 @@ def test_corrupt_file_gives_empty_rules_and_a_problem(tmp_path: Path, content) -
     path = tmp_path / "rules.json"
     original = content if isinstance(content, bytes) else content.encode()
     path.write_bytes(original)
-    policy = PermissionPolicy(path)
+    policy = load_policy(path)
     assert policy.rules == []
     assert len(policy.problems) == 1 and str(path) in policy.problems[0]
     policy.remember("claude", by_title(CLAUDE, "echo"), "allow")
     assert (tmp_path / "rules.json.broken").read_bytes() == original  # kept aside, not overwritten
-    assert len(PermissionPolicy(path).rules) == 1
+    assert len(load_policy(path).rules) == 1
 
 
 def test_malformed_rules_are_skipped_one_by_one(tmp_path: Path) -> None:
     path = tmp_path / "rules.json"
     good = {"id": "r1", "agent": "claude", "kind": "execute", "pattern": "ls", "decision": "allow", "created": "2025-01-01T00:00:00+00:00"}
     path.write_text(json.dumps({"version": 1, "rules": [good, {**good, "decision": "maybe"}, "junk"]}))
-    policy = PermissionPolicy(path)
+    policy = load_policy(path)
     assert [r.id for r in policy.rules] == ["r1"] and len(policy.problems) == 2
 
 
 def test_save_failure_is_reported_not_raised(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    policy = PermissionPolicy(blocker / "rules.json")  # parent is a file: cannot mkdir
+    policy = load_policy(blocker / "rules.json")  # parent is a file: cannot mkdir
     rule = policy.remember("claude", by_title(CLAUDE, "echo"), "allow")
     assert policy.rules == [rule] and "Cannot save" in policy.problems[-1]
 

@@ -10,6 +10,7 @@ from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
+from rat_tui.session.permission_rules_file import load_policy
 from rat_tui.state.permission_policy import PermissionPolicy
 from rat_tui.ui.screens.permission import PermissionScreen, compact_diff
 from rat_tui.ui.screens.permission_rules import PermissionRulesScreen
@@ -261,7 +262,7 @@ class RulesApp(RatThemedApp):
 
 
 def make_policy(tmp_path: Path) -> PermissionPolicy:
-    policy = PermissionPolicy(tmp_path / "rules.json")
+    policy = load_policy(tmp_path / "rules.json")
     policy.remember("claude", CLAUDE_EXECUTE["toolCall"], "allow")
     policy.remember("gemini", GEMINI_EDIT["toolCall"], "reject")
     return policy
@@ -290,7 +291,7 @@ async def test_rules_screen_lists_edits_and_revokes(tmp_path: Path) -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert policy.rules[0].pattern == "echo *" and table.get_row_at(0)[2] == "echo *"
-        assert PermissionPolicy(policy.path).rules[0].pattern == "echo *"
+        assert load_policy(policy.path).rules[0].pattern == "echo *"
         await pilot.press("down", "d")
         await pilot.pause()
         assert [r.agent for r in policy.rules] == ["claude"] and table.row_count == 1

@@ -13,7 +13,8 @@ import pytest
 
 from rat_tui.session.agent_session import AgentSession
 from rat_tui.config import McpServerConfig
-from rat_tui.session.lifecycle import NOT_REMEMBERED
+from rat_tui.session.opening import NOT_REMEMBERED
+from rat_tui.session.ui import HeadlessUI
 from rat_tui.protocol.router import RpcError
 from rat_tui.state.models import MessageEntry, NoticeEntry
 
@@ -255,13 +256,23 @@ AUTH_METHODS = [
 ]
 
 
+class LoginAsked(HeadlessUI):
+    """A screen that only records the login requests it is shown."""
+
+    def __init__(self) -> None:
+        self.asked: list[list] = []
+
+    def login_needed(self, methods: list) -> None:
+        self.asked.append(methods)
+
+
 async def test_authenticate_after_auth_required_then_retry(tmp_path: Path, record_file: Path) -> None:
     script = {"initialize_result": {"authMethods": AUTH_METHODS},
               "on_request": {"session/new": [[{"error": {"code": -32000, "message": "Authentication required"}}], []]}}
-    asked: list[list] = []
+    ui = LoginAsked()
+    asked = ui.asked
     command = SimpleNamespace(name="fake", argv=scripted_argv(script, tmp_path), env={})
-    session = AgentSession(command, tmp_path)
-    session.on_auth_required = asked.append
+    session = AgentSession(command, tmp_path, ui=ui)
     task = asyncio.create_task(session.run())
     await wait_for(lambda: session.auth_needed, what="the login request")
     assert session.state.status == "error" and session.state.status_detail == "login required"
@@ -287,9 +298,9 @@ async def test_terminal_auth_command_is_the_agents_own_plus_args_and_env(tmp_pat
 async def test_auth_required_from_any_request_asks_for_a_login(tmp_path: Path, record_file: Path) -> None:
     script = {"initialize_result": {"authMethods": AUTH_METHODS[:1], "agentCapabilities": {"sessionCapabilities": {"list": {}}}},
               "on_request": {"session/list": [[{"error": {"code": -32000, "message": "Token expired"}}], []]}}
-    asked: list[list] = []
-    session, task = await start_session(script, tmp_path)
-    session.on_auth_required = asked.append
+    ui = LoginAsked()
+    asked = ui.asked
+    session, task = await start_session(script, tmp_path, ui=ui)
     with pytest.raises(RpcError):
         await session.list_agent_sessions(tmp_path)
     assert session.auth_needed and [m["id"] for m in asked[0]] == ["oauth"]

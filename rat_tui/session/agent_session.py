@@ -14,16 +14,22 @@ from . import mcp_servers as mcp
 from .change_tracker import ChangeTracker
 from ..client_tools.hosting import ClientTools
 from ..client_tools.tools import ToolHost
+from .defaults import apply_defaults
 from .elicitation_broker import ElicitationBroker
+from .hang_watch import HANDSHAKE_METHODS, HangWatch
+from .login import Login, PendingPrompt
+from .opening import Opener
 from .permission_broker import PermissionBroker
-from ..protocol.client import AUTH_REQUIRED, AcpClient, AgentHello
+from .prompting import Prompting
+from .settings_restore import restore_settings
+from .ui import HeadlessUI, SessionUI
+from ..protocol.client import AUTH_REQUIRED, AcpClient, AgentHello, ProtocolMismatch
 from ..protocol.fs import FileAccess, FileWrite
 from ..protocol.router import Connection, ConnectionClosed, RpcError
 from ..protocol.rpc_log import RpcLog
 from ..protocol.traffic import TrafficLog
 from ..protocol.terminals import TerminalManager
 from ..protocol.transport import AgentProcess, AgentSpawnError
-from .lifecycle import PendingPrompt, SessionLifecycle
 from ..state import reducer
 from ..state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
 from ..state.permission_policy import PermissionPolicy
@@ -44,12 +50,14 @@ class AgentCommand(Protocol):
     env: Mapping[str, str]
 
 
-class AgentSession(SessionLifecycle):
-    """Owns the agent process of one tab: start, handshake, prompt turns, cancel, shutdown.
+class AgentSession:
+    """Owns the agent process of one tab: start, handshake, prompt turns, cancel, restart, shutdown.
 
     Every outcome, good or bad, ends up in the store as a status word and, where the user must
-    know, a notice in the transcript; nothing here raises into the UI. Reattaching, restarting,
-    hang reports and logins are in session_lifecycle.py.
+    know, a notice in the transcript; nothing here raises into the UI. The screen is reached only
+    through `ui` (SessionUI). Its collaborators: `opener` (new / load / resume and a load's replay),
+    `hang_watch` (unanswered requests), `login`, `prompts` (the queue rules), `permissions` and
+    `elicitations` (the agent's questions), `files` and `terminals` (what the agent may touch).
     """
 
     def __init__(
@@ -60,7 +68,8 @@ class AgentSession(SessionLifecycle):
         rpc_log: RpcLog | None = None,
         handshake_timeout: float = 60.0,
         policy: PermissionPolicy | None = None,
-        ask_outside: Callable[[Path, str], Awaitable[bool]] | None = None,
+        ui: SessionUI | None = None,
+        ask_outside_files: bool = False,
         attach_session_id: str | None = None,
         recorders: Sequence[Any] = (),
         mcp_config: Sequence[Any] = (),
@@ -69,7 +78,7 @@ class AgentSession(SessionLifecycle):
         restore_settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.command = command
-        self._init_lifecycle(request_timeout)
+        self.ui: SessionUI = ui if ui is not None else HeadlessUI()
         # An agent-side session to reattach to (session/load or session/resume) instead of session/new.
         self.attach_session_id = attach_session_id
         # Extra traffic recorders (`record(direction, message, size, method=, latency=)`), e.g. history.
@@ -97,10 +106,22 @@ class AgentSession(SessionLifecycle):
         self.hello: AgentHello | None = None
         self._early_updates: list[dict[str, Any]] = []
         self._stopping = False
+        self._turn_failed = False
+        self._running = False
+        self._restarting = False
+        self._run_done = asyncio.Event()
+        self._run_done.set()
+        self.restarts = 0
         self._turn: asyncio.Task[None] | None = None
         # Told the stop reason each time a turn ends (the queue sends its next prompt from here).
         self.turn_listeners: list[Callable[[str | None], None]] = []
         self._cancel_requested = False
+        self.opener = Opener(self.store, self.cwd, lambda: self.client, self.supports, lambda: self.mcp_servers)
+        self.hang_watch = HangWatch(lambda: self.connection, request_timeout, self._notice, lambda: self.command.name)
+        self.login = Login(self.store, command.argv, command.env, lambda: self.hello, lambda: self.client,
+                           lambda: self.session_id is not None, self.ui.login_needed, self.establish_session,
+                           self._resend)
+        self.prompts = Prompting(self, self.ui)
         self.store.state.cwd = str(self.cwd)
         self.store.dispatch(reducer.set_agent, command.name)
         self.file_listeners: list[Callable[[FileWrite], None]] = []
@@ -109,7 +130,7 @@ class AgentSession(SessionLifecycle):
         self.files = FileAccess(
             [self.cwd],
             missing_file_empty=bool(getattr(command, "missing_file_empty", False)),
-            ask_outside=ask_outside,
+            ask_outside=self.ui.ask_outside if ask_outside_files else None,
             on_write=self._on_file_write,
         )
         self.terminals = TerminalManager(
@@ -118,7 +139,9 @@ class AgentSession(SessionLifecycle):
             on_exit=lambda tid, code, sig: self.store.dispatch(reducer.terminal_exit, tid, code, sig),
         )
         self.permissions = PermissionBroker(self.store, lambda: self.state.agent_name, policy)
+        self.permissions.ask = self.ui.ask_permission
         self.elicitations = ElicitationBroker(self.store, lambda: self.state.agent_name)
+        self.elicitations.ask = self.ui.ask_elicitation
         # Notifications other than session/update, by method.
         self.notification_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "elicitation/complete": self.elicitations.complete,
@@ -128,6 +151,7 @@ class AgentSession(SessionLifecycle):
         if client_tools is not None:
             host = ToolHost(client_tools, self.store.apply_update, self.permissions.handle,
                             lambda: self.store.state, self.cwd, self.permissions.by_rule)
+            host.ui = self.ui.tools
             self.client_tools = ClientTools(host, lambda: self.connection)
             self.notification_handlers["mcp/message"] = self.client_tools.on_message_notification
 
@@ -172,7 +196,7 @@ class AgentSession(SessionLifecycle):
         self.client = AcpClient(self.connection)
         reader = asyncio.create_task(self.connection.run(), name="agent-reader")
         handshake = asyncio.create_task(self._handshake(), name="agent-handshake")
-        watchdog = asyncio.create_task(self._watch_requests(), name="agent-watchdog")
+        watchdog = asyncio.create_task(self.hang_watch.run(), name="agent-watchdog")
         try:
             await reader
         except asyncio.CancelledError:
@@ -202,8 +226,55 @@ class AgentSession(SessionLifecycle):
             self.store.dispatch(reducer.set_agent, hello.display_name)
         self._plan_mcp_servers()
         await self._plan_client_tools()  # joins mcp_servers: before session/new, load or resume
-        # session/new, or session/load / session/resume of attach_session_id (session_lifecycle.py).
+        # session/new, or session/load / session/resume of attach_session_id (opening.py).
         await self.establish_session()
+
+    def supports(self, feature: str) -> bool:
+        """Whether the running agent advertised `feature` (see AgentHello.supports)."""
+        return self.hello is not None and self.hello.supports(feature)
+
+    async def _guarded(self, awaitable: Awaitable[Any]) -> Any:
+        """Await one handshake step within the handshake timeout; any failure becomes a notice and None."""
+        try:
+            return await asyncio.wait_for(awaitable, self.handshake_timeout)
+        except asyncio.TimeoutError:
+            self._fail(ERROR, f"The agent did not answer within {self.handshake_timeout:g} s while starting. "
+                              "Alt+R restarts it.")
+        except ProtocolMismatch as error:
+            self._fail(ERROR, str(error))
+        except RpcError as error:
+            if error.code == AUTH_REQUIRED:
+                self.login.required(error)
+            else:
+                self._fail(ERROR, f"The agent refused to start a session: {error}")
+        except ConnectionClosed:
+            pass  # run() reports the exit with the agent's stderr
+        except ValueError as error:
+            self._fail(ERROR, f"The agent sent an unusable answer: {error}")
+        return None
+
+    async def establish_session(self) -> bool:
+        """Open the agent-side session (new, load or resume) and mark the tab ready; False on failure."""
+        self.store.dispatch(reducer.set_status, STARTING, "opening a session")
+        opened = await self._guarded(self.opener.open(self.attach_session_id))
+        if opened is None:
+            return False
+        session_id, result = opened
+        self.session_id = session_id
+        self.login.needed = False
+        self.store.dispatch(reducer.set_session, session_id, result)
+        early, self._early_updates = self._early_updates, []
+        for params in early:
+            self._apply(params)
+        if session_id != self.attach_session_id:  # a fresh agent session: the profile's defaults apply
+            await apply_defaults(self, self.defaults)
+        elif self.restore_settings:  # a continued one: the settings its journal recorded (once)
+            settings, self.restore_settings = self.restore_settings, {}
+            await restore_settings(self, settings)
+        self.store.dispatch(reducer.set_status, READY)
+        self.login.resend_pending()
+        self.prompts.status_changed()  # prompts queued while the agent was starting go out now
+        return True
 
     def _plan_mcp_servers(self) -> None:
         """The configured MCP servers this agent can take; the others are skipped with a notice."""
@@ -232,19 +303,19 @@ class AgentSession(SessionLifecycle):
             else:
                 handler(params if isinstance(params, dict) else {})
             return
-        if self.session_id is None:
+        if self.session_id is None and self.opener.loading is None:
             # Some agents send updates (commands, modes) before answering session/new.
             self._early_updates.append(params)
             return
         self._apply(params)
 
     def _apply(self, params: dict[str, Any]) -> None:
-        if params.get("sessionId") != self.session_id:
+        if params.get("sessionId") not in (self.session_id, self.opener.loading):
             log.warning("update for another session %r ignored", params.get("sessionId"))
             return
         update = params.get("update")
-        if self._replay is not None:  # session/load's replay: history, not changes made now
-            if self._accept_replayed(update):
+        if self.opener.replay is not None:  # session/load's replay: history, not changes made now
+            if self.opener.accept_replayed(update):
                 self.store.apply_update(update)
             return
         self.store.apply_update(update)
@@ -303,6 +374,118 @@ class AgentSession(SessionLifecycle):
         if self.process is not None:
             await self.process.close()
 
+    def _notice(self, text: str, severity: str = "info") -> None:
+        self.store.dispatch(reducer.add_notice, text, severity)
+
+    # -- restart ----------------------------------------------------------------------------------
+
+    async def restart(self) -> None:
+        """A new agent process in this session and store, then reattach (load/resume) or start anew.
+
+        Stops the old process first if it still runs (a hung agent). Like `run()`, returns when the
+        new process is gone: the UI runs it in the session's worker.
+        """
+        if self._restarting:
+            return  # a restart is already stopping the old process
+        self._restarting = True
+        try:
+            if self.busy:
+                self.store.dispatch(reducer.fail_turn)
+                self._notice("The running turn was abandoned: the agent is being restarted.", "warning")
+            if self._running:
+                await self.stop()
+                await self._run_done.wait()
+            await self.terminals.close_all()
+        finally:
+            self._restarting = False
+        if self.session_id:
+            self.attach_session_id = self.session_id
+        self.session_id = None
+        self.hello = None
+        self._stopping = False
+        self._turn_failed = False
+        self.hang_watch.reset()
+        self._early_updates = []
+        self.restarts += 1
+        self._notice("Restarting the agent…")
+        await self.run()
+
+    # -- hangs, logins, the agent's other sessions --------------------------------------------------
+
+    @property
+    def request_timeout(self) -> float:
+        return self.hang_watch.request_timeout
+
+    @property
+    def stalled_requests(self) -> dict[int, str]:
+        """Requests reported as unanswered: id -> method."""
+        return self.hang_watch.stalled
+
+    async def cancel_stalled(self) -> int:
+        """Give up on every reported request (`$/cancel_request`); returns how many were cancelled."""
+        return await self.hang_watch.cancel_stalled()
+
+    def _on_request_error(self, method: str, error: RpcError) -> None:
+        """-32000 from any request asks for a login; the handshake and turns handle their own."""
+        if error.code == AUTH_REQUIRED and method not in HANDSHAKE_METHODS | {"session/prompt", "authenticate"}:
+            self.login.required(error)
+
+    def _resend(self, pending: PendingPrompt) -> bool:
+        """Send again the prompt a missing login refused, if a turn can start now."""
+        if self.can_prompt() is not None:
+            return False
+        self._notice("Logged in; sending your prompt again.")
+        self.start_prompt(pending.text, pending.blocks, pending.chips)
+        return True
+
+    @property
+    def auth_needed(self) -> bool:
+        return self.login.needed
+
+    @property
+    def login_prompt(self) -> PendingPrompt | None:
+        """The prompt a missing login refused, sent again once the login succeeds."""
+        return self.login.prompt
+
+    @property
+    def replay_skipped(self) -> int:
+        """Updates of the last restart's `session/load` replay not shown again (they were on screen)."""
+        return self.opener.replay_skipped
+
+    @property
+    def auth_methods(self) -> list[dict[str, Any]]:
+        return self.login.methods
+
+    async def authenticate(self, method: dict[str, Any]) -> str | None:
+        """`authenticate` with an `agent` method (Login.authenticate); None on success, else why not."""
+        return await self.login.authenticate(method)
+
+    def take_login_prompt(self) -> PendingPrompt | None:
+        return self.login.take_prompt()
+
+    def terminal_auth_command(self, method: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+        return self.login.terminal_command(method)
+
+    async def logout(self) -> str | None:
+        return await self.login.logout()
+
+    async def list_agent_sessions(self, cwd: Any = None, cursor: str | None = None
+                                  ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of `session/list`; raises RpcError / ConnectionClosed, or LookupError if unsupported."""
+        if not self.supports("list") or self.client is None:
+            raise LookupError("This agent does not list its sessions (no session/list capability).")
+        return await self.client.list_sessions(cwd, cursor)
+
+    async def delete_agent_session(self, session_id: str) -> str | None:
+        """`session/delete`; None on success, else a message for the user."""
+        if not self.supports("delete") or self.client is None:
+            return "This agent does not delete sessions."
+        try:
+            await self.client.delete_session(session_id)
+        except (RpcError, ConnectionClosed) as error:
+            return f"Could not delete the session: {error}"
+        return None
+
     # -- turns ----------------------------------------------------------------------------------
 
     def can_prompt(self) -> str | None:
@@ -311,7 +494,7 @@ class AgentSession(SessionLifecycle):
             return "A turn is running: wait for it or press Esc to cancel it."
         if self.state.status == EXITED:
             return "The agent has exited: Alt+R restarts it."
-        if self.auth_needed:
+        if self.login.needed:
             return "The agent needs a login first: Alt+L picks a method."
         if self.session_id is None or self.state.status == STARTING:
             return "The agent is not ready yet." if self.state.status == STARTING else "There is no session."
@@ -362,8 +545,8 @@ class AgentSession(SessionLifecycle):
                 return
             self.store.dispatch(reducer.end_turn, "error")
             if error.code == AUTH_REQUIRED:
-                self.login_prompt = PendingPrompt(text, blocks, chips)  # sent again after the login
-                self._auth_required(error)
+                self.login.prompt = PendingPrompt(text, blocks, chips)  # sent again after the login
+                self.login.required(error)
                 return
             self.store.dispatch(reducer.add_notice, f"The agent failed this turn: {error}", "error")
             self.store.dispatch(reducer.set_status, ERROR, str(error))

@@ -5,28 +5,22 @@ rat-tui records its own rule as well, so that the answer survives the agent proc
 remember "always" per session at best (Gemini: "Allow for this session"), and claude-code-acp not
 at all. Matching requests are later answered from the rule without a dialog.
 
-Pure Python (no Textual): the session driver asks the policy before it bothers the UI.
+Pure Python, no I/O: the session driver asks the policy before it bothers the UI; the rules file is
+session/permission_rules_file.py.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shlex
-import tempfile
 import uuid
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
-
-from .. import paths
+from typing import Any, Literal, Protocol
 
 Decision = Literal["allow", "reject"]
 DECISIONS: tuple[Decision, ...] = ("allow", "reject")
-RULES_FILE = "permission_rules.json"
-FORMAT_VERSION = 1
 
 # Kinds whose subject is a file; for them the path says more than the agent's title.
 PATH_KINDS = frozenset({"read", "edit", "delete", "move"})
@@ -36,11 +30,6 @@ _PATH_KEYS = ("file_path", "path", "filePath", "abs_path", "absolute_path", "not
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "fish"})
 
 _UNSET: Any = object()
-
-
-def default_rules_path() -> Path:
-    """Where the rules live: durable data, beside session history, not disposable state."""
-    return paths.data_dir() / RULES_FILE
 
 
 @dataclass(frozen=True)
@@ -189,47 +178,33 @@ def remembered_decision(option: dict[str, Any] | None) -> Decision | None:
 # -- the policy --------------------------------------------------------------------------------
 
 
-class PermissionPolicy:
-    """The rules file, loaded at start and rewritten after each change.
+class RulesStore(Protocol):
+    """Where the rules are kept (session/permission_rules_file.py: a JSON file in the data dir)."""
 
-    A broken file never stops the app: the policy starts empty, says why in `problems`, and moves
-    the broken file aside on the first save rather than silently overwriting it.
+    path: Path
+
+    def save(self, rules: list[PermissionRule]) -> str | None:
+        """Keep `rules`; None when done, else what went wrong (told to the user)."""
+        ...
+
+
+class PermissionPolicy:
+    """The remembered rules, in memory; each change is handed to `store` (no I/O here).
+
+    A store that cannot keep a change never costs the user the answer they just gave: the rule
+    stays in force and the problem is added to `problems`.
     """
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path if path is not None else default_rules_path()
-        self.rules: list[PermissionRule] = []
-        self.problems: list[str] = []
-        self._broken = False
-        self._load()
+    def __init__(self, rules: list[PermissionRule] | None = None, store: RulesStore | None = None,
+                 problems: list[str] | None = None) -> None:
+        self.rules: list[PermissionRule] = list(rules or [])
+        self.store = store
+        self.problems: list[str] = list(problems or [])
 
-    def _load(self) -> None:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return  # first run: no rules yet, nothing to report
-        except (OSError, UnicodeDecodeError) as error:
-            self._fail(f"cannot read it ({error})")
-            return
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            self._fail(f"not valid JSON ({error})")
-            return
-        items = data.get("rules") if isinstance(data, dict) else None
-        if not isinstance(items, list):
-            self._fail('expected an object with a "rules" list')
-            return
-        for number, item in enumerate(items, 1):
-            rule = _rule_from_json(item)
-            if rule is None:
-                self.problems.append(f"Permission rule {number} in {self.path} skipped: malformed ({item!r:.80})")
-            else:
-                self.rules.append(rule)
-
-    def _fail(self, reason: str) -> None:
-        self._broken = True
-        self.problems.append(f"Permission rules file {self.path} ignored: {reason}")
+    @property
+    def path(self) -> Path | None:
+        """The rules file, when the policy is kept in one."""
+        return self.store.path if self.store is not None else None
 
     def get(self, rule_id: str) -> PermissionRule:
         for rule in self.rules:
@@ -299,39 +274,17 @@ class PermissionPolicy:
         return True
 
     def save(self) -> bool:
-        """Write the file atomically (temp file + os.replace), so a crash never leaves half a file.
-
-        Returns False, with the reason in `problems`, when the disk refuses: losing a rule must not
-        cost the user the answer they just gave.
-        """
-        data = {"version": FORMAT_VERSION, "rules": [asdict(rule) for rule in self.rules]}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self._broken and self.path.exists():
-                aside = self.path.with_name(self.path.name + ".broken")
-                os.replace(self.path, aside)
-                self.problems.append(f"The unreadable rules file was kept as {aside}")
-            self._broken = False
-            handle = tempfile.NamedTemporaryFile(
-                "w", encoding="utf-8", dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp", delete=False
-            )
-            try:
-                with handle:
-                    json.dump(data, handle, indent=2)
-                    handle.write("\n")
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(handle.name, self.path)
-            except BaseException:
-                Path(handle.name).unlink(missing_ok=True)
-                raise
-        except OSError as error:
-            self.problems.append(f"Cannot save permission rules to {self.path}: {error}")
+        """Hand the rules to the store; False, with the reason in `problems`, when it could not keep them."""
+        if self.store is None:
+            return True
+        problem = self.store.save(list(self.rules))
+        if problem is not None:
+            self.problems.append(problem)
             return False
         return True
 
 
-def _rule_from_json(item: Any) -> PermissionRule | None:
+def rule_from_json(item: Any) -> PermissionRule | None:
     if not isinstance(item, dict):
         return None
     text_fields = ("id", "agent", "created")

@@ -37,6 +37,6 @@ class ReplayApp(RatApp):
             self._replay_pending = False
             session = ReplaySession(self.recording.records, self.replay_name, cwd,
                                     title=self.recording.session.get("title"))
-            self.sessions.append(session)
+            self.sessions.add(session)
             return session
         return super().make_session(command, cwd, attach_session_id)

@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...session.lifecycle import auth_method_type, terminal_method_parts
+from ...session.login import auth_method_type, terminal_method_parts
 
 AUTOMATED = ("agent", "terminal")
 TYPE_LABELS = {"agent": "by the agent", "terminal": "in a terminal", "env_var": "environment variable"}

@@ -159,7 +159,7 @@ class HistoryScreen(Screen[None]):
         info = self.selected
         if info is None:
             return
-        if any(getattr(journal, "id", None) == info.id for journal in getattr(self.app, "session_journals", {}).values()):
+        if any(getattr(journal, "id", None) == info.id for journal in getattr(getattr(self.app, "sessions", None), "journals", {}).values()):
             self.notify("That session is open in a tab: close it first.", severity="warning")
             return
         self.journal.delete(info.id)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SuspendNotSupported
 
-from ...session.lifecycle import auth_method_type
+from ...session.login import auth_method_type
 from ...state import reducer
 from ..screens.auth import AuthScreen
 

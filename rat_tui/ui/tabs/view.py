@@ -13,6 +13,7 @@ from textual.worker import Worker, WorkerState
 
 from ...session import controls as session_controls
 from . import lifecycle_actions
+from .tab_ui import TabUI
 from ...session.agent_session import AgentSession
 from ...state import reducer
 from ...state.models import (
@@ -141,21 +142,9 @@ class SessionView(Vertical):
         self.plan_panel.show_plan(store.state.plan)
         self.composer.set_commands(list(store.state.commands))
         self.flow.mount()
-        queue = getattr(self.app, "permission_queue", None)
-        if queue is not None:
-            self.session.permissions.ask = lambda request, call: queue.ask(
-                request, call, agent_name=self.session.state.agent_name
-            )
-        elicitations = getattr(self.app, "elicitation_queue", None)
-        if elicitations is not None:
-            self.session.elicitations.ask = elicitations.ask
-        if self.session.client_tools is not None:
-            from .client_tools_ui import SessionToolsUI
-
-            self.session.client_tools.host.ui = SessionToolsUI(self)
+        if isinstance(self.session.ui, TabUI):  # the app's sessions; a replay's is headless
+            self.session.ui.bind(self)
         self.composer.focus()
-        self.session.on_auth_required = lambda methods: self.call_later(
-            lifecycle_actions.show_auth_picker, self, "The agent needs you to log in.")
         self._run_agent()
 
     def on_unmount(self) -> None:

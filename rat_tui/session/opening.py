@@ -1,0 +1,108 @@
+"""Provides Opener: which agent-side session a tab gets — `session/new`, or `session/load` / `session/resume`
+of one it had — and the replay a load streams before it answers.
+
+The rules, from the ACP schema:
+- `session/load` only when `agentCapabilities.loadSession` is true; the agent replays the history as
+  `session/update`s *before* it answers, so the session id being loaded (`loading`) already takes updates
+  and the replay lands in the store as it streams. `session/resume` (`sessionCapabilities.resume`) does the
+  same without a replay.
+- A restart keeps the store: the transcript on screen stays. When the new process reloads the session, the
+  replayed history is *not* added a second time: transcript updates (messages, thoughts, tool calls,
+  notices) are counted and dropped until the load answers, while session facts (commands, modes, config,
+  plan, title, usage) are applied. Our transcript may then lack what the agent persisted after our last
+  frame, which beats showing the whole history twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..protocol.client import AUTH_REQUIRED, AcpClient
+from ..protocol.router import RpcError
+from ..state import reducer
+from ..state.store import SessionStore
+
+# Updates that add to the transcript: dropped while a restarted agent replays what is already shown.
+TRANSCRIPT_UPDATES = frozenset({
+    "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "notice",
+})
+NOT_REMEMBERED = "New agent session: the earlier conversation is kept above, but the agent does not remember it."
+
+
+class Opener:
+    """One per session: opens the agent-side session and filters a load's replay."""
+
+    def __init__(self, store: SessionStore, cwd: Path, client: Callable[[], AcpClient | None],
+                 supports: Callable[[str], bool], mcp_servers: Callable[[], Sequence[dict[str, Any]]]) -> None:
+        self.store = store
+        self.cwd = cwd
+        self.client = client
+        self.supports = supports
+        self.mcp_servers = mcp_servers
+        self.loading: str | None = None  # the session id whose `session/load` runs (its replay streams in)
+        self.replay: str | None = None  # "show" (a fresh tab) or "skip" (a restart) while session/load runs
+        self.replay_skipped = 0
+
+    def _notice(self, text: str, severity: str = "info") -> None:
+        self.store.dispatch(reducer.add_notice, text, severity)
+
+    async def open(self, target: str | None) -> tuple[str, dict[str, Any]]:
+        """Reattach to `target` (load, else resume) or start a new session; returns its id and the answer."""
+        client = self.client()
+        assert client is not None
+        populated = bool(self.store.state.entries)  # a restart (or a tab that already shows a transcript)
+        if target and self.supports("load"):
+            try:
+                result = await self._load(client, target, populated)
+            except RpcError as error:
+                if error.code == AUTH_REQUIRED:
+                    raise
+                self._notice(f"The agent could not load session {target}: {error}", "warning")
+            else:
+                if populated:
+                    self._notice(f"Agent restarted; session {target} reloaded "
+                                 f"({self.replay_skipped} replayed updates not shown again: they are above).")
+                return target, result
+        elif target and self.supports("resume"):
+            try:
+                result = await client.resume_session(target, self.cwd, self.mcp_servers())
+            except RpcError as error:
+                if error.code == AUTH_REQUIRED:
+                    raise
+                self._notice(f"The agent could not resume session {target}: {error}", "warning")
+            else:
+                self._notice(f"{'Agent restarted; s' if populated else 'S'}ession {target} resumed "
+                             "(the agent does not replay its history on resume).")
+                return target, result
+        elif target:
+            self._notice("This agent cannot reopen a session (it advertises neither session/load nor "
+                         "session/resume).", "warning")
+        result = await client.new_session(self.cwd, self.mcp_servers())
+        if target and populated:
+            self._notice(NOT_REMEMBERED, "warning")
+        elif target:
+            self._notice(f"Started a new session instead of {target}.", "warning")
+        return result["sessionId"], result
+
+    async def _load(self, client: AcpClient, target: str, populated: bool) -> dict[str, Any]:
+        """`session/load`, with the replay applied as it arrives (or, on a restart, skipped)."""
+        self.loading = target  # the replay comes before the answer and must land in this session
+        self.replay = "skip" if populated else "show"
+        self.replay_skipped = 0
+        try:
+            return await client.load_session(target, self.cwd, self.mcp_servers())
+        finally:
+            self.loading = None
+            self.replay = None
+
+    def accept_replayed(self, update: Any) -> bool:
+        """During a restart's load: drop what the transcript already shows, keep session facts."""
+        if self.replay != "skip":
+            return True
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        if kind in TRANSCRIPT_UPDATES:
+            self.replay_skipped += 1
+            return False
+        return True

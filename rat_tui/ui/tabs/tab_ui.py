@@ -1,0 +1,124 @@
+"""Provides TabUI: the SessionUI a tab gives its session — the screen side of the engine's questions.
+
+Made before its session (the engine takes it at construction) and bound to the tab's view once that is
+mounted: until then, questions wait for the view (the agent may ask before the first frame), and
+messages go to the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..screens.confirm import ConfirmScreen
+from ..screens.modal_answer import modal_answer
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from ...client_tools.tools import ToolsUI
+    from ...session.elicitation_broker import Elicitation
+    from .view import SessionView
+
+log = logging.getLogger("rat.ui")
+
+
+class TabUI:
+    """One per session; `bind(view)` when its SessionView mounts."""
+
+    def __init__(self, app: App[Any]) -> None:
+        self.app = app
+        self.view: SessionView | None = None
+        self._bound = asyncio.Event()
+
+    def bind(self, view: SessionView) -> None:
+        self.view = view
+        self._bound.set()
+
+    async def _view(self) -> SessionView:
+        await self._bound.wait()
+        assert self.view is not None
+        return self.view
+
+    async def ask_permission(self, request: dict[str, Any], tool_call: dict[str, Any]) -> dict[str, Any] | None:
+        view = await self._view()
+        return await self.app.permission_queue.ask(request, tool_call, agent_name=view.session.state.agent_name)
+
+    async def ask_elicitation(self, elicitation: Elicitation) -> dict[str, Any] | None:
+        await self._view()
+        return await self.app.elicitation_queue.ask(elicitation)
+
+    async def ask_outside(self, path: Path, access: str) -> bool:
+        question = (f"The agent wants to {access} {path}, which is outside the session's directories. "
+                    "Allow it this once?")
+        return bool(await modal_answer(self.app, ConfirmScreen("File access outside the project", question)))
+
+    def login_needed(self, methods: list[dict[str, Any]]) -> None:
+        from . import lifecycle_actions
+
+        if self.view is not None:
+            self.view.call_later(lifecycle_actions.show_auth_picker, self.view, "The agent needs you to log in.")
+
+    def give_back(self, text: str) -> bool:
+        view = self.view
+        if view is None or view.composer.text.strip():
+            return False
+        view.composer.load_text(text)
+        return True
+
+    def prompts_changed(self) -> None:
+        if self.view is not None:
+            self.view.flow.queue_changed()
+
+    def tell(self, text: str, severity: str = "information", title: str = "", timeout: float = 3) -> None:
+        if self.view is None:
+            log.info("%s", text)
+            return
+        self.view.notify(text, title=title, severity=severity, timeout=timeout)  # type: ignore[arg-type]
+
+    @property
+    def tools(self) -> ToolsUI | None:
+        return _ToolsForTab(self)
+
+
+class _ToolsForTab:
+    """rat-tui's own tools on this tab's screen (SessionToolsUI), found when a tool is called."""
+
+    def __init__(self, tab: TabUI) -> None:
+        self.tab = tab
+        self._tools: Any = None
+
+    async def _ui(self) -> Any:
+        if self._tools is None:
+            from .client_tools_ui import SessionToolsUI
+
+            self._tools = SessionToolsUI(await self.tab._view())
+        return self._tools
+
+    def _now(self) -> Any:
+        if self._tools is None and self.tab.view is not None:
+            from .client_tools_ui import SessionToolsUI
+
+            self._tools = SessionToolsUI(self.tab.view)
+        return self._tools
+
+    async def ask_user(self, question: str, choices: list[str]) -> str | None:
+        return await (await self._ui()).ask_user(question, choices)
+
+    def show_file(self, path: str, line: int | None) -> None:
+        if (tools := self._now()) is not None:
+            tools.show_file(path, line)
+
+    def notify(self, message: str, bell: bool) -> None:
+        if (tools := self._now()) is not None:
+            tools.notify(message, bell)
+
+    def list_sessions(self) -> list[dict[str, str]]:
+        tools = self._now()
+        return tools.list_sessions() if tools is not None else []
+
+    def read_session(self, session_id: str) -> str | None:
+        tools = self._now()
+        return tools.read_session(session_id) if tools is not None else None
