@@ -79,6 +79,8 @@ async def test_continue_says_which_settings_could_not_be_restored(tmp_path: Path
         session = await app.open_session(app.launched, tmp_path / "proj", attach_session_id="old-1")
         view = app.tabs.active_view
         await until(pilot, lambda: session.state.status == "ready", "the continued session ready")
+        # The store delivers to the transcript on the next frame: wait for the notice to be drawn.
+        await until(pilot, lambda: "Could not restore" in view.transcript.plain_text, "the restore notice shown")
         text = view.transcript.plain_text
         assert ("Could not restore: Model = gpt-9 (not among its values now); effort = high (the agent no longer "
                 "offers this option); mode = plan (this agent offers no mode choice now).") in text
