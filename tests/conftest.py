@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-AGENTS = ROOT / "tests" / "agents"
+from .helpers.agents import received
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +34,7 @@ def record_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def assert_sent_messages_valid(path: Path) -> None:
-    from .acp_schema import def_name, validate_message
+    from .helpers.acp_schema import def_name, validate_message
 
     sent = Path(str(path) + ".sent")
     asked = [json.loads(line) for line in sent.read_text().splitlines()] if sent.exists() else []
@@ -46,17 +44,3 @@ def assert_sent_messages_valid(path: Path) -> None:
         if method is not None and def_name(method, "response") is None:
             continue  # our answer to a made-up method (the tests' "x/unknown"): nothing to check
         validate_message(message, "client", {message["id"]: method} if method else {})
-
-
-def scripted_argv(script: dict, tmp_path: Path) -> list[str]:
-    """The command line of the scripted fake agent playing `script`."""
-    script_file = tmp_path / "script.json"
-    script_file.write_text(json.dumps(script))
-    return [sys.executable, str(AGENTS / "scripted_agent.py"), str(script_file)]
-
-
-def received(record: Path) -> list[dict]:
-    """Every JSON message the fake agent received, in order."""
-    if not record.exists():
-        return []
-    return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]

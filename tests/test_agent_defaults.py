@@ -15,9 +15,9 @@ from rat_tui.config import validate_config
 from rat_tui.session.controls import option_choices
 from rat_tui.state.models import NoticeEntry
 
-from .conftest import received, scripted_argv
-from .harness import finish, wait_for
-from .test_config_options import LEGACY_MODES, MODEL_OPTION, OPTIONS, with_value
+from .helpers.agents import received, scripted_argv
+from .helpers.config_options import LEGACY_MODES, MODEL_OPTION, OPTIONS, with_value
+from .helpers.harness import finish, wait_for
 
 pytestmark = pytest.mark.slow
 

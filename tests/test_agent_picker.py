@@ -21,9 +21,9 @@ from rat_tui.config import validate_config
 from rat_tui.ui.screens.agent_picker import AgentPickerScreen
 from rat_tui.ui.screens.new_session import NewSessionScreen
 
-from .conftest import AGENTS, received
-from .harness import RatThemedApp
-from .test_app import until
+from .helpers.agents import AGENTS, received
+from .helpers.app import until
+from .helpers.harness import RatThemedApp
 
 pytestmark = pytest.mark.slow
 

@@ -14,9 +14,9 @@ from rat_tui.protocol.router import Connection, RpcError
 from rat_tui.protocol.transport import AgentProcess
 from rat_tui.state.models import GenericEntry, MessageEntry, NoticeEntry
 
-from .acp_schema import validate_message
-from .conftest import received, scripted_argv
-from .harness import finish, start_session, wait_for
+from .helpers.acp_schema import validate_message
+from .helpers.agents import received, scripted_argv
+from .helpers.harness import finish, start_session, wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -2,53 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.app import App
-from textual.pilot import Pilot
 
 from rat_tui.app import RatApp
 from rat_tui.agents.spec import AgentSpec, demo_agent
-from rat_tui.ui.tabs.view import SessionView
 
-from .conftest import received, scripted_argv
+from .helpers.agents import received
+from .helpers.app import scripted, send, state_word, until, view
 
 pytestmark = pytest.mark.slow
-
-
-def scripted(script: dict, tmp_path: Path) -> AgentSpec:
-    return AgentSpec(name="scripted_agent.py", argv=scripted_argv(script, tmp_path), env={}, is_demo=False)
-
-
-async def until(pilot: Pilot, predicate: Callable[[], bool], what: str, timeout: float = 45.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.02)
-
-
-def view(app: RatApp) -> SessionView:
-    return app.query_one(SessionView)
-
-
-def state_word(app: RatApp) -> str:
-    return view(app).status_bar.state_word
-
-
-def steady_cursors(app: App) -> None:
-    """Stop every text cursor on the screen blinking, so a snapshot does not depend on the blink phase."""
-    for widget in app.screen.query("TextArea, Input"):
-        widget.cursor_blink = False
-
-
-async def send(pilot: Pilot, text: str) -> None:
-    await pilot.press(*text)
-    await pilot.press("enter")
 
 
 async def test_demo_agent_full_turn(tmp_path: Path) -> None:

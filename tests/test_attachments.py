@@ -16,8 +16,8 @@ from rat_tui.session import attachments
 from rat_tui.app import RatApp
 from rat_tui.state.media import annotation_badge, format_size, base64_size, image_dimensions, media_placeholder
 
-from .conftest import received
-from .test_app import scripted, send, state_word, until, view
+from .helpers.agents import received
+from .helpers.app import scripted, send, state_word, until, view
 
 NO_EMBED = {"promptCapabilities": {"image": False, "audio": False, "embeddedContext": False}}
 EMBED = {"promptCapabilities": {"embeddedContext": True}}

@@ -8,8 +8,7 @@ import pytest
 
 from rat_tui.app import RatApp
 
-from .test_tabs import labels, scripted
-from .test_app import until
+from .helpers.app import labels, scripted_named, until
 
 pytestmark = pytest.mark.slow
 
@@ -17,12 +16,12 @@ pytestmark = pytest.mark.slow
 async def test_background_stream_shows_when_the_tab_comes_back(tmp_path: Path, record_file: Path) -> None:
     release = tmp_path / "release"
     chunks = [{"wait_file": str(release)}, {"chunk": "line of the answer\n\n", "repeat": 300}, {"chunk": "THE END"}]
-    app = RatApp(scripted({"turns": [chunks]}, tmp_path, "one"), tmp_path)
+    app = RatApp(scripted_named({"turns": [chunks]}, tmp_path, "one"), tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         first = app.tabs.active_view
         await until(pilot, lambda: first.session.state.status == "ready", "first ready")
         first.session.start_prompt("go")
-        second = await app.open_session(scripted({}, tmp_path, "two"), tmp_path)
+        second = await app.open_session(scripted_named({}, tmp_path, "two"), tmp_path)
         await until(pilot, lambda: second.state.status == "ready", "second ready")
         release.touch()
         await until(pilot, lambda: first.session.state.stop_reason == "end_turn", "the background turn")

@@ -15,8 +15,8 @@ from rat_tui.ui.screens.change_review import ChangeReviewScreen
 from rat_tui.ui.screens.confirm import ConfirmScreen
 from rat_tui.ui.widgets.diff_view import DiffView
 
-from .conftest import scripted_argv
-from .test_app import send, until, view
+from .helpers.agents import scripted_argv
+from .helpers.app import send, until, view
 
 pytestmark = pytest.mark.slow
 

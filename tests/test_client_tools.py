@@ -20,10 +20,9 @@ from rat_tui.config import ClientToolsConfig, Config, validate_config
 from rat_tui.ui.screens.ask_user import AskUserScreen
 from rat_tui.ui.screens.mcp_servers import McpServersScreen
 
-from .conftest import received, scripted_argv
-from .harness import finish, start_session
-from .test_app import until
-from .test_config_options import screen_text
+from .helpers.agents import received, scripted_argv
+from .helpers.app import screen_text, until
+from .helpers.harness import finish, start_session
 
 NATIVE = {"initialize_result": {"agentCapabilities": {"mcpCapabilities": {"acp": True}}}}
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -63,7 +62,7 @@ def result_of(replies: list[dict], conn: str, id: int) -> dict:
 
 def check_agent_wrappers(record_file: Path) -> int:
     """The scripted agent's mcp/* requests fit schema.unstable.json too (RAT_ACP_SCHEMA_UNSTABLE is set)."""
-    from .acp_schema import validate
+    from .helpers.acp_schema import validate
 
     sent = [json.loads(line) for line in Path(str(record_file) + ".sent").read_text().splitlines()]
     wrappers = [m for m in sent if m["method"].startswith("mcp/")]
@@ -314,17 +313,17 @@ async def test_demo_agent_asks_and_shows_through_either_transport(tmp_path: Path
 
 @pytest.mark.slow
 async def test_other_sessions_are_read_once_the_user_allows_it(tmp_path: Path, record_file: Path) -> None:
-    from .test_tabs import scripted
+    from .helpers.app import scripted_named
 
     messages = [INITIALIZE, INITIALIZED, call(2, "list_sessions", {}), call(3, "read_session", {"sessionId": "alpha"})]
     reader = {"turns": [[{"mcp_stdio": {"conn": "s", "messages": messages}}]]}
-    app = RatApp(scripted({"session_id": "alpha", "turns": [[{"chunk": "the first answer"}]]}, tmp_path, "one"), tmp_path)
+    app = RatApp(scripted_named({"session_id": "alpha", "turns": [[{"chunk": "the first answer"}]]}, tmp_path, "one"), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         first = app.session
         await until(pilot, lambda: first.state.status == "ready", "first ready")
         first.start_prompt("a question in tab one")
         await until(pilot, lambda: first.state.turns == 1 and first.state.status == "ready", "first answer")
-        second = await app.open_session(scripted(reader, tmp_path, "two"), tmp_path)
+        second = await app.open_session(scripted_named(reader, tmp_path, "two"), tmp_path)
         await until(pilot, lambda: second.state.status == "ready", "second ready")
         second.start_prompt("what did I do elsewhere?")
         done = lambda: sum(c.status == "completed" for c in second.state.tool_calls.values())  # noqa: E731

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
-from textual.app import App, ComposeResult
-from textual.widgets import Static, Switch
+from textual.widgets import Switch
 
 from rat_tui.session import controls as controls
 from rat_tui.session.agent_session import AgentSession
@@ -20,50 +16,14 @@ from rat_tui.state import reducer
 from rat_tui.ui.screens.config_options import ChoiceList, ConfigOptionsScreen, QuickPickScreen
 from rat_tui.ui.widgets.status_bar import StatusBar
 
-from .harness import RatThemedApp, finish, start_session, wait_for
-from .acp_schema import validate
-from .conftest import received
-
-# From claude-agent-acp.jsonl (session/new), descriptions shortened.
-MODE_OPTION = {
-    "id": "mode", "name": "Mode", "description": "Session permission mode", "category": "mode", "type": "select",
-    "currentValue": "default",
-    "options": [
-        {"value": "default", "name": "Default", "description": "Prompts for dangerous operations"},
-        {"value": "acceptEdits", "name": "Accept Edits", "description": "Auto-accept file edit operations"},
-        {"value": "plan", "name": "Plan Mode", "description": "No actual tool execution"},
-    ],
-}
-MODEL_OPTION = {
-    "id": "model", "name": "Model", "description": "AI model to use", "category": "model", "type": "select",
-    "currentValue": "default",
-    "options": [
-        {"value": "default", "name": "Default (recommended)", "description": "Sonnet 4.6"},
-        {"value": "opus[1m]", "name": "Opus (1M context)", "description": "Most capable for complex work"},
-        {"value": "haiku", "name": "Haiku", "description": "Fastest for quick answers"},
-    ],
-}
-# Grouped select options and a boolean: what the schema allows and no recorded agent sends yet.
-EFFORT_OPTION = {
-    "id": "effort", "name": "Reasoning effort", "category": "thought_level", "type": "select", "currentValue": "medium",
-    "options": [
-        {"group": "fast", "name": "Fast", "options": [{"value": "low", "name": "Low"}]},
-        {"group": "deep", "name": "Thorough", "options": [
-            {"value": "medium", "name": "Medium"}, {"value": "high", "name": "High", "description": "Slow"}]},
-    ],
-}
-WEB_OPTION = {"id": "web", "name": "Web search", "description": "Let the agent search the web", "type": "boolean",
-              "currentValue": True}
-OPTIONS = [MODE_OPTION, MODEL_OPTION, EFFORT_OPTION, WEB_OPTION]
-
-LEGACY_MODES = {"currentModeId": "default", "availableModes": [
-    {"id": "default", "name": "Default"}, {"id": "acceptEdits", "name": "Accept Edits"}, {"id": "plan", "name": "Plan Mode"}]}
-LEGACY_MODELS = {"currentModelId": "default", "availableModels": [
-    {"modelId": "default", "name": "Default (recommended)"}, {"modelId": "haiku", "name": "Haiku", "description": "Fast"}]}
-
-
-def with_value(option: dict, value: Any) -> dict:
-    return {**copy.deepcopy(option), "currentValue": value}
+from .helpers.acp_schema import validate
+from .helpers.agents import received
+from .helpers.app import screen_text
+from .helpers.config_options import (
+    EFFORT_OPTION, LEGACY_MODELS, LEGACY_MODES, MODE_OPTION, MODEL_OPTION, OPTIONS, WEB_OPTION, ControlsApp,
+    offline_session, with_value,
+)
+from .helpers.harness import finish, start_session, wait_for
 
 
 async def start(script: dict, tmp_path: Path) -> tuple[AgentSession, asyncio.Task]:
@@ -228,39 +188,6 @@ async def test_legacy_models_only_without_a_model_option(tmp_path: Path, monkeyp
 
 
 # -- screens -----------------------------------------------------------------------------------
-
-
-class ControlsApp(RatThemedApp):
-    """The screen over a status bar fed by the same store."""
-
-    def __init__(self, session: AgentSession, screen_factory) -> None:
-        super().__init__()
-        self.session = session
-        self.screen_factory = screen_factory
-        self.results: list[Any] = []
-
-    def compose(self) -> ComposeResult:
-        yield Static("The session would be here.")
-        yield StatusBar()
-
-    def on_mount(self) -> None:
-        self.use_rat_theme()
-        self.query_one(StatusBar).show(self.session.state)
-        self.session.store.subscribe(lambda _batch: self.query_one(StatusBar).show(self.session.state))
-        self.push_screen(self.screen_factory(self.session), self.results.append)
-
-
-def screen_text(app: App) -> str:
-    return "\n".join(strip.text.rstrip() for strip in app.screen._compositor.render_strips())
-
-
-def offline_session(tmp_path: Path, result: dict) -> AgentSession:
-    """A session whose state says what `session/new` answered, without an agent (for pixels)."""
-    session = AgentSession(SimpleNamespace(name="claude-agent-acp", argv=["true"], env={}), tmp_path)
-    session.store.dispatch(reducer.set_session, "s", result)
-    session.store.state.cwd = "/home/user/project"
-    session.store.flush()
-    return session
 
 
 @pytest.mark.slow

@@ -10,10 +10,9 @@ import pytest
 from rat_tui.session import controls as controls
 from rat_tui.app import RatApp
 
-from .conftest import received
-from .test_app import until
-from .test_history_screen import continue_from_history, first_view, prompt, scripted
-from .test_lifecycle_ui import sent
+from .helpers.agents import received, sent
+from .helpers.app import until
+from .helpers.history import continue_from_history, first_view, prompt, scripted_in
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +35,7 @@ async def test_continue_restores_the_journaled_config_values(tmp_path: Path, rec
               "on_request": {"session/load": [[{"respond": {"configOptions": defaults}}]]},
               "responses": {"session/set_config_option": {"result": {"configOptions": chosen}}},
               "turns": [[{"chunk": "first answer"}]]}
-    app = RatApp(scripted(script, tmp_path / "proj"), tmp_path / "proj")
+    app = RatApp(scripted_in(script, tmp_path / "proj"), tmp_path / "proj")
     async with app.run_test(size=(120, 36)) as pilot:
         view = first_view(app)
         await until(pilot, lambda: view.session.state.status == "ready", "ready")
@@ -63,7 +62,7 @@ async def test_continue_says_which_settings_could_not_be_restored(tmp_path: Path
     """A recorded value the agent no longer offers, and a legacy mode of an agent without modes, are named."""
     script = {"initialize_result": {"agentCapabilities": {"loadSession": True}},
               "on_request": {"session/load": [[{"respond": {"configOptions": [model_option("sonnet")]}}]]}}
-    app = RatApp(scripted(script, tmp_path / "proj"), tmp_path / "proj")
+    app = RatApp(scripted_in(script, tmp_path / "proj"), tmp_path / "proj")
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")
         journal = app.history.start_session("fake", list(app.launched.argv), str(tmp_path / "proj"), "old-1")
@@ -95,7 +94,7 @@ async def test_continue_restores_a_legacy_mode(tmp_path: Path, record_file: Path
     script = {"initialize_result": {"agentCapabilities": {"loadSession": True}},
               "on_request": {"session/load": [[{"respond": {"modes": modes}}]]},
               "responses": {"session/set_mode": {"result": {}}}}
-    app = RatApp(scripted(script, tmp_path / "proj"), tmp_path / "proj")
+    app = RatApp(scripted_in(script, tmp_path / "proj"), tmp_path / "proj")
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")
         journal = app.history.start_session("fake", list(app.launched.argv), str(tmp_path / "proj"), "old-2")

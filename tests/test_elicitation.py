@@ -16,10 +16,10 @@ from rat_tui.session.elicitation_form import MISSING, check, content_of, parse_f
 from rat_tui.protocol.client import client_capabilities
 from rat_tui.ui.screens.elicitation import ElicitationScreen, UrlElicitationScreen
 
-from .acp_schema import validate
-from .conftest import received
-from .harness import RatThemedApp
-from .test_app import scripted, steady_cursors, until
+from .helpers.acp_schema import validate
+from .helpers.agents import received
+from .helpers.app import scripted, steady_cursors, until
+from .helpers.harness import RatThemedApp
 
 SCHEMA = {
     "type": "object",

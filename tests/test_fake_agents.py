@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from . import acp_schema
-from .conftest import AGENTS, received, scripted_argv
-from .test_demo_agent import TIMEOUT, Driver, prompt_params
+from .helpers.agents import AGENTS, received, scripted_argv
+from .helpers.demo_driver import TIMEOUT, Driver, prompt_params
+from .helpers import acp_schema
 
 pytestmark = pytest.mark.slow
 

@@ -15,8 +15,8 @@ import pytest
 
 from rat_tui.history.journal import HistoryJournal, default_path
 
-from .conftest import AGENTS
-from .test_terminal_e2e import Tmux
+from .helpers.agents import AGENTS
+from .helpers.tmux import Tmux
 
 pytestmark = [
     pytest.mark.slow,

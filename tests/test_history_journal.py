@@ -14,7 +14,7 @@ from rat_tui.history.markdown import to_markdown
 from rat_tui.history.rebuild import rebuild
 from rat_tui.history.records import IN, OUT, RecordingError, dump_recording, parse_recording, read_recording
 
-from .harness import finish, start_session, wait_for
+from .helpers.harness import finish, start_session, wait_for
 
 TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 

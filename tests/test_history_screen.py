@@ -10,57 +10,28 @@ import pytest
 from rat_tui import paths
 from rat_tui.app import RatApp
 from rat_tui.cli import parse_args
-from rat_tui.agents.spec import AgentSpec
 from rat_tui.config import Config, HistoryConfig
 from rat_tui.history.records import read_recording
 from rat_tui.ui.replay_app import ReplayApp
 from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
-from rat_tui.ui.tabs.view import SessionView
 
-from .conftest import scripted_argv
-from .test_app import until
+from .helpers.app import until
+from .helpers.history import continue_from_history, first_view, prompt, scripted_in
 
 pytestmark = pytest.mark.slow
 
 TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 
 
-def scripted(script: dict, folder: Path, name: str = "fake") -> AgentSpec:
-    folder.mkdir(exist_ok=True)
-    return AgentSpec(name=name, argv=scripted_argv(script, folder), env={}, is_demo=False)
-
-
-def first_view(app: RatApp) -> SessionView:
-    return app.tabs.views[0]
-
-
-async def prompt(pilot, app: RatApp, text: str, answer: str) -> None:
-    view = app.tabs.active_view
-    await pilot.press(*text, "enter")
-    await until(pilot, lambda: answer in view.transcript.plain_text, answer)
-    await until(pilot, lambda: view.session.state.status == "ready", "ready after the turn")
-
-
-async def continue_from_history(pilot, app: RatApp) -> SessionView:
-    """Ctrl+R, open the newest session, wait for its replay, press c: the continued session's tab."""
-    await pilot.press("ctrl+r", "enter")
-    screen = app.screen
-    assert isinstance(screen, HistoryTranscriptScreen)
-    await until(pilot, lambda: screen.session.done, "the replay")
-    await pilot.press("c")
-    await until(pilot, lambda: len(app.tabs.views) == 2, "the continued session's tab")
-    return app.tabs.active_view
-
-
 async def test_history_screen_lists_searches_opens_and_exports(tmp_path: Path, record_file: Path) -> None:
     export = tmp_path / "exports"
     config = Config(history=HistoryConfig(export_dir=str(export)))
-    zebra = scripted({"turns": [[{"chunk": "Zebras have stripes."}]]}, tmp_path / "zoo", "zebra-agent")
+    zebra = scripted_in({"turns": [[{"chunk": "Zebras have stripes."}]]}, tmp_path / "zoo", "zebra-agent")
     app = RatApp(zebra, tmp_path / "zoo", config=config)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")
         await prompt(pilot, app, "tell me about zebras", "Zebras have stripes.")
-        other = scripted({"turns": [[{"chunk": "Roses need water."}]]}, tmp_path / "garden", "rose-agent")
+        other = scripted_in({"turns": [[{"chunk": "Roses need water."}]]}, tmp_path / "garden", "rose-agent")
         await app.open_session(other, tmp_path / "garden")
         await until(pilot, lambda: app.tabs.active_view.session.state.status == "ready", "second ready")
         await prompt(pilot, app, "how about roses", "Roses need water.")
@@ -118,7 +89,7 @@ async def test_history_screen_lists_searches_opens_and_exports(tmp_path: Path, r
 async def test_draft_survives_and_continue_reopens_the_journaled_session(tmp_path: Path, record_file: Path) -> None:
     script = {"initialize_result": {"agentCapabilities": {"loadSession": True}},
               "turns": [[{"chunk": "first answer"}]]}
-    spec = scripted(script, tmp_path / "proj")
+    spec = scripted_in(script, tmp_path / "proj")
     app = RatApp(spec, tmp_path / "proj")
     async with app.run_test(size=(120, 36)) as pilot:
         view = first_view(app)
@@ -135,7 +106,7 @@ async def test_draft_survives_and_continue_reopens_the_journaled_session(tmp_pat
 
 
 async def test_continue_says_why_not_when_the_agent_cannot(tmp_path: Path) -> None:
-    spec = scripted({"turns": [[{"chunk": "answer"}]]}, tmp_path / "proj")  # no loadSession capability
+    spec = scripted_in({"turns": [[{"chunk": "answer"}]]}, tmp_path / "proj")  # no loadSession capability
     app = RatApp(spec, tmp_path / "proj")
     async with app.run_test(size=(120, 36)) as pilot:
         view = first_view(app)
@@ -150,7 +121,7 @@ async def test_continue_says_why_not_when_the_agent_cannot(tmp_path: Path) -> No
 
 
 async def test_history_off_writes_nothing(tmp_path: Path) -> None:
-    spec = scripted({"turns": [[{"chunk": "answer"}]]}, tmp_path / "proj")
+    spec = scripted_in({"turns": [[{"chunk": "answer"}]]}, tmp_path / "proj")
     app = RatApp(spec, tmp_path / "proj", config=Config(history=HistoryConfig(enabled=False)))
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")
@@ -195,7 +166,7 @@ def test_replay_on_the_command_line(tmp_path: Path) -> None:
 
 async def test_an_rpc_log_replays_and_the_palette_offers_history(tmp_path: Path, record_file: Path) -> None:
     rpc_log = tmp_path / "rpc.jsonl"
-    spec = scripted({"turns": [[{"chunk": "logged answer"}]]}, tmp_path / "proj")
+    spec = scripted_in({"turns": [[{"chunk": "logged answer"}]]}, tmp_path / "proj")
     app = RatApp(spec, tmp_path / "proj", rpc_log_path=rpc_log)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")

@@ -12,7 +12,6 @@ from textual.command import CommandPalette
 from textual.widgets import OptionList
 
 from rat_tui.app import RatApp
-from rat_tui.agents.spec import AgentSpec
 from rat_tui.config import Config
 from rat_tui.ui.palette.lifecycle import LifecycleCommandsProvider
 from rat_tui.ui.screens.auth import AuthScreen
@@ -20,21 +19,11 @@ from rat_tui.ui.screens.confirm import ConfirmScreen
 from rat_tui.ui.screens.session_browser import SessionBrowserScreen
 from rat_tui.ui.tabs.view import SessionView
 
-from .conftest import received, scripted_argv
-from .harness import RatThemedApp
-from .test_app import until
+from .helpers.agents import AGENT_METHOD, received, sent
+from .helpers.app import scripted_named, until
+from .helpers.harness import RatThemedApp
 
 pytestmark = pytest.mark.slow
-
-
-def scripted(script: dict, tmp_path: Path, name: str = "agent") -> AgentSpec:
-    folder = tmp_path / name
-    folder.mkdir(exist_ok=True)
-    return AgentSpec(name=name, argv=scripted_argv(script, folder), env={}, is_demo=False)
-
-
-def sent(record: Path, method: str) -> list[dict]:
-    return [m for m in received(record) if m.get("method") == method]
 
 
 def browser_text(screen: SessionBrowserScreen) -> str:
@@ -56,7 +45,7 @@ async def test_browse_page_filter_open_and_delete(tmp_path: Path, record_file: P
               "on_request": {"session/list": [[{"respond": page1}], [{"respond": page2}], [{"respond": everywhere}],
                                               [{"respond": page1}]],
                              "session/load": [[{"replay": 6}]]}}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app = RatApp(scripted_named(script, tmp_path), tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.session.state.status == "ready", "ready")
         await pilot.press("ctrl+b")
@@ -91,7 +80,7 @@ async def test_browse_page_filter_open_and_delete(tmp_path: Path, record_file: P
 
 
 async def test_browser_without_list_says_so(tmp_path: Path, record_file: Path) -> None:
-    app = RatApp(scripted({}, tmp_path), tmp_path)
+    app = RatApp(scripted_named({}, tmp_path), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.session.state.status == "ready", "ready")
         await pilot.press("ctrl+b")
@@ -107,7 +96,7 @@ async def test_crash_mid_turn_keeps_draft_then_restart_reattaches(tmp_path: Path
     turn = [{"when_missing": str(killed), "steps": [{"chunk": "half an answer"}, {"stderr": "segfault-ish"}, {"sleep": 60}]},
             {"chunk": "after restart"}]
     script = {"initialize_result": {"agentCapabilities": {"sessionCapabilities": {"resume": {}}}}, "turns": [turn]}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app = RatApp(scripted_named(script, tmp_path), tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         view = app.query_one(SessionView)
         session = view.session
@@ -137,7 +126,7 @@ async def test_crash_mid_turn_keeps_draft_then_restart_reattaches(tmp_path: Path
 async def test_unanswered_request_reported_and_cancelled_with_escape(tmp_path: Path, record_file: Path) -> None:
     modes = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]}
     script = {"new_session_result": {"modes": modes}, "on_request": {"session/set_mode": [[{"hang": True}]]}}
-    app = RatApp(scripted(script, tmp_path), tmp_path, config=Config(request_timeout_seconds=0.3))
+    app = RatApp(scripted_named(script, tmp_path), tmp_path, config=Config(request_timeout_seconds=0.3))
     async with app.run_test(size=(120, 36)) as pilot:
         view = app.query_one(SessionView)
         await until(pilot, lambda: view.session.state.status == "ready", "ready")
@@ -152,13 +141,10 @@ async def test_unanswered_request_reported_and_cancelled_with_escape(tmp_path: P
     assert sent(record_file, "$/cancel_request")[0]["params"] == {"requestId": request["id"]}
 
 
-AGENT_METHOD = {"id": "oauth", "name": "Browser login", "description": "Opens your browser to sign in"}
-
-
 async def test_login_picker_after_auth_required_then_retry(tmp_path: Path, record_file: Path) -> None:
     script = {"initialize_result": {"authMethods": [AGENT_METHOD]},
               "on_request": {"session/new": [[{"error": {"code": -32000, "message": "Authentication required"}}], []]}}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app = RatApp(scripted_named(script, tmp_path), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, AuthScreen), "the login picker")
         assert app.session.state.status_detail == "login required"
@@ -176,7 +162,7 @@ async def test_terminal_login_runs_the_agent_command_then_restarts(tmp_path: Pat
     script = {"initialize_result": {"authMethods": [terminal]},
               "on_request": {"session/new": [[{"when_missing": str(marker), "steps": [
                   {"error": {"code": -32000, "message": "Authentication required"}}]}]]}}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app = RatApp(scripted_named(script, tmp_path), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         session = app.session
         await until(pilot, lambda: isinstance(app.screen, AuthScreen), "the login picker")
@@ -221,12 +207,12 @@ async def palette_names(app: RatApp) -> list[str]:
 
 
 async def test_palette_entries_and_logout_only_when_advertised(tmp_path: Path, record_file: Path) -> None:
-    plain = RatApp(scripted({}, tmp_path, "plain"), tmp_path)
+    plain = RatApp(scripted_named({}, tmp_path, "plain"), tmp_path)
     async with plain.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: plain.session.state.status == "ready", "ready")
         assert await palette_names(plain) == ["Agent sessions", "Restart the agent", "Log in to the agent"]
     script = {"initialize_result": {"agentCapabilities": {"auth": {"logout": {}}}}}
-    app = RatApp(scripted(script, tmp_path, "logout"), tmp_path)
+    app = RatApp(scripted_named(script, tmp_path, "logout"), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.session.state.status == "ready", "ready")
         assert "Log out of the agent" in await palette_names(app)

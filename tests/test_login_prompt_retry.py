@@ -11,9 +11,8 @@ from rat_tui.app import RatApp
 from rat_tui.ui.screens.auth import AuthScreen
 from rat_tui.ui.tabs.view import SessionView
 
-from .conftest import received
-from .test_app import until
-from .test_lifecycle_ui import AGENT_METHOD, scripted, sent
+from .helpers.agents import AGENT_METHOD, received, sent
+from .helpers.app import scripted_named, until
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +23,7 @@ RESENT = "Logged in; sending your prompt again."
 async def test_prompt_refused_for_login_is_sent_again_after_authenticate(tmp_path: Path, record_file: Path) -> None:
     script = {"initialize_result": {"authMethods": [AGENT_METHOD]},
               "turns": [[AUTH_ERROR], [{"chunk": "Here is the answer after the login."}]]}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app = RatApp(scripted_named(script, tmp_path), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         view = app.query_one(SessionView)
         await until(pilot, lambda: view.session.state.status == "ready", "ready")
@@ -47,7 +46,7 @@ async def test_prompt_given_back_when_the_login_is_dismissed(tmp_path: Path, rec
     release = tmp_path / "release"
     script = {"initialize_result": {"authMethods": [AGENT_METHOD]},
               "turns": [[AUTH_ERROR], [{"wait_file": str(release)}, AUTH_ERROR]]}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app = RatApp(scripted_named(script, tmp_path), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         view = app.query_one(SessionView)
         await until(pilot, lambda: view.session.state.status == "ready", "ready")
@@ -82,7 +81,7 @@ async def test_prompt_sent_again_after_a_terminal_login_and_restart(tmp_path: Pa
                 "args": ["--write-marker", str(marker)], "env": {"RAT_FAKE_AUTH_ENV": "via-env"}}
     script = {"initialize_result": {"authMethods": [terminal]},
               "turns": [[{"when_missing": str(marker), "steps": [AUTH_ERROR]}]]}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app = RatApp(scripted_named(script, tmp_path), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         view = app.query_one(SessionView)
         session = view.session

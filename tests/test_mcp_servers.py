@@ -16,11 +16,10 @@ from rat_tui.session.mcp_servers import configured, plan, warnings
 from rat_tui.ui.screens.mcp_servers import McpServersScreen
 from rat_tui.ui.widgets.prompt import PromptComposer
 
-from .acp_schema import validate
-from .conftest import received, scripted_argv
-from .harness import finish, start_session
-from .test_app import until
-from .test_config_options import screen_text
+from .helpers.acp_schema import validate
+from .helpers.agents import received, scripted_argv
+from .helpers.app import screen_text, until
+from .helpers.harness import finish, start_session
 
 STDIO = McpServerConfig(name="files", command=sys.executable, args=["-m", "files_server"], env={"LOG": "debug"})
 HTTP = McpServerConfig(name="docs", type="http", url="https://mcp.example.com/docs", headers={"Authorization": "Bearer ${DOCS_TOKEN}"})
@@ -143,7 +142,7 @@ async def test_summary_panel_from_the_keyboard_and_the_palette(tmp_path: Path, r
 
 
 async def test_summary_without_servers_says_how_to_add_them(tmp_path: Path) -> None:
-    from .test_config_options import ControlsApp, offline_session
+    from .helpers.config_options import ControlsApp, offline_session
 
     session = offline_session(tmp_path, {})
     app = ControlsApp(session, McpServersScreen)

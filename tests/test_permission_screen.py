@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
@@ -14,7 +14,8 @@ from rat_tui.session.permission_rules_file import load_policy
 from rat_tui.state.permission_policy import PermissionPolicy
 from rat_tui.ui.screens.permission import PermissionScreen, compact_diff
 from rat_tui.ui.screens.permission_rules import PermissionRulesScreen
-from .harness import RatThemedApp
+from .helpers.app import screen_text
+from .helpers.harness import RatThemedApp
 
 CLAUDE_OPTIONS = [
     {"kind": "allow_always", "name": "Always Allow", "optionId": "allow_always"},
@@ -87,7 +88,6 @@ UNKNOWN_KINDS = {
 }
 
 
-
 @pytest.fixture(autouse=True)
 def colour_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
@@ -110,11 +110,6 @@ class PermissionApp(RatThemedApp):
         self.use_rat_theme()
         self.permission = PermissionScreen(self.request, **self.kwargs)
         self.push_screen(self.permission, self.results.append)
-
-
-def screen_text(app: App) -> str:
-    """What the terminal shows, as plain text."""
-    return "\n".join(strip.text.rstrip() for strip in app.screen._compositor.render_strips())
 
 
 async def answer(request: dict, *keys: str, **kwargs: Any) -> list[dict | None]:

@@ -17,9 +17,9 @@ from textual.widgets import Static
 
 from rat_tui.ui.widgets.prompt import PromptComposer
 
-from .conftest import received
-from .harness import RatThemedApp
-from .test_app import scripted, send, state_word, steady_cursors, until, view
+from .helpers.agents import received
+from .helpers.app import scripted, send, state_word, steady_cursors, until, view
+from .helpers.harness import RatThemedApp
 
 # -- the rules -------------------------------------------------------------------------------------
 

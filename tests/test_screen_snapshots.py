@@ -12,8 +12,8 @@ from rat_tui.history.journal import HistoryJournal
 from rat_tui.ui.screens.ask_user import AskUserScreen
 from rat_tui.ui.screens.history import HistoryScreen
 
-from .harness import RatThemedApp
-from .test_app import steady_cursors
+from .helpers.app import steady_cursors
+from .helpers.harness import RatThemedApp
 
 # Fixed dates so the list (which shows them) renders the same every run; localtime is UTC in CI.
 NOON = calendar.timegm((2026, 11, 2, 12, 0, 0))

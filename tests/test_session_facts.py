@@ -8,8 +8,7 @@ import pytest
 
 from rat_tui.app import RatApp
 
-from .test_app import scripted, until, view
-from .test_tabs import labels
+from .helpers.app import labels, scripted, until, view
 
 pytestmark = pytest.mark.slow
 

@@ -18,8 +18,8 @@ from rat_tui.session.ui import HeadlessUI
 from rat_tui.protocol.router import RpcError
 from rat_tui.state.models import MessageEntry, NoticeEntry
 
-from .conftest import received, scripted_argv
-from .harness import finish, start_session, wait_for
+from .helpers.agents import received, scripted_argv
+from .helpers.harness import finish, start_session, wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -15,8 +15,8 @@ from rat_tui.ui.palette.slash_commands import SlashCommandsProvider
 from rat_tui.ui.widgets.command_menu import CommandMenu, command_hint, match_commands
 from rat_tui.ui.widgets.prompt import PromptComposer
 
-from .harness import RatThemedApp
-from .test_app import steady_cursors, until
+from .helpers.app import steady_cursors, until
+from .helpers.harness import RatThemedApp
 
 # The shape claude-agent-acp sends (acp-traces/claude-agent-acp.jsonl), shortened.
 AGENT_COMMANDS: list[dict[str, Any]] = [

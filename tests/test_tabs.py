@@ -8,36 +8,25 @@ from pathlib import Path
 import pytest
 
 from rat_tui.app import RatApp
-from rat_tui.agents.spec import AgentSpec
 from rat_tui.ui.screens.confirm import ConfirmScreen
 from rat_tui.ui.screens.new_session import NewSessionScreen
 from rat_tui.ui.tabs.view import SessionView
 
-from .conftest import received, scripted_argv
-from .test_app import until
+from .helpers.agents import received
+from .helpers.app import labels, scripted_named, until
 
 pytestmark = pytest.mark.slow
-
-
-def scripted(script: dict, tmp_path: Path, name: str) -> AgentSpec:
-    folder = tmp_path / name
-    folder.mkdir(exist_ok=True)
-    return AgentSpec(name=name, argv=scripted_argv(script, folder), env={}, is_demo=False)
-
-
-def labels(app: RatApp) -> list[str]:
-    return [str(tab.label) for tab in app.tabs.query("ContentTab")]
 
 
 async def test_two_sessions_run_in_tabs_with_badges(tmp_path: Path, record_file: Path) -> None:
     closable = {"initialize_result": {"agentCapabilities": {"sessionCapabilities": {"close": {}}}},
                 "turns": [[{"chunk": "first answer"}]]}
     slow = {"turns": [[{"sleep": 2.0}, {"chunk": "second answer"}]]}
-    app = RatApp(scripted(closable, tmp_path, "one"), tmp_path)
+    app = RatApp(scripted_named(closable, tmp_path, "one"), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         first = app.query_one(SessionView)
         await until(pilot, lambda: first.session.state.status == "ready", "first ready")
-        second = await app.open_session(scripted(slow, tmp_path, "two"), tmp_path)
+        second = await app.open_session(scripted_named(slow, tmp_path, "two"), tmp_path)
         await until(pilot, lambda: second.state.status == "ready", "second ready")
         assert len(app.tabs.views) == 2 and app.session is second
         await pilot.press(*"slow question", "enter")
@@ -59,7 +48,7 @@ async def test_two_sessions_run_in_tabs_with_badges(tmp_path: Path, record_file:
 
 
 async def test_new_session_from_the_keyboard(tmp_path: Path) -> None:
-    app = RatApp(scripted({}, tmp_path, "one"), tmp_path)
+    app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.session.state.status == "ready", "ready")
         await pilot.press("ctrl+n")
@@ -79,12 +68,12 @@ async def test_two_sessions_stream_at_once_while_typing_in_one(tmp_path: Path) -
         burst = [{"chunk": f"{word} ", "repeat": 400}, {"sleep": 0.05}]
         return {"turns": [[{"wait_file": str(go)}, *burst * 6, {"chunk": f"\n\n{word} done"}]]}
 
-    app = RatApp(scripted(streaming("alpha"), tmp_path, "one"), tmp_path)
+    app = RatApp(scripted_named(streaming("alpha"), tmp_path, "one"), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         first = app.query_one(SessionView)
         await until(pilot, lambda: first.session.state.status == "ready", "first ready")
         await pilot.press(*"go one", "enter")
-        second = await app.open_session(scripted(streaming("beta"), tmp_path, "two"), tmp_path)
+        second = await app.open_session(scripted_named(streaming("beta"), tmp_path, "two"), tmp_path)
         await until(pilot, lambda: second.state.status == "ready", "second ready")
         await pilot.press(*"go two", "enter")
         await until(pilot, lambda: first.session.busy and second.busy, "both turns running")

@@ -21,8 +21,8 @@ from rat_tui.protocol.traffic import TrafficLog
 from rat_tui.protocol.transport import AgentProcess
 from rat_tui.ui.screens.traffic import TrafficScreen
 
-from .harness import RatThemedApp
-from .conftest import scripted_argv
+from .helpers.agents import scripted_argv
+from .helpers.harness import RatThemedApp
 
 # 2026-01-02 10:00:00 UTC; the screen shows local time, so the tests pin TZ to UTC.
 T0 = 1767348000.0

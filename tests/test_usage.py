@@ -10,12 +10,11 @@ from rat_tui.protocol.wire import NoticeUpdate, UnknownUpdate, parse_update
 from rat_tui.state import reducer
 from rat_tui.state.models import EntryAdded, FieldChanged, GenericEntry, NoticeEntry, SessionState
 from rat_tui.ui.widgets.status_bar import StatusBar, context_level, format_cost, format_tokens, usage_gauge
-from .harness import RatThemedApp
+from .helpers.harness import RatThemedApp
 
 # From acp-traces/claude-agent-acp.jsonl.
 CLAUDE_USAGE = {"sessionUpdate": "usage_update", "used": 51, "size": 200000,
                 "cost": {"amount": 0.0009000000000000001, "currency": "USD"}}
-
 
 
 def apply(state: SessionState, raw: dict) -> list:

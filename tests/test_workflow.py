@@ -10,9 +10,9 @@ from rat_tui.app import RatApp
 from rat_tui.agents.spec import AgentSpec
 from rat_tui.ui.screens.permission import DiffPreview, PermissionScreen
 
-from .acp_schema import validate
-from .conftest import received, scripted_argv
-from .test_app import send, state_word, until, view
+from .helpers.acp_schema import validate
+from .helpers.agents import received, scripted_argv
+from .helpers.app import send, state_word, until, view
 
 pytestmark = pytest.mark.slow
 

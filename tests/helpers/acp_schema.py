@@ -26,7 +26,7 @@ SUFFIX = {"request": "Request", "response": "Response", "notification": "Notific
 
 def schema_dir() -> Path:
     env = os.environ.get("RAT_ACP_SCHEMA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parent / "fixtures" / "acp-schema"
+    return Path(env) if env else Path(__file__).resolve().parent.parent / "fixtures" / "acp-schema"
 
 
 @lru_cache(maxsize=None)

@@ -12,7 +12,7 @@ from textual.app import App
 from rat_tui.session.agent_session import AgentSession
 from rat_tui.themes import THEME_VARIABLE_DEFAULTS, load_themes
 
-from .conftest import scripted_argv
+from .agents import scripted_argv
 
 
 class RatThemedApp(App):

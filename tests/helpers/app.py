@@ -1,0 +1,66 @@
+"""Driving the real RatApp with Pilot, against scripted fake agents over real pipes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.app import App
+from textual.pilot import Pilot
+
+from rat_tui.agents.spec import AgentSpec
+from rat_tui.app import RatApp
+from rat_tui.ui.tabs.view import SessionView
+
+from .agents import scripted_argv
+
+
+def scripted(script: dict, tmp_path: Path) -> AgentSpec:
+    """The scripted fake agent playing `script`, as the app's agent (named after its file)."""
+    return AgentSpec(name="scripted_agent.py", argv=scripted_argv(script, tmp_path), env={}, is_demo=False)
+
+
+def scripted_named(script: dict, tmp_path: Path, name: str = "agent") -> AgentSpec:
+    """The scripted fake agent playing `script`, named `name`, its script in its own folder `tmp_path/name`."""
+    folder = tmp_path / name
+    folder.mkdir(exist_ok=True)
+    return AgentSpec(name=name, argv=scripted_argv(script, folder), env={}, is_demo=False)
+
+
+async def until(pilot: Pilot, predicate: Callable[[], bool], what: str, timeout: float = 45.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def view(app: RatApp) -> SessionView:
+    return app.query_one(SessionView)
+
+
+def state_word(app: RatApp) -> str:
+    return view(app).status_bar.state_word
+
+
+def labels(app: RatApp) -> list[str]:
+    """The tab labels, in order."""
+    return [str(tab.label) for tab in app.tabs.query("ContentTab")]
+
+
+def steady_cursors(app: App) -> None:
+    """Stop every text cursor on the screen blinking, so a snapshot does not depend on the blink phase."""
+    for widget in app.screen.query("TextArea, Input"):
+        widget.cursor_blink = False
+
+
+def screen_text(app: App) -> str:
+    """The text of the screen as the terminal would show it (trailing spaces dropped)."""
+    return "\n".join(strip.text.rstrip() for strip in app.screen._compositor.render_strips())
+
+
+async def send(pilot: Pilot, text: str) -> None:
+    await pilot.press(*text)
+    await pilot.press("enter")

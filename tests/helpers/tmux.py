@@ -1,0 +1,47 @@
+"""A real terminal (tmux) for what only a terminal shows."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+
+class Tmux:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.name = f"rat-e2e-{uuid.uuid4().hex[:8]}"
+        self.env = env
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", *args], capture_output=True, text=True, env=self.env, check=True).stdout
+
+    def start(self, command: list[str], cwd: Path) -> None:
+        line = " ".join(_quote(part) for part in command)
+        self.run("new-session", "-d", "-s", self.name, "-x", "120", "-y", "48", "-c", str(cwd), line)
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", self.name)
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", self.name, *keys)
+
+    def alive(self) -> bool:
+        return subprocess.run(["tmux", "has-session", "-t", self.name], env=self.env, capture_output=True).returncode == 0
+
+    def wait_for(self, text: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen() if self.alive() else ""
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], env=self.env, capture_output=True)
+
+
+def _quote(part: str) -> str:
+    return "'" + part.replace("'", "'\\''") + "'"
