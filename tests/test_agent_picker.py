@@ -22,7 +22,7 @@ from rat_tui.ui.screens.agent_picker import AgentPickerScreen
 from rat_tui.ui.screens.new_session import NewSessionScreen
 
 from .helpers.agents import AGENTS, received
-from .helpers.app import until
+from .helpers.app import palette_offers, until
 from .helpers.harness import RatThemedApp
 
 pytestmark = pytest.mark.slow
@@ -130,7 +130,7 @@ async def test_palette_agents_command_opens_the_picker(tmp_path: Path, monkeypat
         await until(pilot, lambda: app.session.state.status == "ready", "the demo ready")
         await pilot.press("ctrl+p")
         await pilot.press(*"Agents")
-        await pilot.pause(0.5)
+        await palette_offers(pilot, app, "Agents")
         await pilot.press("enter")
         await until(pilot, lambda: picker_ready(app), "the picker")
         assert "0 of 8 can start here" in str(app.screen.query_one("Label").render())

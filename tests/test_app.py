@@ -155,7 +155,7 @@ async def test_demo_commands_complete_in_the_composer_and_f8_shows_the_traffic(t
 
         await pilot.press("f8")
         await until(pilot, lambda: isinstance(app.screen, TrafficScreen), "the traffic inspector")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: app.screen.query_one(DataTable).row_count >= 5, "the traffic rows")
         table = app.screen.query_one(DataTable)
         methods = [str(table.get_row_at(row)[3]) for row in range(table.row_count)]
         assert methods[:4] == ["initialize", "initialize", "session/new", "session/new"]

@@ -221,11 +221,13 @@ async def test_image_refused_without_the_capability(project: Path, tmp_path: Pat
         assert any("does not accept image content" in m and "shot.png" in m for m in messages)
         composer.clear()
         await send(pilot, "what is in @shot.png today")  # typed by hand: refused whole
-        await pilot.pause(0.3)
+        await until(pilot, lambda: any(n.message.startswith("Not sent:") for n in app._notifications), "the refusal")
         assert composer.text == "what is in @shot.png today"  # the draft is kept
-        assert any(m.startswith("Not sent:") for m in (n.message for n in app._notifications))
-        await pilot.pause(0.2)
-    assert sent_blocks(record_file) == []
+        # A later prompt, sent and received, is the barrier: a prompt sent before it would be recorded first.
+        composer.clear()
+        await send(pilot, "later")
+        await until(pilot, lambda: sent_blocks(record_file), "the later prompt to arrive")
+    assert sent_blocks(record_file) == [[{"type": "text", "text": "later"}]]  # the refused prompt never went out
 
 
 @pytest.mark.slow

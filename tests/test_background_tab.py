@@ -25,8 +25,9 @@ async def test_background_stream_shows_when_the_tab_comes_back(tmp_path: Path, r
         await until(pilot, lambda: second.state.status == "ready", "second ready")
         release.touch()
         await until(pilot, lambda: first.session.state.stop_reason == "end_turn", "the background turn")
-        await pilot.pause(0.2)
+        # The transcript has taken the last batch (a layout would have happened then): still none.
+        await until(pilot, lambda: "✓" in labels(app)[0], "the done badge")
+        await until(pilot, lambda: not first.transcript._flush_pending, "the transcript's last batch")
         assert first.transcript._hidden_stale  # nothing laid out while hidden
-        assert "✓" in labels(app)[0]
         await pilot.press("alt+1")
         await until(pilot, lambda: "THE END" in first.transcript.visible_text(), "the end of the answer shown")

@@ -210,7 +210,7 @@ async def test_screen_changes_a_select_and_a_boolean(tmp_path: Path, record_file
         assert app.focused is lists[1] and lists[1].highlighted == 0
         await pilot.press("down", "enter")
         await wait_for(lambda: session.state.config_options[1]["currentValue"] == "opus[1m]", what="model change")
-        await pilot.pause(0.1)
+        await wait_for(lambda: app.screen.query_one("#option-1", ChoiceList).current_index == 1, what="the redraw")
         model_list = app.screen.query_one("#option-1", ChoiceList)
         assert model_list.current_index == 1 and app.focused is model_list  # redrawn from the store, focus kept
         assert "model Opus (1M context)" in str(app.query_one(StatusBar).content)
@@ -219,8 +219,7 @@ async def test_screen_changes_a_select_and_a_boolean(tmp_path: Path, record_file
         switch.focus()
         await pilot.press("space")
         await wait_for(lambda: len(requests(record_file, "session/set_config_option")) == 2, what="boolean request")
-        await pilot.pause(0.1)
-        assert app.screen.query_one("#option-3", Switch).value is True
+        await wait_for(lambda: app.screen.query_one("#option-3", Switch).value is True, what="the agent's answer shown")
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, ConfigOptionsScreen) and app.results == [None]
@@ -240,8 +239,7 @@ async def test_screen_shows_a_refusal(tmp_path: Path, record_file: Path) -> None
         await pilot.pause()
         await pilot.press("enter")  # the switch is the first control
         await wait_for(lambda: "disabled" in screen_text(app), what="error message")
-        await pilot.pause(0.1)
-        assert app.screen.query_one(Switch).value is True  # back to the agent's value
+        await wait_for(lambda: app.screen.query_one(Switch).value is True, what="the agent's value back")
         assert "web search is disabled" in screen_text(app)
     await finish(session, task)
 

@@ -78,7 +78,9 @@ async def test_scripted_agent_plays_every_step_kind(tmp_path: Path, record_file:
 
     pending = driver.request_nowait("session/prompt", prompt_params(session_id, "two"))
     await driver.wait_for(lambda: texts_of(driver)[-1:] == ["partial"], "partial chunk")
-    await asyncio.sleep(0.05)
+    # The answer to a later request: the agent has read and handled everything sent before it.
+    probe = await driver.request("_x/probe", {})
+    assert probe["error"]["code"] == -32601
     assert not pending.done()
     driver.notify("session/cancel", {"sessionId": session_id})
     assert (await asyncio.wait_for(pending, TIMEOUT))["result"] == {"stopReason": "cancelled"}
@@ -94,7 +96,7 @@ async def test_scripted_agent_plays_every_step_kind(tmp_path: Path, record_file:
 
     got = received(record_file)
     assert [m.get("method") for m in got] == [
-        "initialize", "session/new", "session/prompt", None, "session/prompt", "session/cancel",
+        "initialize", "session/new", "session/prompt", None, "session/prompt", "_x/probe", "session/cancel",
         "session/prompt", "session/prompt",
     ]
     assert got[3] == {"jsonrpc": "2.0", "id": 0, "result": {"outcome": {"outcome": "selected", "optionId": "yes"}}}

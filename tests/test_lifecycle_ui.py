@@ -20,7 +20,7 @@ from rat_tui.ui.screens.session_browser import SessionBrowserScreen
 from rat_tui.ui.tabs.view import SessionView
 
 from .helpers.agents import AGENT_METHOD, received, sent
-from .helpers.app import scripted_named, until
+from .helpers.app import palette_offers, scripted_named, until
 from .helpers.harness import RatThemedApp
 
 pytestmark = pytest.mark.slow
@@ -219,7 +219,7 @@ async def test_palette_entries_and_logout_only_when_advertised(tmp_path: Path, r
         await pilot.press("ctrl+p")
         await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         await pilot.press(*"Log out")
-        await pilot.pause(0.3)  # the palette searches in a worker
+        await palette_offers(pilot, app, "Log out")
         await pilot.press("enter")
         await until(pilot, lambda: "Logged out" in app.query_one(SessionView).transcript.plain_text, "the logout")
     assert sent(record_file, "logout")

@@ -18,7 +18,7 @@ from rat_tui.ui.widgets.prompt import PromptComposer
 
 from .helpers.acp_schema import validate
 from .helpers.agents import received, scripted_argv
-from .helpers.app import screen_text, until
+from .helpers.app import palette_offers, screen_text, until
 from .helpers.harness import finish, start_session
 
 STDIO = McpServerConfig(name="files", command=sys.executable, args=["-m", "files_server"], env={"LOG": "debug"})
@@ -134,7 +134,7 @@ async def test_summary_panel_from_the_keyboard_and_the_palette(tmp_path: Path, r
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"MCP serv")
-        await pilot.pause(0.3)
+        await palette_offers(pilot, app, "MCP serv")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, McpServersScreen), "the summary from the palette")
     [params] = [m["params"] for m in received(record_file) if m.get("method") == "session/new"]

@@ -17,7 +17,7 @@ from textual.widgets import Static
 
 from rat_tui.ui.widgets.prompt import PromptComposer
 
-from .helpers.agents import received
+from .helpers.agents import PROBE, answered, received
 from .helpers.app import scripted, send, state_word, steady_cursors, until, view
 from .helpers.harness import RatThemedApp
 
@@ -66,10 +66,20 @@ def blocked_turn(release: Path) -> list[dict]:
     return [{"chunk": "working on it"}, {"wait_file": str(release)}, {"chunk": " first done"}]
 
 
+def probed_at(go: Path) -> list[dict]:
+    """Steps: once `go` exists, a barrier request to the client (its answer comes after all it sent before)."""
+    return [{"wait_file": str(go)}, PROBE]
+
+
+ENDED = {"respond": {"stopReason": "end_turn"}}
+
+
 @pytest.mark.slow
 async def test_a_queued_prompt_is_sent_after_the_turn(tmp_path: Path, record_file: Path) -> None:
     release = tmp_path / "release"
-    script = {"turns": [blocked_turn(release), [{"chunk": "second answer"}]]}
+    probe = tmp_path / "probe"
+    turn = [{"chunk": "working on it"}, *probed_at(probe), {"wait_file": str(release)}, {"chunk": " first done"}]
+    script = {"turns": [turn, [{"chunk": "second answer"}]]}
     app = RatApp(scripted(script, tmp_path), tmp_path)
     async with app.run_test(size=(110, 36)) as pilot:
         await until(pilot, lambda: state_word(app) == "ready", "ready")
@@ -79,7 +89,8 @@ async def test_a_queued_prompt_is_sent_after_the_turn(tmp_path: Path, record_fil
         queue_view = view(app).queue_view
         assert view(app).flow.queue.texts == ["second"] and view(app).composer.text == ""
         assert queue_view.display and "second" in str(queue_view.get_option_at_index(0).prompt)
-        await pilot.pause(0.3)
+        probe.touch()  # the agent asks the client something after the prompt was queued
+        await until(pilot, lambda: answered(record_file) == 1, "the answer to a later request")
         assert prompts(record_file) == ["first"]  # held while the turn runs
         release.touch()
         await until(pilot, lambda: "second answer" in view(app).transcript.plain_text, "the second answer")
@@ -90,7 +101,8 @@ async def test_a_queued_prompt_is_sent_after_the_turn(tmp_path: Path, record_fil
 @pytest.mark.slow
 async def test_edit_and_remove_queued_prompts(tmp_path: Path, record_file: Path) -> None:
     release = tmp_path / "release"
-    app = RatApp(scripted({"turns": [blocked_turn(release)]}, tmp_path), tmp_path)
+    turn = [*blocked_turn(release), ENDED, PROBE]  # after the turn's answer, a barrier request
+    app = RatApp(scripted({"turns": [turn]}, tmp_path), tmp_path)
     async with app.run_test(size=(110, 36)) as pilot:
         await until(pilot, lambda: state_word(app) == "ready", "ready")
         await send(pilot, "first")
@@ -121,7 +133,7 @@ async def test_edit_and_remove_queued_prompts(tmp_path: Path, record_file: Path)
         assert composer.text == ""
         release.touch()
         await until(pilot, lambda: state_word(app) == "ready", "the turn to end")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: answered(record_file) == 1, "the answer to a request sent after the turn")
     assert prompts(record_file) == ["first"]
 
 
@@ -144,7 +156,8 @@ async def test_send_now_cancels_the_turn_first(tmp_path: Path, record_file: Path
 
 @pytest.mark.slow
 async def test_after_a_cancel_the_queue_waits_for_the_user(tmp_path: Path, record_file: Path) -> None:
-    script = {"turns": [[{"chunk": "busy"}, {"wait_cancel": True}], [{"chunk": "next answer"}]]}
+    cancelled_then_probe = [{"chunk": "busy"}, {"wait_cancel": True}, {"respond": {"stopReason": "cancelled"}}, PROBE]
+    script = {"turns": [cancelled_then_probe, [{"chunk": "next answer"}]]}
     app = RatApp(scripted(script, tmp_path), tmp_path)
     async with app.run_test(size=(110, 36)) as pilot:
         await until(pilot, lambda: state_word(app) == "ready", "ready")
@@ -153,7 +166,7 @@ async def test_after_a_cancel_the_queue_waits_for_the_user(tmp_path: Path, recor
         await send(pilot, "queued")
         await pilot.press("escape")
         await until(pilot, lambda: state_word(app) == "cancelled", "cancelled")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: answered(record_file) == 1, "the answer to a request sent after the turn")
         assert prompts(record_file) == ["job"] and view(app).flow.queue.texts == ["queued"]
         await pilot.press("enter")  # an empty composer: send the next queued prompt
         await until(pilot, lambda: "next answer" in view(app).transcript.plain_text, "the queued prompt's answer")
@@ -185,7 +198,9 @@ async def test_escape_closes_menus_before_it_cancels(tmp_path: Path, record_file
     (project / "notes.txt").write_text("hi\n")
     commands = {"sessionUpdate": "available_commands_update",
                 "availableCommands": [{"name": "help", "description": "Help"}]}
-    script = {"on_new_session": [{"update": commands}], "turns": [[{"chunk": "busy"}, {"wait_cancel": True}]]}
+    probe = tmp_path / "probe"
+    turn = [{"chunk": "busy"}, *probed_at(probe), {"wait_cancel": True}]
+    script = {"on_new_session": [{"update": commands}], "turns": [turn]}
     app = RatApp(scripted(script, tmp_path), project)
     async with app.run_test(size=(110, 36)) as pilot:
         await until(pilot, lambda: state_word(app) == "ready", "ready")
@@ -201,7 +216,8 @@ async def test_escape_closes_menus_before_it_cancels(tmp_path: Path, record_file
         assert composer.file_menu.is_open and composer.file_menu.paths == ["notes.txt"]
         await pilot.press("escape")  # 2. the @ menu closes; the turn goes on
         assert not composer.file_menu.is_open and composer.text == "@n"
-        await pilot.pause(0.2)
+        probe.touch()  # the agent asks the client something after the two Escs
+        await until(pilot, lambda: answered(record_file) == 1, "the answer to a later request")
         assert "session/cancel" not in methods(record_file) and view(app).session.busy
         await pilot.press("escape")  # 3. the turn is cancelled; the draft stays
         await until(pilot, lambda: state_word(app) == "cancelled", "cancelled")

@@ -15,7 +15,7 @@ from rat_tui.ui.palette.slash_commands import SlashCommandsProvider
 from rat_tui.ui.widgets.command_menu import CommandMenu, command_hint, match_commands
 from rat_tui.ui.widgets.prompt import PromptComposer
 
-from .helpers.app import steady_cursors, until
+from .helpers.app import palette_offers, steady_cursors, until
 from .helpers.harness import RatThemedApp
 
 # The shape claude-agent-acp sends (acp-traces/claude-agent-acp.jsonl), shortened.
@@ -214,7 +214,7 @@ async def test_palette_lists_commands_and_inserts_into_composer() -> None:
         await pilot.press("ctrl+p")
         await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         await pilot.press(*"/review")
-        await pilot.pause(0.3)  # the palette searches in a worker
+        await palette_offers(pilot, app, "/review")
         await pilot.press("enter")
         await until(pilot, lambda: composer.text.startswith("/review"), "the command in the composer")
         assert composer.text == "/review fix" and composer.has_focus

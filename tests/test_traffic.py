@@ -22,6 +22,7 @@ from rat_tui.protocol.transport import AgentProcess
 from rat_tui.ui.screens.traffic import TrafficScreen
 
 from .helpers.agents import scripted_argv
+from .helpers.app import until
 from .helpers.harness import RatThemedApp
 
 # 2026-01-02 10:00:00 UTC; the screen shows local time, so the tests pin TZ to UTC.
@@ -244,7 +245,7 @@ async def test_screen_lists_a_request_and_its_answer_live(utc: None) -> None:
         assert table_rows(app) == []
         traffic.record("out", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}, 60)
         traffic.record("in", {"jsonrpc": "2.0", "id": 0, "result": {}}, 1234, method="initialize", latency=0.0123)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: len(table_rows(app)) == 2, "both rows")
         assert table_rows(app) == [
             ["1", "10:00:00.000", "→", "initialize", "0", "60", ""],
             ["2", "10:00:00.000", "←", "initialize", "0", "1,234", "12.3 ms"],
@@ -264,8 +265,7 @@ async def test_a_flood_is_added_in_a_few_batches() -> None:
         screen._flush = lambda: flushes.append(1) or real_flush()  # type: ignore[method-assign]
         for n in range(3000):
             traffic.record("in", chunk(n), 150)
-        await pilot.pause(0.4)
-        assert screen.query_one(DataTable).row_count == 3000
+        await until(pilot, lambda: screen.query_one(DataTable).row_count == 3000, "the flood in the table")
         assert len(flushes) == 1
 
 
@@ -277,7 +277,7 @@ async def test_the_table_stays_within_the_ring() -> None:
             traffic.record("in", chunk(n), 150)
             if n % 90 == 0:
                 await pilot.pause(0.15)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: [row[0] for row in table_rows(app)][-1:] == ["1000"], "the last row")
         rows = table_rows(app)
         assert len(rows) <= 125 and rows[-1][0] == "1000"
         assert "900 older dropped" in str(app.screen.query_one("#traffic-status", Static).render())

@@ -30,3 +30,18 @@ def received(record: Path) -> list[dict]:
 def sent(record: Path, method: str) -> list[dict]:
     """The messages of one method the fake agent received."""
     return [m for m in received(record) if m.get("method") == method]
+
+
+# A scripted agent's step asking the client something it does not know (answered "method not found"): a
+# barrier. The client answers it only after everything it read before, so once the answer is recorded,
+# whatever the client did in reply to the earlier messages (a prompt sent, a cancel) is recorded too.
+PROBE_METHOD = "x/probe"
+PROBE = {"request": {"method": PROBE_METHOD, "params": {}}}
+
+
+def answered(record: Path, method: str = PROBE_METHOD) -> int:
+    """How many of the scripted agent's requests of `method` the client has answered."""
+    asked = Path(str(record) + ".sent")
+    lines = asked.read_text().splitlines() if asked.exists() else []
+    ids = {request["id"] for request in map(json.loads, lines) if request.get("method") == method}
+    return sum(1 for m in received(record) if "method" not in m and m.get("id") in ids)

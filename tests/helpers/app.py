@@ -64,3 +64,18 @@ def screen_text(app: App) -> str:
 async def send(pilot: Pilot, text: str) -> None:
     await pilot.press(*text)
     await pilot.press("enter")
+
+
+async def palette_offers(pilot: Pilot, app: App, text: str) -> None:
+    """Wait until the command palette's highlighted command contains `text` (the palette searches in a worker)."""
+    from textual.command import CommandList
+
+    def offered() -> bool:
+        lists = app.screen.query(CommandList)
+        if not lists:
+            return False
+        options = lists.first()
+        index = options.highlighted
+        return index is not None and text in str(options.get_option_at_index(index).prompt)
+
+    await until(pilot, offered, f"the palette to offer {text!r}")
