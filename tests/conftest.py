@@ -44,3 +44,13 @@ def assert_sent_messages_valid(path: Path) -> None:
         if method is not None and def_name(method, "response") is None:
             continue  # our answer to a made-up method (the tests' "x/unknown"): nothing to check
         validate_message(message, "client", {message["id"]: method} if method else {})
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A small project folder (README.md, notes.txt) for an agent to work in."""
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / "README.md").write_text("# Sample project\n\nalpha\nbeta\n")
+    (ws / "notes.txt").write_text("gamma\n")
+    return ws
