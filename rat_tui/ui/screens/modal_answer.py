@@ -37,7 +37,9 @@ class DismissOnce:
     cancelled, request withdrawn: `modal_answer` dismisses a screen that may no longer be on top).
 
     Textual's `dismiss` pops whatever screen is on top and would run the callback twice; an answer
-    from the agent can race the user's key, and a palette may be open above us.
+    from the agent can race the user's key, and a palette may be open above us. Textual has no public
+    way to take a screen out of the middle of the stack: the internals used here are pinned by
+    tests/test_modal_answer.py, which fails when a Textual upgrade changes them.
     """
 
     _done = False
