@@ -44,11 +44,6 @@ def data_dir() -> Path:
     return Path(_dirs().user_data_dir)
 
 
-def state_dir() -> Path:
-    """State that may be lost without harm (window layout, recent choices)."""
-    return Path(_dirs().user_state_dir)
-
-
 def log_dir() -> Path:
     """Log files: the terminal belongs to the UI, so logs go here."""
     return Path(_dirs().user_log_dir)

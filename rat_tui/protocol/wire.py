@@ -102,15 +102,6 @@ def _parse_notice(raw: dict[str, Any]) -> NoticeUpdate | UnknownUpdate:
     return NoticeUpdate(severity, title, description if isinstance(description, str) and description else None)
 
 
-def parse_result(model_name: str, raw: Any) -> Any | None:
-    """Parse a response `result` with the named model; None (and a log line) if it does not fit."""
-    try:
-        return getattr(schema(), model_name).model_validate(raw)
-    except Exception as error:
-        log.warning("%s did not parse: %s", model_name, _first_error(error))
-        return None
-
-
 def _first_error(error: Exception) -> str:
     errors = getattr(error, "errors", None)
     if callable(errors):

@@ -24,7 +24,6 @@ from ..state.store import SessionStore
 log = logging.getLogger("rat.elicitation")
 
 CANCEL = {"action": "cancel"}
-DECLINE = {"action": "decline"}
 # Ids completed before their request was seen (the router hands notifications over at once and
 # starts requests as tasks, so a quick `elicitation/complete` can overtake its own request).
 EARLY_LIMIT = 64

@@ -17,8 +17,6 @@ from urllib.parse import urlparse
 
 log = logging.getLogger("rat.elicitation")
 
-# The property types we can draw; anything else is listed as unsupported, never guessed at.
-KINDS = ("string", "number", "integer", "boolean", "enum", "multi")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -34,7 +32,9 @@ class FormField:
     """One property of the requested schema, as the form shows it."""
 
     name: str
-    kind: str  # one of KINDS, or "unsupported"
+    # The property types we can draw: "string", "number", "integer", "boolean", "enum", "multi"; anything
+    # else is "unsupported" (listed as such, never guessed at).
+    kind: str
     title: str
     description: str | None = None
     required: bool = False

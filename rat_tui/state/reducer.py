@@ -61,9 +61,9 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
     if kind in CHUNK_ROLES:
         return _chunk(state, CHUNK_ROLES[kind], update.message_id, content_text(update.content))
     if kind == "tool_call":
-        return _tool_call(state, update, create_only_fields=False)
+        return _tool_call(state, update)
     if kind == "tool_call_update":
-        return _tool_call(state, update, create_only_fields=True)
+        return _tool_call(state, update)
     if kind == "plan":
         state.plan = tuple(PlanItem(e.content, str(e.priority), str(e.status)) for e in update.entries)
         return [FieldChanged("plan")]
@@ -112,7 +112,7 @@ def _chunk(state: SessionState, role: Role, message_id: str | None, text: str) -
     return _add(state, entry)
 
 
-def _tool_call(state: SessionState, update: Any, create_only_fields: bool) -> list[Change]:
+def _tool_call(state: SessionState, update: Any) -> list[Change]:
     call_id = update.tool_call_id
     entry = state.tool_calls.get(call_id)
     created = entry is None

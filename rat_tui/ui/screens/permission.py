@@ -27,7 +27,6 @@ KIND_MARKERS = {
     "reject_once": ("✗", "reject · once", "-reject"),
     "reject_always": ("✗✗", "reject · always", "-reject"),
 }
-KEY_KINDS = {"y": "allow_once", "a": "allow_always", "n": "reject_once"}
 
 PICK = Binding.Group("Pick", compact=True)
 ANSWER = Binding.Group("Answer")
