@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from rat_tui.session.agent_session import AgentSession
 from rat_tui.session.ui import HeadlessUI
 
-from .conftest import received, scripted_argv
-from .harness import finish, start_session, wait_for
+from .helpers.agents import received, scripted_argv
+from .helpers.harness import finish, start_session, wait_for
 
 
 class Screen(HeadlessUI):
