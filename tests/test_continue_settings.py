@@ -49,6 +49,8 @@ async def test_continue_restores_the_journaled_config_values(tmp_path: Path, rec
         await until(pilot, lambda: continued.session.state.status == "ready", "the continued session ready")
         assert continued.session.attach_session_id == "sess-1"
         assert controls.current_name(continued.session.state, "model") == "Opus"
+        await until(pilot, lambda: "Restored this session's settings" in continued.transcript.plain_text,
+                    "the restore notice shown")  # the store delivers to the transcript on the next frame
         assert "Restored this session's settings: Model = Opus." in continued.transcript.plain_text
         assert "Could not restore" not in continued.transcript.plain_text
     methods = [m.get("method") for m in received(record_file) if "method" in m]

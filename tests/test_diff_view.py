@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import random
-import time
 
 import pytest
 from textual.app import App, ComposeResult
@@ -173,13 +172,11 @@ def test_revert_handles_new_files_and_missing_final_newlines() -> None:
     assert apply_hunk_revert("a\nb", "a\nc\n", 0) == "a\nb"
 
 
-def test_a_20000_line_diff_with_many_changes_is_fast_and_correct() -> None:
+def test_a_20000_line_diff_with_many_changes_is_correct() -> None:
+    """Its speed is measured in bench/diff.py (about 0.1 s, where difflib alone takes seconds)."""
     old, new = dense_code_texts()
-    start = time.perf_counter()
     diff = FileDiff("big.py", old, new)
     rows = diff.unified
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0  # about 0.1 s here; difflib alone takes seconds on this input
     assert rebuild(old, new) == split_lines(new)
     assert len(diff.hunks) > 1000 and len(rows) > 10000
     assert diff.added == sum(1 for r in rows if r.kind == "added")
