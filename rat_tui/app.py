@@ -95,7 +95,7 @@ class RatApp(App[None]):
         if journal is None:
             self._problems.append(problem or "History is off.")
             return None
-        journal.on_problem = lambda text: self.call_from_thread(self.notify, text, title="History", severity="error")
+        journal.on_problem = lambda text: self.notify(text, title="History", severity="error")  # on the loop
         try:
             removed = journal.prune(settings.retention_days, settings.max_sessions, settings.max_megabytes)
             if removed:

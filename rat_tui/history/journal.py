@@ -2,11 +2,17 @@
 
 Durability is against a crash or `kill -9` of rat, not power loss: a message is safe once its
 transaction is committed, which with `journal_mode=WAL` and `synchronous=NORMAL` means written to
-the WAL file by write(2), without fsync. Messages are queued and handed to a writer thread once per
-event-loop tick (`call_soon`); it commits each batch at once in one transaction. So a message
-reaches the OS within about a millisecond of the tick that received it (the router yields every
-few ms), and a flood of chunks costs one commit per batch, not per chunk, off the loop's thread.
-bench/journal.py measures this against JSONL; docs/architecture.md says why SQLite won.
+the WAL file by write(2), without fsync. Messages are queued and committed on the event loop, in one
+transaction per batch: the agent's reader commits what it routed before it lets the loop run anything
+else (`HistoryJournal.sync`, through the router), and anything else recorded is committed on the next
+loop turn (`call_soon`). So nothing is shown before it is in the OS: the store delivers to the widgets
+in a later callback, and a frame is drawn later still. A flood costs one commit per read slice, not
+per chunk. bench/journal.py measures this against JSONL; docs/architecture.md says why SQLite won.
+
+Writing never stops for a bad message: text SQLite cannot bind (a lone surrogate) is stored with the
+surrogate escaped in the JSON body (`\\ud800`, which reads back as the same string); a wire line that
+is not UTF-8 is stored as a BLOB of its exact bytes, and `records` decodes it as the router did. Any
+other failure is logged, said once through `on_problem`, and the next batch is tried as usual.
 """
 
 from __future__ import annotations
@@ -14,15 +20,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import queue
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..protocol.lines import clean_text, decode_line, has_lone_surrogate
 from .records import IN, OUT, Recorded
 
 log = logging.getLogger("rat.history")
@@ -30,6 +35,10 @@ log = logging.getLogger("rat.history")
 SCHEMA_VERSION = 1
 DRAFT_DELAY = 0.3
 """Seconds a composer draft waits before it is written, so typing writes once per pause, not per key."""
+BUSY_TIMEOUT = 0.1
+"""Seconds a commit on the loop waits for another process's write lock before it tries again later."""
+BUSY_RETRY = 0.5
+"""Seconds before a batch that met a locked database is tried again (it stays queued meanwhile)."""
 EMPTY_SESSION_DAYS = 1
 """Sessions with no prompt (rat started and closed) are pruned after this many days."""
 SETTING_METHODS = {"session/set_config_option", "session/set_mode", "session/set_model"}
@@ -178,13 +187,17 @@ class SessionJournal:
         """Queue one message for the next commit; also notes session facts it carries (id, title, settings).
 
         The line as it crossed the wire is stored when the router hands it over: encoding the message
-        again cost more than everything else here together.
+        again cost more than everything else here together. A line that is not UTF-8 is stored as
+        its exact bytes (a BLOB), which `HistoryJournal.records` decodes as the router did.
         """
         if isinstance(message, dict):
             method = method or message.get("method")
             self._observe(direction, message, method)
             if raw is not None:
-                body = raw.decode("utf-8", "replace").strip()
+                try:
+                    body: str | bytes = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    body = bytes(raw)
             else:
                 body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
         else:
@@ -255,9 +268,11 @@ class SessionJournal:
 class HistoryJournal:
     """The history database: one SQLite file in WAL mode, shared safely by several rat processes.
 
-    The event loop only serialises each message and queues it; once per loop tick the batch goes to
-    a writer thread that commits it (sqlite releases the GIL while it works), so the stream pays
-    about what a JSONL append would (bench/journal.py). Reads use the loop thread's own connection.
+    The event loop queues each message's wire line; the batch is committed in one transaction when
+    the agent's reader is about to give the loop a turn (`sync`), or on the next loop turn for what
+    else was recorded, so the stream pays about what a JSONL append per tick would (bench/journal.py).
+    Commits use their own connection with a short busy timeout: a database another process holds
+    locked keeps the batch queued and retries later, instead of freezing the loop.
     """
 
     def __init__(self, path: Path) -> None:
@@ -268,23 +283,22 @@ class HistoryJournal:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
         self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        self._writer = self._connect(BUSY_TIMEOUT)
         self._rows: list[tuple[Any, ...]] = []
         self._dirty: set[SessionJournal] = set()
         self._handle: asyncio.Handle | None = None
         self._handle_soon = False
-        self._batches: queue.SimpleQueue[tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]]] | None] = queue.SimpleQueue()
-        self._handed = 0  # batches given to the writer; it reports each one done through _written
-        self._written = 0
-        self._done = threading.Condition()
-        self._writer = threading.Thread(target=self._write_batches, name="history-writer", daemon=True)
-        self._writer.start()
+        self._busy_until = 0.0  # after a locked database, commits wait until then (monotonic)
         self.failures = 0
+        self.written = 0  # messages committed by this process
+        self.commits = 0  # transactions committed by this process
         self.closed = False
-        # Called (from the writer thread) the first time a write fails, so the user hears of it.
+        self._reported: set[str] = set()
+        # Called (on the thread that writes: the loop's) the first time a write fails, so the user hears of it.
         self.on_problem: Callable[[str], None] | None = None
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
+    def _connect(self, timeout: float = 10.0) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
         db.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit is a write(2) to the WAL, no fsync
         db.execute("PRAGMA foreign_keys=ON")
         return db
@@ -325,95 +339,129 @@ class HistoryJournal:
             return
         if self._handle is not None:
             if delay > 0 or self._handle_soon:
-                return  # a hand-over is already coming, soon enough
+                return  # a commit is already coming, soon enough
             self._handle.cancel()
         if delay > 0:
-            self._handle = loop.call_later(delay, self._hand_over)
+            self._handle = loop.call_later(delay, self.sync)
         else:
-            self._handle = loop.call_soon(self._hand_over)
+            self._handle = loop.call_soon(self.sync)
             self._handle_soon = True
 
-    def _hand_over(self) -> int:
-        """Give what is queued to the writer thread as one batch; returns the batch's number (0: none)."""
+    def sync(self) -> None:
+        """Commit what is queued, now, on this thread: the agent's reader calls it before the loop runs
+        anything else (a store delivery, a frame), so what is shown has reached the OS first."""
+        if self._rows or self._dirty:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit everything queued so far in one transaction (readers call this before they read).
+
+        Never raises: a failure is logged and said once; a locked database keeps the batch for later.
+        """
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
         self._handle_soon = False
-        rows, self._rows = self._rows, []
-        dirty, self._dirty = self._dirty, set()
-        if (not rows and not dirty) or self.closed:
-            return 0
+        if self.closed or (not self._rows and not self._dirty):
+            return
+        if self._busy_until and time.monotonic() < self._busy_until:
+            self._retry_later()
+            return
+        # Nothing else runs on this thread until the commit returned, so the queue is taken as it is.
+        rows = self._rows
         updates = []
-        for session in dirty:
+        for session in self._dirty:
             fields = dict(session.dirty)
             if "settings" in fields:
                 fields["settings"] = json.dumps(fields["settings"])
-            updates.append((session.id, session.added, session.added_bytes, fields))
+            updates.append((session, session.added, session.added_bytes, fields))
+        if self._commit(rows, updates) == "busy":  # keep it all, in order, for the next try
+            self._busy_until = time.monotonic() + BUSY_RETRY
+            self._retry_later()
+            return
+        self._busy_until = 0.0
+        self._rows = []
+        for session in self._dirty:
             session.dirty.clear()
             session.added = session.added_bytes = 0
-        self._handed += 1
-        self._batches.put((self._handed, rows, updates))
-        return self._handed
+        self._dirty = set()
 
-    def flush(self, timeout: float = 10.0) -> None:
-        """Commit everything queued so far, and wait for it (readers call this before they read)."""
-        number = self._hand_over() or self._handed
-        with self._done:
-            self._done.wait_for(lambda: self._written >= number or not self._writer.is_alive(), timeout)
-
-    def _write_batches(self) -> None:
-        db = self._connect()
+    def _retry_later(self) -> None:
         try:
-            while True:
-                batch = self._batches.get()
-                batches = [batch]
-                while batch is not None and not self._batches.empty():  # catch up in one transaction
-                    batch = self._batches.get()
-                    batches.append(batch)
-                work = [b for b in batches if b is not None]
-                if work:
-                    self._commit(db, work)
-                    with self._done:
-                        self._written = work[-1][0]
-                        self._done.notify_all()
-                if batch is None:
-                    return
-        finally:
-            db.close()
-            with self._done:
-                self._done.notify_all()
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: the next flush (or close) tries again
+        if self._handle is None:
+            self._handle = loop.call_later(max(0.0, self._busy_until - time.monotonic()), self.flush)
 
-    def _commit(self, db: sqlite3.Connection, batches: list[tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]]]]) -> None:
+    def _commit(self, rows: list[tuple[Any, ...]], updates: list[tuple[Any, ...]]) -> str:
+        """One transaction; "ok", "busy" (locked by another process: try again) or "failed" (said and dropped)."""
+        try:
+            self._transaction(rows, updates)
+            return "ok"
+        except (UnicodeEncodeError, sqlite3.InterfaceError, sqlite3.ProgrammingError, OverflowError, ValueError):
+            pass  # a value SQLite cannot bind: store the batch again, made bindable
+        except sqlite3.OperationalError as error:
+            if _is_busy(error):
+                log.info("the history journal %s is locked by another process; retrying", self.path)
+                return "busy"
+            return self._failed(error, len(rows))
+        except Exception as error:
+            return self._failed(error, len(rows))
+        try:
+            self._transaction([_bindable_row(row) for row in rows],
+                              [(s, a, b, {k: _bindable(v) for k, v in f.items()}) for s, a, b, f in updates])
+            return "ok"
+        except sqlite3.OperationalError as error:
+            if _is_busy(error):
+                return "busy"
+            return self._failed(error, len(rows))
+        except Exception as error:
+            return self._failed(error, len(rows))
+
+    def _transaction(self, rows: list[tuple[Any, ...]], updates: list[tuple[Any, ...]]) -> None:
         now = time.time()
+        db = self._writer
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            if rows:
+                db.executemany("INSERT INTO messages(session, t, dir, method, body, text) VALUES(?,?,?,?,?,?)", rows)
+            for session, added, added_bytes, fields in updates:
+                assignments = "".join(f", {name}=?" for name in fields)
+                db.execute(f"UPDATE sessions SET updated=?, messages=messages+?, bytes=bytes+?{assignments} WHERE id=?",
+                           (now, added, added_bytes, *fields.values(), session.id))
+        self.written += len(rows)
+        self.commits += 1
+
+    def _failed(self, error: BaseException, count: int) -> str:
+        self.failures += 1
+        log.error("could not write %d messages to the history journal %s", count, self.path,
+                  exc_info=(type(error), error, error.__traceback__))
+        self._report("write", f"The history journal {self.path} cannot be written ({error}); "
+                              "messages are not being saved.")
+        return "failed"
+
+    def _report(self, kind: str, text: str) -> None:
+        """Say a problem once per kind, not per batch; a failing listener is only logged."""
+        if kind in self._reported or self.on_problem is None:
+            return
+        self._reported.add(kind)
         try:
-            with db:
-                db.execute("BEGIN")
-                for _, rows, updates in batches:
-                    if rows:
-                        db.executemany("INSERT INTO messages(session, t, dir, method, body, text) VALUES(?,?,?,?,?,?)",
-                                       rows)
-                    for session_id, added, added_bytes, fields in updates:
-                        assignments = "".join(f", {name}=?" for name in fields)
-                        db.execute(
-                            f"UPDATE sessions SET updated=?, messages=messages+?, bytes=bytes+?{assignments} WHERE id=?",
-                            (now, added, added_bytes, *fields.values(), session_id))
-        except sqlite3.Error as error:
-            self.failures += 1
-            log.exception("could not write %d batches to the history journal %s", len(batches), self.path)
-            if self.failures == 1 and self.on_problem is not None:  # say it once, not per batch
-                try:
-                    self.on_problem(f"The history journal {self.path} cannot be written ({error}); "
-                                    "messages are not being saved.")
-                except Exception:
-                    log.exception("reporting a history problem failed")
+            self.on_problem(text)
+        except Exception:
+            log.exception("reporting a history problem failed")
 
     def close(self) -> None:
         if self.closed:
             return
+        self._busy_until = 0.0
         self.flush()
+        if self._rows:  # still locked: one last try with the full timeout
+            self._writer.execute(f"PRAGMA busy_timeout={int(10_000)}")
+            self._busy_until = 0.0
+            self.flush()
         self.closed = True
-        self._batches.put(None)
-        self._writer.join(10.0)
+        self._writer.close()
         self._db.close()
 
     # -- reading --------------------------------------------------------------------------------
@@ -450,14 +498,15 @@ class HistoryJournal:
         return _info(row) if row else None
 
     def records(self, session_id: int) -> list[Recorded]:
-        """Every message of a session, in the order it crossed the wire."""
+        """Every message of a session, in the order it crossed the wire, decoded as the router decoded it."""
         rows = self._db.execute("SELECT t, dir, method, body FROM messages WHERE session=? ORDER BY id",
                                 (session_id,))
         out = []
         for t, direction, method, body in rows:
             try:
-                message = json.loads(body)
-            except ValueError:
+                message = decode_line(body)
+            except (ValueError, RecursionError):
+                log.warning("skipped a journaled message that is not JSON: %r", body[:200])
                 continue
             response_method = method if isinstance(message, dict) and "method" not in message else None
             out.append(Recorded(t, direction, message, response_method))
@@ -530,3 +579,26 @@ def default_path() -> Path:
     from .. import paths
 
     return paths.data_dir() / "history.sqlite3"
+
+
+def _is_busy(error: sqlite3.OperationalError) -> bool:
+    text = str(error).lower()
+    return "locked" in text or "busy" in text
+
+
+def _bindable(value: Any) -> Any:
+    """A value SQLite can store: a str holding a lone surrogate gets U+FFFD, an int too big becomes text."""
+    if isinstance(value, str) and has_lone_surrogate(value):
+        return clean_text(value)
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return str(value)
+    return value
+
+
+def _bindable_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A message row SQLite can store. A JSON body's lone surrogates are escaped (`\\ud800`), which
+    reads back as the very same string; other text columns get U+FFFD."""
+    session, t, direction, method, body, text = row
+    if isinstance(body, str) and has_lone_surrogate(body):
+        body = body.encode("utf-8", "backslashreplace").decode("utf-8")
+    return (session, t, _bindable(direction), _bindable(method), body, _bindable(text))

@@ -4,6 +4,8 @@ Our export is JSONL in the format of the recorded agent traces (shared/acp-trace
 `{"rat_history": 1, "session": {...}}`, then one `{"t", "dir", "len", "msg"}` object per message,
 `dir` being `c2a` (client to agent) or `a2c`. The reader also takes `--rpc-log` lines
 (`{"time", "dir": "in"|"out", "msg"}`); a line that is not JSON is skipped and counted, never fatal.
+Messages come back as the router decoded them live (`protocol.lines.decode_line`): a lone surrogate
+is U+FFFD, and an `--rpc-log` line marked `"not_utf8"` has its original bytes rebuilt and decoded.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..protocol.lines import decode_line, mend
 
 FORMAT_VERSION = 1
 IN, OUT = "in", "out"
@@ -78,6 +82,10 @@ def parse_recording(text: str, name: str = "recording") -> Recording:
         if direction is None or message is None:
             skipped += 1
             continue
+        if entry.get("not_utf8") is True:
+            message = from_logged(message)
+        elif "\\u" in line:
+            message = mend(message)
         t = entry.get("t", entry.get("time", 0.0))
         method = entry.get("method") if isinstance(message, dict) and "method" not in message else None
         records.append(Recorded(float(t) if isinstance(t, (int, float)) else 0.0, direction, message,
@@ -85,6 +93,16 @@ def parse_recording(text: str, name: str = "recording") -> Recording:
     if not records:
         raise RecordingError(f"{name} holds no recorded ACP message (expected JSONL lines with \"dir\" and \"msg\").")
     return Recording(records, session, skipped)
+
+
+def from_logged(message: Any) -> Any:
+    """A message an `--rpc-log` logged from a line that was not UTF-8 (bad bytes as `\\udcXX`),
+    decoded as the router decoded that line."""
+    try:
+        wire = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogateescape")
+        return decode_line(wire)
+    except (ValueError, RecursionError):  # a lone surrogate that was no byte: keep what can be kept
+        return mend(message)
 
 
 def dump_recording(records: list[Recorded], session: dict[str, Any] | None = None) -> str:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from .lines import decode_line
 from .rpc_log import RpcLog
 from .traffic import TrafficLog
 from .transport import AgentProcess
@@ -31,7 +32,9 @@ NotificationHandler = Callable[[str, dict[str, Any]], None]
 class Recorder(Protocol):
     """Hears every message in and out (RpcLog, TrafficLog, the history journal): `method` and `latency`
     are set on responses; `raw` is the line as it crossed the wire (without its newline), so a recorder
-    that stores JSON text need not encode the message again."""
+    that stores JSON text need not encode the message again. A recorder with a `sync()` method has it
+    called by the reader before the loop runs anything else (a store delivery, a frame): the history
+    journal commits there, so nothing is shown before it is journaled."""
 
     def record(
         self, direction: str, message: Any, size: int, *, method: str | None = None, latency: float | None = None,
@@ -174,7 +177,7 @@ class Connection:
     async def run(self) -> None:
         """Read until the agent closes stdout; then fail whatever still waits on it."""
         try:
-            async for line in self.process.lines():
+            async for line in self.process.lines(self._sync_recorders):
                 self._route_line(line)
         finally:
             self._closed = True
@@ -185,10 +188,20 @@ class Connection:
             for task in self._serving.values():
                 task.cancel()
 
+    def _sync_recorders(self) -> None:
+        """The reader is about to give the loop a turn: recorders that write in batches write now."""
+        for recorder in self.recorders:
+            sync = getattr(recorder, "sync", None)
+            if sync is not None:
+                try:
+                    sync()
+                except Exception:
+                    log.exception("a recorder failed to write")
+
     def _route_line(self, line: bytes) -> None:
         self.last_inbound = time.monotonic()
         try:
-            message = json.loads(line)
+            message = decode_line(line)  # not UTF-8 or a lone surrogate: U+FFFD; recorders get the exact bytes
         except (ValueError, UnicodeDecodeError) as error:
             self._malformed(line, f"not JSON ({error})")
             return

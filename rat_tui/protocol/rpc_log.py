@@ -1,8 +1,15 @@
-"""Provides RpcLog: a JSONL record of every JSON-RPC message, with secrets redacted."""
+"""Provides RpcLog: a JSONL record of every JSON-RPC message, with secrets redacted.
+
+Text that is not valid Unicode never stops it: a lone surrogate is written as its JSON escape
+(`\\ud800`, which reads back as the same string), and a line from the agent that is not UTF-8 is
+logged with each bad byte as `\\udcXX` (Python's "surrogateescape") and `"not_utf8": true`, so
+`records.parse_recording` gets its exact bytes back and decodes them as the router did.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from pathlib import Path
@@ -12,6 +19,8 @@ REDACTED = "REDACTED"
 SECRET_KEY = re.compile(r"(token|secret|password|passwd|api[-_]?key|authorization|cookie|credential)", re.I)
 # Long strings (file contents, 10 MB answers) are cut in the log: it records traffic, not payloads.
 MAX_LOGGED_STRING = 2000
+
+log = logging.getLogger("rat.rpc")
 
 
 def redact(value: Any, key: str = "", *, max_string: int = MAX_LOGGED_STRING) -> Any:
@@ -46,8 +55,11 @@ class RpcLog:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] = self.path.open("a", encoding="utf-8", buffering=1024 * 64)
+        # backslashreplace: a lone surrogate (only ever inside a JSON string here) becomes its JSON escape.
+        self._file: IO[str] = self.path.open("a", encoding="utf-8", errors="backslashreplace", buffering=1024 * 64)
         self._last_flush = time.monotonic()
+        self._unflushed = False
+        self.failures = 0
 
     def record(
         self,
@@ -59,22 +71,63 @@ class RpcLog:
         latency: float | None = None,
         raw: bytes | None = None,
     ) -> None:
-        entry: dict[str, Any] = {"time": round(time.time(), 6), "dir": direction, "bytes": size}
-        if isinstance(message, dict):
-            entry["method"] = method or message.get("method")
-            if "id" in message:
-                entry["id"] = message["id"]
-            if latency is not None:
-                entry["latency_ms"] = round(latency * 1000, 3)
-            entry["msg"] = redact(message)
-        else:
-            entry["raw"] = redact(str(message))
-        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        now = time.monotonic()
-        if now - self._last_flush > 0.5:
+        """Log one message; never raises (a failure is logged once, without a traceback per line)."""
+        try:
+            entry: dict[str, Any] = {"time": round(time.time(), 6), "dir": direction, "bytes": size}
+            if isinstance(message, dict):
+                entry["method"] = method or message.get("method")
+                if "id" in message:
+                    entry["id"] = message["id"]
+                if latency is not None:
+                    entry["latency_ms"] = round(latency * 1000, 3)
+                wire = _as_on_the_wire(message, raw)
+                entry["msg"] = redact(wire)
+                if wire is not message:
+                    entry["not_utf8"] = True
+            else:
+                entry["raw"] = redact(str(message))
+            self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            self._unflushed = True
+            now = time.monotonic()
+            if now - self._last_flush > 0.5:
+                self.sync()
+        except Exception as error:
+            self.failures += 1
+            if self.failures == 1:
+                log.error("could not write to the rpc log %s: %s", self.path, error)
+
+    def sync(self) -> None:
+        """Hand what is buffered to the OS (the reader calls this before the loop runs anything else)."""
+        if not self._unflushed or self._file.closed:
+            return
+        try:
             self._file.flush()
-            self._last_flush = now
+        except Exception as error:
+            self.failures += 1
+            if self.failures == 1:
+                log.error("could not write to the rpc log %s: %s", self.path, error)
+        self._unflushed = False
+        self._last_flush = time.monotonic()
 
     def close(self) -> None:
         if not self._file.closed:
             self._file.close()
+
+
+def _not_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _as_on_the_wire(message: dict[str, Any], raw: bytes | None) -> Any:
+    """The message to log: as parsed, unless its line was not UTF-8; then parsed again with each bad
+    byte kept as a surrogate escape, so the log holds the exact bytes (see `records.from_logged`)."""
+    if raw is None or not _not_utf8(raw):
+        return message
+    try:
+        return json.loads(raw.decode("utf-8", "surrogateescape"))
+    except (ValueError, RecursionError):
+        return message

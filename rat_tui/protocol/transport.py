@@ -9,7 +9,7 @@ import shutil
 import signal
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 
 log = logging.getLogger("rat.agent")
@@ -125,14 +125,20 @@ class AgentProcess:
             except (BrokenPipeError, ConnectionResetError) as error:
                 raise ConnectionError("agent stdin is closed") from error
 
-    async def lines(self) -> AsyncIterator[bytes]:
-        """Yield stdout lines (without the newline) until EOF, yielding the loop every few ms."""
+    async def lines(self, before_wait: Callable[[], None] | None = None) -> AsyncIterator[bytes]:
+        """Yield stdout lines (without the newline) until EOF, yielding the loop every few ms.
+
+        `before_wait` runs each time before the loop may run something else (a read, a yield): what
+        the lines routed so far must have done by then (be journaled) is done there.
+        """
         assert self._proc and self._proc.stdout
         stdout = self._proc.stdout
         buffer = bytearray()
         scan_from = 0
         slice_start = time.monotonic()
         while True:
+            if before_wait is not None:
+                before_wait()
             data = await stdout.read(READ_CHUNK)
             if not data:
                 if buffer.strip():
@@ -149,12 +155,16 @@ class AgentProcess:
                 if line.strip():
                     yield line
                 if time.monotonic() - slice_start > READ_SLICE_SECONDS:
+                    if before_wait is not None:
+                        before_wait()
                     await asyncio.sleep(0)
                     slice_start = time.monotonic()
             if start:
                 del buffer[:start]
             scan_from = len(buffer)
             if time.monotonic() - slice_start > READ_SLICE_SECONDS:
+                if before_wait is not None:
+                    before_wait()
                 await asyncio.sleep(0)
                 slice_start = time.monotonic()
 
