@@ -10,6 +10,7 @@ is U+FFFD, and an `--rpc-log` line marked `"not_utf8"` has its original bytes re
 
 from __future__ import annotations
 
+import codecs
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,13 +96,27 @@ def parse_recording(text: str, name: str = "recording") -> Recording:
     return Recording(records, session, skipped)
 
 
+def _back_to_the_wire(error: UnicodeError) -> tuple[bytes, int]:
+    """Encoding error handler: `\\udc80`-`\\udcff` are the bytes they stand for; another surrogate
+    was a JSON escape on the wire, and becomes one again."""
+    assert isinstance(error, UnicodeEncodeError)
+    out = bytearray()
+    for char in error.object[error.start:error.end]:
+        code = ord(char)
+        out += bytes([code - 0xDC00]) if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}".encode()
+    return bytes(out), error.end
+
+
+codecs.register_error("rat-wire", _back_to_the_wire)
+
+
 def from_logged(message: Any) -> Any:
     """A message an `--rpc-log` logged from a line that was not UTF-8 (bad bytes as `\\udcXX`),
     decoded as the router decoded that line."""
     try:
-        wire = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogateescape")
+        wire = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "rat-wire")
         return decode_line(wire)
-    except (ValueError, RecursionError):  # a lone surrogate that was no byte: keep what can be kept
+    except (ValueError, RecursionError):
         return mend(message)
 
 

@@ -34,6 +34,7 @@ request being handled; a string that is exactly "$PROMPT_ID" becomes the id itse
 
     {"send": {...}}                  write this JSON message as it is
     {"raw": "text"}                  write this line as it is (garbage, malformed JSON, ...)
+    {"raw_hex": "7b22...ff"}         write these bytes as one line (not UTF-8, a UTF-8-encoded surrogate, ...)
     {"stderr": "text", "repeat": N}  write text (+ newline) to stderr N times (default 1)
     {"sleep": seconds}
     {"update": {...}}                a session/update notification for the session
@@ -163,6 +164,15 @@ class Wire:
         if self.written is not None:
             self.written.write(data)
             self.written.flush()
+
+    def write_bytes(self, data: bytes) -> None:
+        data = data if data.endswith(b"\n") else data + b"\n"
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        if self.written is not None:
+            self.written.flush()
+            self.written.buffer.write(data)
+            self.written.buffer.flush()
 
     def write(self, msg: Any) -> None:
         line = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
@@ -355,6 +365,8 @@ class ScriptedAgent:
             self.wire.write(step["send"])
         elif "raw" in step:
             self.wire.write_line(step["raw"])
+        elif "raw_hex" in step:
+            self.wire.write_bytes(bytes.fromhex(step["raw_hex"]))
         elif "stderr" in step:
             text = step["stderr"] if step["stderr"].endswith("\n") else step["stderr"] + "\n"
             for _ in range(repeat):

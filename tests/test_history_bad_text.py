@@ -1,0 +1,165 @@
+"""Text that is not valid Unicode, from an agent over real pipes: shown as U+FFFD, journaled byte-exact,
+replayed as it was shown, and every later message journaled too; the --rpc-log likewise."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from rat_tui.history.journal import HistoryJournal
+from rat_tui.history.rebuild import rebuild
+from rat_tui.history.records import IN, from_logged, parse_recording
+from rat_tui.protocol.lines import decode_line
+from rat_tui.protocol.rpc_log import RpcLog
+
+from .harness import finish, start_session
+
+SESSION = "sess-bad"
+
+
+def update_line(update: bytes) -> bytes:
+    return (b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"' + SESSION.encode()
+            + b'","update":' + update + b"}}")
+
+
+def chunk_line(text: bytes) -> bytes:
+    return update_line(b'{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"' + text + b'"}}')
+
+
+# Each as the agent writes it: a UTF-8-encoded surrogate, bytes that are no UTF-8 at all, a lone
+# surrogate escape next to a valid escaped pair (an emoji), a title and a tool call title with them.
+BAD_LINES = [
+    chunk_line(b"raw surrogate [\xed\xa0\x80] "),
+    chunk_line(b"not utf-8 [\xff\xfe] "),
+    chunk_line(b"escaped [\\ud800] pair [\\ud83d\\ude00] "),
+    update_line(b'{"sessionUpdate":"session_info_update","title":"title [\xed\xb0\x80] [\\udfff]"}'),
+    update_line(b'{"sessionUpdate":"tool_call","toolCallId":"t1","title":"tool [\xc3\x28] [\\udc80]","status":"completed"}'),
+]
+SHOWN = ("raw surrogate [\ufffd] not utf-8 [\ufffd\ufffd] escaped [\ufffd] pair [\U0001f600] after the bad ones. "
+         "still journaled.")
+
+
+def script() -> dict:
+    steps: list[dict] = [{"chunk": "before. "}]
+    steps += [{"raw_hex": line.hex()} for line in BAD_LINES]
+    steps += [{"chunk": "after the bad ones. "}, {"chunk": "still journaled."}]
+    return {"session_id": SESSION, "turns": [steps]}
+
+
+def transcript(state) -> list[tuple[str, str]]:
+    return [(getattr(entry, "role", type(entry).__name__), entry.text if hasattr(entry, "text") else entry.title)
+            for entry in state.entries]
+
+
+async def test_bad_text_is_shown_replaced_journaled_byte_exact_and_replayed(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING)
+    written = tmp_path / "written.jsonl"
+    os.environ["RAT_FAKE_WRITTEN"] = str(written)  # what the agent wrote, byte for byte
+    journal = HistoryJournal(tmp_path / "h.sqlite3")
+    problems: list[str] = []
+    journal.on_problem = problems.append
+    recorder = journal.start_session("fake", ["fake"], str(tmp_path))
+    rpc_log = RpcLog(tmp_path / "rpc.jsonl")
+    try:
+        session, task = await start_session(script(), tmp_path, recorders=[recorder], rpc_log=rpc_log)
+        try:
+            await asyncio.wait_for(session.start_prompt("say something odd"), 20)
+            session.store.flush()
+            live = transcript(session.state)
+            title = session.state.title
+        finally:
+            await finish(session, task)
+    finally:
+        del os.environ["RAT_FAKE_WRITTEN"]
+        rpc_log.close()
+
+    # Shown: each character that is no text is one U+FFFD (for `\xff\xfe` two), the emoji stays.
+    agent_text = "".join(text for kind, text in live if kind == "agent")
+    assert agent_text == "before. " + SHOWN
+    assert ("ToolCallEntry", "tool [\ufffd(] [\ufffd]") in live
+    assert title == "title [\ufffd] [\ufffd]"
+
+    # Journaled: every line the agent wrote is stored with its exact bytes (a BLOB where not UTF-8),
+    # nothing failed, and the messages after the bad ones are there too.
+    assert not problems and journal.failures == 0
+    sent = [line for line in written.read_bytes().split(b"\n") if line.strip()]
+    assert all(line in sent for line in BAD_LINES)
+    rows = journal._db.execute("SELECT body FROM messages WHERE session=? AND dir='in' ORDER BY id",
+                               (recorder.id,)).fetchall()
+    stored = [body if isinstance(body, bytes) else body.encode() for (body,) in rows]
+    assert stored == sent
+    assert sum(isinstance(body, bytes) for (body,) in rows) == 4  # the lines that are not UTF-8
+
+    # Replayed: the journal rebuilds exactly the transcript that was shown, and so does the rpc log.
+    assert transcript(rebuild(journal.records(recorder.id)).store.state) == live
+    info = journal.session(recorder.id)
+    assert info is not None and info.title == "title [\ufffd] [\ufffd]" and info.first_prompt == "say something odd"
+    journal.close()
+    reopened = HistoryJournal(tmp_path / "h.sqlite3")  # as the next rat process reads it
+    assert transcript(rebuild(reopened.records(recorder.id)).store.state) == live
+    reopened.close()
+
+    logged = (tmp_path / "rpc.jsonl").read_bytes()
+    logged.decode("utf-8")  # the log itself is valid UTF-8 text
+    recording = parse_recording(logged.decode("utf-8"))
+    assert recording.skipped == 0
+    assert transcript(rebuild(recording.records).store.state) == live
+    # A line that was not UTF-8 is logged reversibly: its bytes come back exactly.
+    entries = [json.loads(line) for line in logged.splitlines()]
+    marked = [entry for entry in entries if entry.get("not_utf8")]
+    assert len(marked) == 4
+    rebuilt = [json.dumps(entry["msg"], ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogateescape")
+               for entry in marked[:2]]
+    assert rebuilt == BAD_LINES[:2]
+    assert all(from_logged(entry["msg"]) == decode_line(line) for entry, line in zip(marked, [
+        BAD_LINES[0], BAD_LINES[1], BAD_LINES[3], BAD_LINES[4]]))
+    # No traceback, no "recording a message failed" anywhere.
+    assert not [r for r in caplog.records if r.exc_info or "failed" in r.getMessage()]
+
+
+def test_a_journal_write_that_fails_is_said_once_and_writing_goes_on(tmp_path: Path) -> None:
+    journal = HistoryJournal(tmp_path / "h.sqlite3")
+    problems: list[str] = []
+    journal.on_problem = problems.append
+    session = journal.start_session("fake", ["x"], "/p")
+    session.record(IN, {"jsonrpc": "2.0", "method": "x"}, 10, raw=b'{"jsonrpc":"2.0","method":"x"}')
+    journal._writer.execute("ALTER TABLE messages RENAME TO kept")  # as good as a disk that refuses writes
+    for n in range(3):
+        session.record(IN, {"jsonrpc": "2.0", "method": f"lost {n}"}, 10)
+    journal._writer.execute("ALTER TABLE kept RENAME TO messages")
+    # A message SQLite cannot bind as text (a lone surrogate), recorded without its wire line.
+    session.record(IN, {"jsonrpc": "2.0", "method": "odd", "params": {"text": "a\ud800b"}}, 10)
+    session.record(IN, {"jsonrpc": "2.0", "method": "later"}, 10)
+    assert journal.failures == 3 and len(problems) == 1 and "cannot be written" in problems[0]
+    methods = [record.message["method"] for record in journal.records(session.id)]
+    assert methods == ["x", "odd", "later"]
+    [odd] = [record.message for record in journal.records(session.id) if record.message["method"] == "odd"]
+    assert odd["params"]["text"] == "a\ufffdb"  # read back as the router would have shown it
+    journal.close()
+
+
+async def test_a_locked_journal_keeps_the_batch_and_writes_it_when_free(tmp_path: Path) -> None:
+    journal = HistoryJournal(tmp_path / "h.sqlite3")
+    session = journal.start_session("fake", ["x"], "/p")
+    other = sqlite3.connect(tmp_path / "h.sqlite3", isolation_level=None)  # another process writing
+    other.execute("BEGIN IMMEDIATE")
+    for n in range(10):
+        session.record(IN, {"jsonrpc": "2.0", "method": f"m{n}"}, 10)
+    await asyncio.sleep(0)  # the tick's commit meets the lock
+    assert journal.commits == 0 and len(journal._rows) == 10 and journal.failures == 0
+    session.record(IN, {"jsonrpc": "2.0", "method": "m10"}, 10)
+    other.execute("COMMIT")
+    other.close()
+    deadline = asyncio.get_running_loop().time() + 10
+    while journal.commits == 0 and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    assert [record.message["method"] for record in journal.records(session.id)] == [f"m{n}" for n in range(11)]
+    assert journal.failures == 0
+    journal.close()
