@@ -99,3 +99,118 @@ def test_sigkill_mid_stream_loses_no_received_message(tmp_path: Path) -> None:
         wait_until(lambda: not tmux.alive(), "rat to quit", 15)
     finally:
         tmux.kill()
+
+
+FLOOD = 20_000
+ROUNDS = 10
+
+
+def flood_script() -> dict:
+    """20,000 chunks with no pause: the agent writes as fast as the pipe takes them (a paragraph each)."""
+    return {"turns": [[{"chunk": f"line {n:05d} of the flood\n\n"} for n in range(FLOOD)]]}
+
+
+def numbers_on(screen: str) -> set[int]:
+    """The chunk numbers on a screen (a line may wrap at any space)."""
+    return {int(n) for n in re.findall(r"line\s+(\d{5})\s+of\s+the\s+flood", screen)}
+
+
+def flood_rounds(tmp_path: Path, launched: list[Tmux]) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    script = tmp_path / "flood.json"
+    script.write_text(json.dumps(flood_script()))
+    agent = [sys.executable, str(AGENTS / "scripted_agent.py"), str(script)]
+    env = {**os.environ, "TERM": "xterm-256color", "TMUX_TMPDIR": str(tmp_path),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    env.pop("TMUX", None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", env["XDG_DATA_HOME"])
+        path = default_path()
+    outcomes: list[tuple[int, int, int]] = []  # (last chunk on screen, chunks journaled, lines the agent wrote)
+
+    def launch(round_: int, command: list[str] | None = None) -> Tmux:
+        # A tmux server of its own: a running server would give the new session its own environment.
+        (tmp_path / f"t{round_}").mkdir()
+        tmux = Tmux({**env, "RAT_FAKE_WRITTEN": str(tmp_path / f"written{round_}.jsonl"),
+                     "TMUX_TMPDIR": str(tmp_path / f"t{round_}")})
+        tmux.start(command or ["exec", sys.executable, "-m", "rat_tui", "--cwd", str(project), "--", *agent], project)
+        tmux.run("set-option", "-t", tmux.name, "remain-on-exit", "on")
+        return tmux
+
+    # The next round's rat starts while this one floods: the rounds cost less, the machine is busier.
+    launched += [launch(0), launch(1)]
+    for round_ in range(ROUNDS):
+        written = tmp_path / f"written{round_}.jsonl"
+        target = 40 + round_ * 300  # kill once this chunk is on screen: later in the flood each round
+        tmux = launched[round_]
+        try:
+            tmux.wait_for("ready")
+            rat_pid = int(tmux.run("display-message", "-p", "-t", tmux.name, "#{pane_pid}").strip())
+            tmux.keys("-l", f"flood {round_}")
+            tmux.keys("Enter")
+            if round_ + 2 < ROUNDS:
+                launched.append(launch(round_ + 2))
+            elif round_ + 2 == ROUNDS:  # the restart's rat (on the demo agent), for after the last kill
+                launched.append(launch(ROUNDS, [sys.executable, "-m", "rat_tui", "--cwd", str(project)]))
+            wait_until(lambda: max(numbers_on(tmux.screen()), default=-1) >= target, f"chunk {target} on screen", 60)
+            os.kill(rat_pid, signal.SIGKILL)
+            wait_until(lambda: tmux.run("display-message", "-p", "-t", tmux.name, "#{pane_dead}").strip() == "1",
+                       "rat to die")
+            shown = numbers_on(tmux.screen())  # all rat drew before it died: its last frame
+        finally:
+            tmux.kill()
+
+        sent = [json.loads(line) for line in written.read_text().splitlines() if line.strip()]
+        journal = HistoryJournal(path)
+        [info] = [info for info in journal.sessions() if info.first_prompt == f"flood {round_}"]
+        inbound = [r.message for r in journal.records(info.id) if r.direction == "in"]
+        journal.close()
+        assert inbound == sent[: len(inbound)], f"round {round_}: the journal is not what the agent wrote"
+        journaled = [m["params"]["update"]["content"]["text"] for m in inbound if m.get("method") == "session/update"]
+        assert shown and max(shown) >= target
+        missing = sorted(n for n in shown if n >= len(journaled) or journaled[n] != f"line {n:05d} of the flood\n\n")
+        assert not missing, f"round {round_}: chunks on screen but not journaled: {missing[:5]}… ({len(missing)})"
+        outcomes.append((max(shown), len(journaled), len(sent) - 2))  # minus the two handshake answers
+    print("rounds (last chunk on screen, chunks journaled, chunks the agent had written):", outcomes)
+    # The kills fell inside the flood: the agent was still writing, far from its 20,000th chunk.
+    assert all(written < FLOOD for _, _, written in outcomes), outcomes
+
+    # rat again (on the demo agent): the history screen shows each killed session up to its last chunk.
+    tmux = launched[ROUNDS]
+    try:
+        tmux.wait_for("ready")
+        tmux.keys("C-r")
+        tmux.wait_for("flood 0")
+        for round_, (_, journaled_count, _) in enumerate(outcomes):
+            tmux.keys("-l", f"flood {round_}")  # the search box: the one session whose prompt it is
+            tmux.wait_for(f"matching 'flood {round_}'")
+            tmux.keys("Enter")
+            tmux.wait_for("replayed", 30)
+            last = journaled_count - 1
+            wait_until(lambda: last in numbers_on(tmux.screen()), f"chunk {last} on screen", 10)  # it follows its end
+            tmux.keys("Escape")  # back to the list
+            tmux.wait_for("Enter opens")
+            tmux.keys("Escape")  # clear the search
+            wait_until(lambda: "matching" not in tmux.screen(), "the search to clear")
+        tmux.keys("Escape")
+        tmux.keys("C-q")
+        wait_until(lambda: tmux.run("display-message", "-p", "-t", tmux.name, "#{pane_dead}").strip() == "1",
+                   "rat to quit", 15)
+    finally:
+        tmux.kill()
+
+
+def test_sigkill_under_a_flood_ten_times_finds_every_chunk_that_was_on_screen(tmp_path: Path) -> None:
+    """Kill -9 rat at ten points of a 20,000-chunk flood: whatever it had drawn is in the journal, every time.
+
+    The pane stays after rat dies (remain-on-exit), so the screen read after the kill is everything
+    rat ever drew, up to its last byte. The kill points move through the flood, round after round.
+    Then one restart opens each killed session from the history screen and shows its last chunk.
+    """
+    launched: list[Tmux] = []
+    try:
+        flood_rounds(tmp_path, launched)
+    finally:
+        for tmux in launched:  # whatever a failure left running
+            tmux.kill()

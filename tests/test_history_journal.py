@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -236,3 +237,35 @@ def test_a_failing_write_is_reported_once(tmp_path: Path) -> None:
         journal.flush()
     assert journal.failures == 3 and len(problems) == 1 and "cannot be written" in problems[0]
     journal.close()
+
+
+@pytest.mark.parametrize("slow_disk", [False, True], ids=["disk", "slow-disk"])
+async def test_every_store_delivery_finds_its_chunks_already_committed(tmp_path: Path, slow_disk: bool) -> None:
+    """A flood over real pipes: each time the store hands changes to the widgets, the chunks they show
+    are in the database already, as another process reads it (the reader commits before each loop turn).
+    With commits made slow on purpose, the screen waits for them, it does not run ahead."""
+    journal = HistoryJournal(tmp_path / "h.sqlite3")
+    if slow_disk:
+        journal._writer.set_progress_handler(lambda: time.sleep(0.0002) or 0, 200)
+    recorder = journal.start_session("fake", ["fake"], str(tmp_path))
+    other = sqlite3.connect(tmp_path / "h.sqlite3")
+    checks: list[tuple[int, int]] = []  # (chunks shown by this delivery, chunks committed then)
+    script = {"turns": [[{"chunk": "c|", "repeat": 5000}]]}
+    session, task = await start_session(script, tmp_path, recorders=[recorder])
+
+    def delivered(changes) -> None:
+        shown = sum(entry.text.count("c|") for entry in session.state.entries if getattr(entry, "role", "") == "agent")
+        [(committed,)] = other.execute("SELECT count(*) FROM messages WHERE session=? AND method='session/update'",
+                                       (recorder.id,)).fetchall()
+        checks.append((shown, committed))
+
+    session.store.subscribe(delivered)
+    try:
+        await asyncio.wait_for(session.start_prompt("flood"), 30)
+    finally:
+        await finish(session, task)
+    other.close()
+    journal.close()
+    assert checks and checks[-1][0] == 5000
+    assert len(checks) > 3  # the flood came in several deliveries
+    assert all(committed >= shown for shown, committed in checks), [c for c in checks if c[1] < c[0]][:5]

@@ -261,6 +261,10 @@ class SessionJournal:
         self.dirty["draft"] = text
         self.journal._schedule(self, DRAFT_DELAY)
 
+    def sync(self) -> None:
+        """The reader is about to give the loop a turn: commit what is queued (see HistoryJournal.sync)."""
+        self.journal.sync()
+
     def flush(self) -> None:
         self.journal.flush()
 
