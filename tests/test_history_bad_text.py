@@ -163,3 +163,30 @@ async def test_a_locked_journal_keeps_the_batch_and_writes_it_when_free(tmp_path
     assert [record.message["method"] for record in journal.records(session.id)] == [f"m{n}" for n in range(11)]
     assert journal.failures == 0
     journal.close()
+
+
+async def test_the_app_shows_bad_text_as_replacement_characters_live_and_from_history(tmp_path: Path) -> None:
+    from rat_tui.app import RatApp
+    from rat_tui.ui.screens.history import HistoryTranscriptScreen
+
+    from .test_app import scripted, send, state_word, until, view
+
+    app = RatApp(scripted(script(), tmp_path), tmp_path)
+    problems: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        assert app.history is not None
+        app.history.on_problem = problems.append
+        await send(pilot, "say something odd")
+        await until(pilot, lambda: "still journaled." in view(app).transcript.plain_text, "the last chunk")
+        live = view(app).transcript.plain_text
+        assert "raw surrogate [\ufffd] not utf-8 [\ufffd\ufffd] escaped [\ufffd] pair [\U0001f600]" in live
+        assert "tool [\ufffd(] [\ufffd]" in live
+        await until(pilot, lambda: state_word(app) == "ready", "the turn's end")
+        for key in ("ctrl+r", *"odd", "enter"):  # the history list, searched, the session opened
+            await pilot.press(key)
+        await until(pilot, lambda: isinstance(app.screen, HistoryTranscriptScreen)
+                    and app.screen.session.done, "the replayed session")
+        await pilot.pause()
+        assert app.screen.view.transcript.plain_text == live
+        assert not problems and app.history.failures == 0
