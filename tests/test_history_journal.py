@@ -259,10 +259,12 @@ async def test_every_store_delivery_finds_its_chunks_already_committed(tmp_path:
                                        (recorder.id,)).fetchall()
         checks.append((shown, committed))
 
-    session.store.subscribe(delivered)
+    unsubscribe = session.store.subscribe(delivered)
     try:
         await asyncio.wait_for(session.start_prompt("flood"), 30)
+        session.store.flush()  # the turn's last batch, due a frame later
     finally:
+        unsubscribe()
         await finish(session, task)
     other.close()
     journal.close()
