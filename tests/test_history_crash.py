@@ -153,9 +153,9 @@ def flood_rounds(tmp_path: Path, launched: list[Tmux]) -> None:
                 launched.append(launch(round_ + 2))
             elif round_ + 2 == ROUNDS:  # the restart's rat (on the demo agent), for after the last kill
                 launched.append(launch(ROUNDS, [sys.executable, "-m", "rat_tui", "--cwd", str(project)]))
-            wait_until(lambda: max(numbers_on(tmux.screen()), default=-1) >= target, f"chunk {target} on screen", 60)
+            wait_until(lambda t=tmux, n=target: max(numbers_on(t.screen()), default=-1) >= n, f"chunk {target} on screen", 60)
             os.kill(rat_pid, signal.SIGKILL)
-            wait_until(lambda: tmux.run("display-message", "-p", "-t", tmux.name, "#{pane_dead}").strip() == "1",
+            wait_until(lambda t=tmux: t.run("display-message", "-p", "-t", t.name, "#{pane_dead}").strip() == "1",
                        "rat to die")
             shown = numbers_on(tmux.screen())  # all rat drew before it died: its last frame
         finally:
@@ -188,7 +188,7 @@ def flood_rounds(tmp_path: Path, launched: list[Tmux]) -> None:
             tmux.keys("Enter")
             tmux.wait_for("replayed", 30)
             last = journaled_count - 1
-            wait_until(lambda: last in numbers_on(tmux.screen()), f"chunk {last} on screen", 10)  # it follows its end
+            wait_until(lambda n=last: n in numbers_on(tmux.screen()), f"chunk {last} on screen", 10)  # it follows its end
             tmux.keys("Escape")  # back to the list
             tmux.wait_for("Enter opens")
             tmux.keys("Escape")  # clear the search
