@@ -18,7 +18,7 @@ from rat_tui.history.records import IN, from_logged, parse_recording
 from rat_tui.protocol.lines import decode_line
 from rat_tui.protocol.rpc_log import RpcLog
 
-from .harness import finish, start_session
+from .helpers.harness import finish, start_session
 
 SESSION = "sess-bad"
 
@@ -169,7 +169,7 @@ async def test_the_app_shows_bad_text_as_replacement_characters_live_and_from_hi
     from rat_tui.app import RatApp
     from rat_tui.ui.screens.history import HistoryTranscriptScreen
 
-    from .test_app import scripted, send, state_word, until, view
+    from .helpers.app import scripted, send, state_word, until, view
 
     app = RatApp(scripted(script(), tmp_path), tmp_path)
     problems: list[str] = []
