@@ -30,6 +30,7 @@ from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
 from .ui.tabs.tab_bar import SessionTabs
 from .ui.tabs.tab_ui import TabUI
+from .ui.notifications import Notifier, notify_settings
 
 log = logging.getLogger("rat.app")
 
@@ -74,6 +75,8 @@ class RatApp(App[None]):
         self._problems.extend(self.policy.problems)
         self.permission_queue = PermissionQueue(self)
         self.elicitation_queue = ElicitationQueue(self)
+        self.notifier = Notifier(self, notify_settings(self.config.notifications))
+        self._statuses: dict[AgentSession, str] = {}
         self.launched = command
         self.cwd = Path(cwd)
         self.history = self._open_history()
@@ -82,7 +85,41 @@ class RatApp(App[None]):
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A session in the registry, whose questions come to this app's screens (TabUI)."""
-        return self.sessions.make(command, cwd, TabUI(self), attach_session_id)
+        session = self.sessions.make(command, cwd, TabUI(self), attach_session_id)
+        self.watch_session(session)
+        return session
+
+    # -- notifications outside the app (ui/notifications.py) -----------------------------------------
+
+    def watch_session(self, session: AgentSession) -> None:
+        """Turn ends and agent exits of `session` notify (when the user is not looking) and retitle."""
+        self._statuses[session] = session.state.status
+        session.store.subscribe(lambda batch: self._status_seen(session))
+
+    def _status_seen(self, session: AgentSession) -> None:
+        status, before = session.state.status, self._statuses.get(session)
+        if status == before:
+            return
+        self._statuses[session] = status
+        name = session.state.agent_name
+        if before == "working" and status in ("ready", "cancelled", "error"):
+            self.notify_event("turn_done", session, f"Turn {'ended' if status == 'ready' else status}.")
+        elif status == "exited" and session in self.sessions:
+            self.notify_event("agent_exited", session, f"{name} exited.")
+        self.update_title()
+
+    def notify_event(self, event: str, session: AgentSession, text: str) -> None:
+        """Tell the user outside the app about `event`, unless they are looking at `session`'s tab."""
+        visible = self.is_mounted and self.tabs.active_view is not None and self.tabs.active_view.session is session
+        try:
+            self.notifier.event(event, session.state.agent_name, text, visible)
+        except Exception:  # a notification is a convenience: never let it break the session
+            log.exception("notification failed")
+        self.update_title()
+
+    def update_title(self) -> None:
+        waiting = sum(s.permissions.pending + s.elicitations.pending for s in self.sessions)
+        self.notifier.update_title([(s.state.agent_name, s.state.status) for s in self.sessions], waiting)
 
     # -- history journal (rat_tui/history) ----------------------------------------------------------
 
@@ -164,6 +201,8 @@ class RatApp(App[None]):
             self.theme = "rat-dark" if "rat-dark" in self.available_themes else "textual-dark"
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
+        self.notifier.save_title()
+        self.update_title()
         for problem in self._problems:
             log.warning("%s", problem)
             self.notify(problem, title="Configuration", severity="warning", timeout=10)
@@ -235,6 +274,7 @@ class RatApp(App[None]):
             self.sessions.remove(view.session)
             if not self.tabs.views:
                 self.exit()
+            self.update_title()
 
         if view.session.state.status in ("exited", "error"):
             self.call_later(close)
@@ -250,6 +290,7 @@ class RatApp(App[None]):
         self.tabs.step(delta)
 
     async def on_unmount(self) -> None:
+        self.notifier.restore_title()
         # Every agent process ends with the app (the views may already be gone at this point).
         await self.sessions.stop_all()
         if self.rpc_log:

@@ -102,6 +102,30 @@ class HistoryConfig(BaseModel):
     """Where Markdown and journal exports are written (`~` expanded); unset means `exports/` in the data dir."""
 
 
+NotifyEvent = Literal["permission", "question", "turn_done", "agent_exited"]
+
+
+class NotificationsConfig(BaseModel):
+    """Notifications outside the app when an agent needs you or is done (`[notifications]`).
+
+    Sent only when the event's tab is not the visible one or the terminal window is not focused."""
+
+    model_config = _MODEL_CONFIG
+
+    events: list[NotifyEvent] = Field(default_factory=lambda: ["permission", "question", "turn_done", "agent_exited"])
+    """Which events notify: "permission" (a permission request), "question" (a form, link or ask_user),
+    "turn_done" (a turn ended), "agent_exited" (an agent process ended by itself). [] turns them off."""
+    agents: dict[str, list[NotifyEvent]] = Field(default_factory=dict)
+    """Per agent (profile or agent name): its own event list instead of `events`."""
+    terminal: Literal["auto", "osc9", "osc777", "osc99", "bell", "none"] = "auto"
+    """The terminal's notification: "auto" picks from the environment (kitty: OSC 99; iTerm2, WezTerm,
+    Windows Terminal, ghostty: OSC 9; foot, urxvt, VTE: OSC 777; else the bell); wrapped for tmux inside tmux."""
+    desktop: Literal["auto", "never"] = "auto"
+    """"auto": also a desktop notification through `notify-send` when a display is reachable."""
+    title: bool = True
+    """Keep the terminal title (OSC 2) on the sessions' state and the number waiting on you."""
+
+
 class Config(BaseModel):
     """Everything config.toml can set; every field has a default, so an empty file is valid."""
 
@@ -128,6 +152,8 @@ class Config(BaseModel):
     restart the agent; a turn (`session/prompt`) is reported when the agent sends nothing this long."""
     client_tools: ClientToolsConfig = Field(default_factory=ClientToolsConfig)
     """rat-tui's own MCP server of client-side tools (`[client_tools]`); profiles may override it."""
+    notifications: NotificationsConfig = Field(default_factory=NotificationsConfig)
+    """Notifications outside the app: terminal, desktop, window title (`[notifications]`)."""
 
 
 # Top-level tables whose entries are independent: a bad entry is dropped alone, not the table.

@@ -44,11 +44,21 @@ class TabUI:
 
     async def ask_permission(self, request: dict[str, Any], tool_call: dict[str, Any]) -> dict[str, Any] | None:
         view = await self._view()
-        return await self.app.permission_queue.ask(request, tool_call, agent_name=view.session.state.agent_name)
+        title = str(tool_call.get("title") or "a tool call")
+        self.app.notify_event("permission", view.session, f"Asks permission: {title}")
+        try:
+            return await self.app.permission_queue.ask(request, tool_call, agent_name=view.session.state.agent_name)
+        finally:
+            self.app.update_title()
 
     async def ask_elicitation(self, elicitation: Elicitation) -> dict[str, Any] | None:
-        await self._view()
-        return await self.app.elicitation_queue.ask(elicitation)
+        view = await self._view()
+        self.app.notify_event("question", view.session,
+                            f"Asks: {elicitation.message or elicitation.url or 'a question'}")
+        try:
+            return await self.app.elicitation_queue.ask(elicitation)
+        finally:
+            self.app.update_title()
 
     async def ask_outside(self, path: Path, access: str) -> bool:
         question = (f"The agent wants to {access} {path}, which is outside the session's directories. "
@@ -105,7 +115,10 @@ class _ToolsForTab:
         return self._tools
 
     async def ask_user(self, question: str, choices: list[str]) -> str | None:
-        return await (await self._ui()).ask_user(question, choices)
+        tools = await self._ui()
+        app = self.tab.app
+        app.notify_event("question", tools.view.session, f"Asks: {question}")
+        return await tools.ask_user(question, choices)
 
     def show_file(self, path: str, line: int | None) -> None:
         if (tools := self._now()) is not None:
