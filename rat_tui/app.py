@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from textual.app import App, ComposeResult, SystemCommand
@@ -22,7 +23,8 @@ from .agents.spec import agent_choices
 from .ui.palette.agents import AgentsCommandProvider
 from .ui.palette.slash_commands import SlashCommandsProvider
 from .ui.palette.session import SessionCommandsProvider
-from .agents.catalog import load_catalog
+from .agents import registry
+from .agents.catalog import Catalog, load_catalog
 from .ui.screens.agent_picker import AgentPickerScreen
 from .ui.palette.lifecycle import LifecycleCommandsProvider
 from .ui.screens.confirm import ConfirmScreen
@@ -76,6 +78,8 @@ class RatApp(App[None]):
         self.permission_queue = PermissionQueue(self)
         self.elicitation_queue = ElicitationQueue(self)
         self.notifier = Notifier(self, notify_settings(self.config.notifications))
+        self._agent_registry: registry.RegistrySnapshot | None = None
+        self._agent_registry_stale = self._agent_registry_fetching = False
         self._statuses: dict[AgentSession, str] = {}
         self.launched = command
         self.cwd = Path(cwd)
@@ -218,7 +222,7 @@ class RatApp(App[None]):
                 command, cwd = choice
                 await self.open_session(command, cwd)
 
-        self.push_screen(NewSessionScreen(choices, self.session.cwd, catalog=lambda: load_catalog(self.config)),
+        self.push_screen(NewSessionScreen(choices, self.session.cwd, catalog=self.catalog),
                          callback=chosen)
 
     def action_agents(self) -> None:
@@ -229,7 +233,33 @@ class RatApp(App[None]):
             if spec is not None:
                 await self.open_session(spec, cwd)
 
-        self.push_screen(AgentPickerScreen(load_catalog(self.config)), callback=chosen)
+        self.push_screen(AgentPickerScreen(self.catalog()), callback=chosen)
+
+    # -- the agent catalog and the live registry (agents/registry.py) ----------------------------------
+
+    def catalog(self) -> Catalog:
+        """The catalog over the registry as cached; a stale or missing cache is refreshed in a thread,
+        and an open agent picker redrawn when it is done."""
+        settings = self.config.registry
+        if not settings.enabled or os.environ.get(registry.OFF_ENV):
+            return load_catalog(self.config)
+        if self._agent_registry is None:
+            self._agent_registry, stale = registry.current()
+            self._agent_registry_stale = stale
+        if self._agent_registry_stale and not self._agent_registry_fetching:
+            self._agent_registry_fetching = True
+            self.run_worker(self._fetch_registry, thread=True, group="registry", exit_on_error=False)
+        return load_catalog(self.config, registry=self._agent_registry)
+
+    def _fetch_registry(self) -> None:
+        snapshot = registry.refresh(self.config.registry.url)
+        self.call_from_thread(self._registry_fetched, snapshot)
+
+    def _registry_fetched(self, snapshot: registry.RegistrySnapshot) -> None:
+        self._agent_registry, self._agent_registry_stale, self._agent_registry_fetching = snapshot, False, False
+        for screen in self.screen_stack:
+            if isinstance(screen, AgentPickerScreen):
+                screen.set_catalog(load_catalog(self.config, registry=snapshot))
 
     async def open_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A new tab; with `attach_session_id`, reattach to that agent-side session (load or resume)."""

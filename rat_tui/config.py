@@ -126,6 +126,17 @@ class NotificationsConfig(BaseModel):
     """Keep the terminal title (OSC 2) on the sessions' state and the number waiting on you."""
 
 
+class RegistryConfig(BaseModel):
+    """The live ACP agent registry the agent picker reads (`[registry]`)."""
+
+    model_config = _MODEL_CONFIG
+
+    enabled: bool = True
+    """Fetch the registry's index (at most once a day, cached); false: only the bundled manifests."""
+    url: str = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json"
+    """Where the index is (the registry's documented address)."""
+
+
 class Config(BaseModel):
     """Everything config.toml can set; every field has a default, so an empty file is valid."""
 
@@ -154,6 +165,8 @@ class Config(BaseModel):
     """rat-tui's own MCP server of client-side tools (`[client_tools]`); profiles may override it."""
     notifications: NotificationsConfig = Field(default_factory=NotificationsConfig)
     """Notifications outside the app: terminal, desktop, window title (`[notifications]`)."""
+    registry: RegistryConfig = Field(default_factory=RegistryConfig)
+    """The live agent registry behind the agent picker (`[registry]`)."""
 
 
 # Top-level tables whose entries are independent: a bad entry is dropped alone, not the table.

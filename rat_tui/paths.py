@@ -44,6 +44,11 @@ def data_dir() -> Path:
     return Path(_dirs().user_data_dir)
 
 
+def cache_dir() -> Path:
+    """What can be fetched again (the agent registry's index)."""
+    return Path(_dirs().user_cache_dir)
+
+
 def log_dir() -> Path:
     """Log files: the terminal belongs to the UI, so logs go here."""
     return Path(_dirs().user_log_dir)

@@ -18,6 +18,7 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     monkeypatch.delenv("RAT_CONFIG", raising=False)
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("RAT_DEMO_DELAY", "0")
+    monkeypatch.setenv("RAT_REGISTRY_OFF", "1")  # no test reaches the live agent registry
 
 
 @pytest.fixture

@@ -1,12 +1,13 @@
 """Provides the agent catalog: which ACP agents rat knows how to start, and which are installed.
 
-Three sources, later ones merging over earlier ones by agent id:
+Four sources, later ones merging over earlier ones by agent id:
 
 1. built-in entries shipped in ``rat_tui/agents/manifests/*.json``;
-2. the user's manifests in ``<config dir>/agents/``: ``*.json`` files or ``*/agent.json`` (the
+2. the live ACP registry's index (agents/registry.py: fetched at most daily, cached), over those;
+3. the user's manifests in ``<config dir>/agents/``: ``*.json`` files or ``*/agent.json`` (the
    layout of the registry repository), each one agent or a whole registry index
    (``{"version": ..., "agents": [...]}``);
-3. the ``[agents.NAME]`` profiles of config.toml (they win: their command replaces the entry's).
+4. the ``[agents.NAME]`` profiles of config.toml (they win: their command replaces the entry's).
 
 Manifests use the ACP agent-registry format (github.com/agentclientprotocol/registry, FORMAT.md):
 ``id``, ``name``, ``description``, ``distribution`` with ``npx`` / ``uvx`` (``package``, ``cmd``,
@@ -34,10 +35,13 @@ import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import paths
 from .spec import AgentSpec, profile_spec
+
+if TYPE_CHECKING:
+    from .registry import RegistrySnapshot
 from ..config import AgentProfile, Config
 
 log = logging.getLogger("rat.catalog")
@@ -301,6 +305,8 @@ class Catalog:
 
     agents: list[CatalogAgent]
     problems: list[str] = field(default_factory=list)
+    source_note: str = "bundled snapshot"
+    """Where the agent list comes from: "live registry", "cached registry (…)", or "bundled snapshot" (and why)."""
 
     def find(self, name: str) -> CatalogAgent | None:
         """The agent with this id, else the first one with this alias."""
@@ -319,13 +325,21 @@ def profile_launch(profile: AgentProfile) -> Launch:
 
 
 def load_catalog(
-    config: Config | None = None, user_dir: Path | None = None, builtins: Path | None = None
+    config: Config | None = None, user_dir: Path | None = None, builtins: Path | None = None,
+    registry: RegistrySnapshot | None = None,
 ) -> Catalog:
-    """Read the built-in entries, the user's manifests and the config's profiles; never raises."""
+    """Read the built-in entries, the registry's (over them), the user's manifests and the config's
+    profiles; never raises."""
     problems: list[str] = []
     raw: dict[str, tuple[dict, str]] = {}
     for item, source in _read_folder(builtins or builtin_dir(), "built-in", problems):
         raw[str(item["id"]).strip()] = (item, source)
+    if registry is not None:  # the live index wins over our snapshot; our `rat` block (local commands) stays
+        problems.extend(registry.problems)
+        for item in registry.agents:
+            key = str(item["id"]).strip()
+            base = raw.get(key, ({}, "registry"))[0]
+            raw[key] = (_merge(base, item), "registry")
     for item, source in _read_folder(user_dir or user_agents_dir(), None, problems):
         key = str(item["id"]).strip()
         base = raw.get(key, ({}, source))[0]
@@ -350,7 +364,9 @@ def load_catalog(
     for problem in problems:
         log.warning("%s", problem)
     rest = sorted(agents.values(), key=lambda agent: agent.name.lower())
-    return Catalog([*profiles, *rest], problems)
+    note = registry.note if registry is not None and (registry.agents or registry.note != "bundled snapshot") \
+        else "bundled snapshot"
+    return Catalog([*profiles, *rest], problems, note)
 
 
 def spec_for(agent: CatalogAgent, availability: Availability | None = None) -> Any:

@@ -61,24 +61,45 @@ class AgentPickerScreen(ModalScreen[Any]):
 
     def __init__(self, catalog: Catalog, which: Which = shutil.which) -> None:
         super().__init__()
+        self.which = which
         self.catalog = catalog
         self.rows = [(agent, check(agent, which)) for agent in catalog.agents]
 
-    def compose(self) -> ComposeResult:
+    def _title(self) -> str:
         installed = sum(1 for _, availability in self.rows if availability.runnable)
+        return f"Agents — {installed} of {len(self.rows)} can start here · {self.catalog.source_note}"
+
+    def _options(self) -> list[Option | None]:
+        options: list[Option | None] = []
+        for agent, availability in self.rows:
+            if options:
+                options.append(None)  # a separator line between agents
+            options.append(Option(agent_prompt(agent, availability), id=agent.id))
+        return options
+
+    def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Agents — {installed} of {len(self.rows)} can start here", markup=False)
-            options: list[Option | None] = []
-            for agent, availability in self.rows:
-                if options:
-                    options.append(None)  # a separator line between agents
-                options.append(Option(agent_prompt(agent, availability), id=agent.id))
-            yield OptionList(*options, id="agents")
+            yield Label(self._title(), markup=False, id="title")
+            yield OptionList(*self._options(), id="agents")
             yield Static("", id="message", markup=False)
             if self.catalog.problems:
                 yield Static("\n".join(self.catalog.problems), id="problems", markup=False)
             yield Static("↑↓ choose · Enter starts it in a new tab · c copies the install command · Esc closes",
                          classes="hint")
+
+    def set_catalog(self, catalog: Catalog) -> None:
+        """A newer catalog (the registry fetched meanwhile): the list is redrawn, the highlight kept."""
+        if not self.is_attached:
+            return
+        options = self.query_one("#agents", OptionList)
+        current = options.highlighted_option.id if options.highlighted_option is not None else None
+        self.catalog = catalog
+        self.rows = [(agent, check(agent, self.which)) for agent in catalog.agents]
+        options.clear_options()
+        options.add_options(self._options())
+        ids = [agent.id for agent, _ in self.rows]
+        options.highlighted = ids.index(current) * 2 if current in ids else (0 if ids else None)
+        self.query_one("#title", Label).update(self._title())
 
     def on_mount(self) -> None:
         options = self.query_one("#agents", OptionList)
