@@ -21,7 +21,7 @@ from rat_tui.ui.notifications import (
     window_title,
 )
 
-from .test_app import scripted, send, until, view
+from .helpers.app import scripted, send, until, view
 
 
 def test_each_terminal_kind_gets_its_own_sequence() -> None:

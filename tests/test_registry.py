@@ -19,7 +19,7 @@ from rat_tui.app import RatApp
 from rat_tui.config import Config, RegistryConfig
 from rat_tui.ui.screens.agent_picker import AgentPickerScreen
 
-from .test_app import until
+from .helpers.app import until
 
 INDEX = {"version": "1.0.0", "agents": [
     {"id": "claude-acp", "name": "Claude Code", "version": "0.101.0", "description": "From the registry",
