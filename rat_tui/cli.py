@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +17,7 @@ from .agents.spec import AgentSpec, demo_agent, profile_spec
 if TYPE_CHECKING:  # pydantic takes a while to import: `rat --help` and argument errors do without it
     from .config import Config
 
-USAGE = "rat [--cwd DIR] [--agent NAME] [--config FILE] [--rpc-log FILE] [-- COMMAND ARGS...]"
+USAGE = "rat [--cwd DIR] [--agent NAME] [--config FILE] [--rpc-log FILE] [--protocol 1|2] [-- COMMAND ARGS...]"
 REPLAY_USAGE = "rat replay [--config FILE] FILE"
 
 
@@ -41,6 +41,8 @@ class CliArgs:
     """Agent command line given after `--`; empty if none."""
     replay: Path | None = None
     """`rat replay FILE`: the recording to play (journal export, --rpc-log file or agent trace); no agent runs."""
+    protocol: int | None = None
+    """`--protocol 1|2`: the ACP version to ask the agent for, over the profile's `protocol`."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--agent", metavar="NAME", help="agent profile from the config file, or a catalog agent id")
     parser.add_argument("--config", metavar="FILE", help="config file (default: $RAT_CONFIG or the user config dir)")
     parser.add_argument("--rpc-log", metavar="FILE", help="append every JSON-RPC message to FILE (JSONL)")
+    parser.add_argument("--protocol", type=int, choices=(1, 2), metavar="1|2",
+                        help="ACP version to ask the agent for (2: ACP v2 Preview; v1 if the agent answers v1)")
     parser.add_argument("--version", action="version", version=f"rat-tui {__version__}")
     return parser
 
@@ -92,6 +96,7 @@ def parse_args(argv: list[str]) -> CliArgs:
         config=Path(namespace.config).expanduser() if namespace.config else None,
         rpc_log=Path(namespace.rpc_log).expanduser() if namespace.rpc_log else None,
         command=list(command or []),
+        protocol=namespace.protocol,
     )
 
 
@@ -115,6 +120,14 @@ def _parse_replay(ours: list[str], command: list[str] | None) -> CliArgs:
 
 
 def resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]:
+    """Pick the agent to start (`--protocol` over its own ACP version); returns it and any problems worth a toast."""
+    spec, problems = _resolve_agent(args, config)
+    if args.protocol is not None and args.protocol != spec.protocol:
+        spec = replace(spec, protocol=args.protocol)
+    return spec, problems
+
+
+def _resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]:
     """Pick the agent to start; returns it and any problems worth a toast.
 
     Precedence: `-- COMMAND`, then `--agent NAME`, then `default_agent`, then the demo agent.

@@ -83,6 +83,9 @@ class AgentProfile(BaseModel):
     category) = a value id or name (true/false for a boolean option)."""
     client_tools: ClientToolsConfig = Field(default_factory=ClientToolsConfig)
     """This agent's overrides of the global `[client_tools]`."""
+    protocol: Literal[1, 2] = 1
+    """The ACP version to ask the agent for: 1, or 2 (ACP v2 Preview, behind this key); an agent that
+    answers v1 is spoken to in v1."""
 
 
 class HistoryConfig(BaseModel):

@@ -16,7 +16,8 @@ The reader is tolerant: unknown fields are ignored, a bad optional field is drop
 manifest that cannot be read is skipped with a problem naming its file. rat adds one optional
 block, ``"rat"``, for what the registry cannot say: ``command`` and ``args`` (the program an
 installed agent runs as), ``env``, ``install`` (what to run to install it), ``aliases`` (other
-names for ``rat --agent``) and ``missingFileEmpty`` (see AgentProfile.missing_file_empty).
+names for ``rat --agent``), ``missingFileEmpty`` (see AgentProfile.missing_file_empty) and
+``protocol`` (2: ask for ACP v2, see AgentProfile.protocol).
 
 "Installed" means the agent's own program is on PATH (``rat.command``, the binary target's
 ``cmd``, or a config profile's command). We never download a binary archive. An agent that is not
@@ -90,6 +91,8 @@ class CatalogAgent:
     install: str | None = None
     aliases: tuple[str, ...] = ()
     missing_file_empty: bool = False
+    protocol: int = 1
+    """The ACP version to ask for (manifest `rat.protocol`: 2 for agents proven on ACP v2)."""
     source: str = "built-in"
     """Where it came from: "built-in", a manifest's path, or "config"."""
     website: str | None = None
@@ -234,6 +237,7 @@ def parse_manifest(data: Any, source: str = "built-in") -> CatalogAgent:
         install=_text(extra.get("install")),
         aliases=tuple(a for a in (_strings(extra.get("aliases")) or []) if a.strip()),
         missing_file_empty=extra.get("missingFileEmpty") is True,
+        protocol=2 if extra.get("protocol") == 2 else 1,
         source=source,
         website=_text(data.get("website")) or _text(data.get("repository")),
     )
@@ -383,4 +387,5 @@ def spec_for(agent: CatalogAgent, availability: Availability | None = None) -> A
         env=dict(availability.launch.env),
         is_demo=False,
         missing_file_empty=agent.missing_file_empty,
+        protocol=agent.protocol,
     )

@@ -31,6 +31,8 @@ class AgentSpec:
     """The profile's session defaults (`[agents.NAME.defaults]`)."""
     client_tools: Any = None
     """The profile's `[agents.NAME.client_tools]` overrides (config.ClientToolsConfig), if any."""
+    protocol: int = 1
+    """The ACP version to ask for: 1, or 2 (ACP v2 Preview; v1 is spoken when the agent answers v1)."""
 
 
 def demo_agent() -> AgentSpec:
@@ -58,4 +60,5 @@ def profile_spec(name: str, profile: AgentProfile) -> AgentSpec:
         name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty,
         mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
         client_tools=profile.client_tools if profile.client_tools.model_fields_set else None,
+        protocol=profile.protocol,
     )

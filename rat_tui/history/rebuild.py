@@ -4,12 +4,18 @@ The live session applies `session/update` notifications and adds the user's prom
 `session/prompt`; the builder does the same from the record, so a rebuilt transcript is what the
 user saw. A `session/load` makes the agent replay the whole conversation: when the transcript already
 holds it (our journal of a continued session, the load phase of a trace), that replay is skipped.
+
+The recording says which ACP version it speaks: the `initialize` answer's `protocolVersion`. From a
+v2 answer on, updates go through the v2 mapping (the store's), a prompt's answer no longer ends the
+turn (the session's `state_update idle` does), `session/resume` with `replayFrom` replays like a
+load, and updates of other sessions (a subagent's) are left out, as a live session leaves them out.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..protocol import v2
 from ..state import reducer
 from ..state.store import SessionStore
 from .journal import prompt_text
@@ -39,19 +45,48 @@ class TranscriptBuilder:
             if record.direction == OUT:
                 self._outgoing(method, params)
             elif method == "session/update":
-                if not (self._loading and self._skip_replay):
+                if self.protocol_version >= 2:
+                    self._update_v2(params)
+                elif not (self._loading and self._skip_replay):
                     self.store.apply_update(params.get("update"))
             return
         if record.direction == IN and "id" in message:
             asked = record.method or self.requests.pop((OUT, _key(message["id"])), None)
             self._answer(asked, message)
 
+    @property
+    def protocol_version(self) -> int:
+        """The ACP version of the recording, from its `initialize` answer (1 until one says otherwise)."""
+        return self.store.state.protocol_version
+
+    def _update_v2(self, params: dict[str, Any]) -> None:
+        update = params.get("update")
+        session_id = params.get("sessionId")
+        if self.agent_session_id is not None and session_id != self.agent_session_id:
+            return  # a subagent's own session
+        if not (self._loading and self._skip_replay):
+            self.store.apply_update(update)
+        if isinstance(update, dict) and update.get("sessionUpdate") == "state_update" and update.get("state") == "idle":
+            if self.store.state.status == "working":  # the end of a prompt's turn
+                self._turn_over(update)
+
+    def _turn_over(self, idle: dict[str, Any]) -> None:
+        dispatch = self.store.dispatch
+        stop = idle.get("stopReason") if isinstance(idle.get("stopReason"), str) else "end_turn"
+        dispatch(reducer.end_turn, stop)
+        if stop == "cancelled":
+            dispatch(reducer.add_notice, "Turn cancelled.", "info")
+        elif stop == "error":
+            error = idle.get("error") if isinstance(idle.get("error"), dict) else {}
+            dispatch(reducer.add_notice, f"The agent failed this turn: {error.get('message', 'error')}", "error")
+        dispatch(reducer.set_status, "ready")
+
     def _outgoing(self, method: str, params: dict[str, Any]) -> None:
         dispatch = self.store.dispatch
         if method == "session/prompt":
             dispatch(reducer.add_user_message, prompt_text(params.get("prompt")))
             dispatch(reducer.set_status, "working")
-        elif method == "session/load":
+        elif method == "session/load" or (method == "session/resume" and "replayFrom" in params):
             self._loading = True
             self._skip_replay = bool(self.store.state.entries)
 
@@ -60,7 +95,12 @@ class TranscriptBuilder:
         result = message.get("result")
         error = message.get("error")
         if method == "initialize" and isinstance(result, dict):
-            capabilities = result.get("agentCapabilities")
+            version = result.get("protocolVersion")
+            dispatch(reducer.set_protocol, v2.PROTOCOL_V2 if version == v2.PROTOCOL_V2 else 1)
+            if version == v2.PROTOCOL_V2:
+                self.capabilities = v2.v1_capabilities(result)
+                result = {**result, "agentInfo": result.get("info")}
+            capabilities = self.capabilities if version == v2.PROTOCOL_V2 else result.get("agentCapabilities")
             self.capabilities = capabilities if isinstance(capabilities, dict) else {}
             info = result.get("agentInfo")
             if isinstance(info, dict) and isinstance(info.get("title") or info.get("name"), str):
@@ -71,9 +111,17 @@ class TranscriptBuilder:
                 session_id = result.get("sessionId") if isinstance(result.get("sessionId"), str) else None
                 session_id = session_id or self.agent_session_id or ""
                 self.agent_session_id = session_id or None
+                if self.protocol_version >= 2:
+                    result = v2.V2Codec().result(method, result)  # configOptions by configId, commands
                 dispatch(reducer.set_session, session_id, result)
             elif isinstance(error, dict):
                 dispatch(reducer.add_notice, f"The agent refused {method}: {error.get('message', error)}", "error")
+        elif method == "session/prompt" and self.protocol_version >= 2:
+            if not isinstance(result, dict):  # refused before insertion; else the turn goes on until idle
+                detail = error.get("message", error) if isinstance(error, dict) else error
+                dispatch(reducer.end_turn, "error")
+                dispatch(reducer.add_notice, f"The agent failed this turn: {detail}", "error")
+                dispatch(reducer.set_status, "ready")
         elif method == "session/prompt":
             if isinstance(result, dict):
                 stop = str(result.get("stopReason", "end_turn"))
@@ -87,7 +135,9 @@ class TranscriptBuilder:
             dispatch(reducer.set_status, "ready")
         elif method == "session/set_config_option" and isinstance(result, dict):
             if isinstance(result.get("configOptions"), list):
-                dispatch(reducer.set_config_options, result["configOptions"])
+                options = result["configOptions"]
+                dispatch(reducer.set_config_options,
+                         v2.v1_config_options(options) if self.protocol_version >= 2 else options)
 
     @property
     def can_continue(self) -> bool:

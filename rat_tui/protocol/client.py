@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from .router import Connection
+from . import v2
+from .router import Connection, ConnectionClosed, RpcError
 
 PROTOCOL_VERSION = 1
+# The versions rat-tui speaks: v1 natively, v2 through protocol/v2.py (asked for per agent profile).
+SUPPORTED_VERSIONS = (1, 2)
 CLIENT_INFO = {"name": "rat-tui", "title": "rat-tui", "version": __version__}
 
 
@@ -66,26 +69,45 @@ class AgentHello:
 
 
 class AcpClient:
-    """Typed wrappers over `Connection.request` for the agent-side methods of ACP v1."""
+    """Typed wrappers over `Connection.request` for the agent-side methods of ACP.
 
-    def __init__(self, connection: Connection) -> None:
+    `protocol` is the version to ask for: 1, or 2 (ACP v2 Preview) with a fall back to v1 when the
+    agent answers v1. Once `initialize` settled the version, the calls below speak it: in v2 the
+    connection's codec (protocol/v2.py) rewrites them, and `prompt` returns when the turn is over (the
+    session's `idle`), as a v1 prompt does, so the session engine runs the same turn logic on both.
+    """
+
+    def __init__(self, connection: Connection, protocol: int = PROTOCOL_VERSION) -> None:
         self.connection = connection
+        self.protocol = protocol if protocol in SUPPORTED_VERSIONS else PROTOCOL_VERSION
+
+    @property
+    def version(self) -> int:
+        """The version spoken (the one asked for until `initialize` answered)."""
+        return self.connection.protocol_version or self.protocol
 
     async def initialize(self) -> AgentHello:
-        result = await self.connection.request(
-            "initialize",
-            {
-                "protocolVersion": PROTOCOL_VERSION,
-                "clientCapabilities": client_capabilities(),
-                "clientInfo": CLIENT_INFO,
-            },
-        )
+        v1_params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client_capabilities(), "clientInfo": CLIENT_INFO}
+        if self.protocol == v2.PROTOCOL_V2:
+            try:
+                result = await self.connection.request("initialize", v2.initialize_params(CLIENT_INFO, client_capabilities()))
+            except RpcError as error:
+                supported = error.data.get("supported") if isinstance(error.data, dict) else None
+                if error.code != v2.UNSUPPORTED_VERSION or not isinstance(supported, list) or PROTOCOL_VERSION not in supported:
+                    raise
+                result = await self.connection.request("initialize", v1_params)  # it said it speaks v1
+        else:
+            result = await self.connection.request("initialize", v1_params)
         result = result if isinstance(result, dict) else {}
         version = result.get("protocolVersion")
+        if version == v2.PROTOCOL_V2 and self.protocol == v2.PROTOCOL_V2:
+            return self._speak_v2(result)
         if version != PROTOCOL_VERSION:
             raise ProtocolMismatch(
-                f"The agent speaks ACP protocol version {version!r}; rat-tui speaks version {PROTOCOL_VERSION}."
+                f"The agent speaks ACP protocol version {version!r}; rat-tui speaks version "
+                f"{' and '.join(str(v) for v in SUPPORTED_VERSIONS) if self.protocol == 2 else PROTOCOL_VERSION}."
             )
+        self.connection.set_protocol(PROTOCOL_VERSION)
         info = result.get("agentInfo") if isinstance(result.get("agentInfo"), dict) else {}
         capabilities = result.get("agentCapabilities")
         auth = result.get("authMethods")
@@ -98,6 +120,27 @@ class AcpClient:
             auth_methods=[m for m in auth if isinstance(m, dict)] if isinstance(auth, list) else [],
             raw=result,
         )
+
+    def _speak_v2(self, result: dict[str, Any]) -> AgentHello:
+        """The agent answered v2: install the codec, drop the client methods v2 has no more."""
+        self.connection.set_protocol(v2.PROTOCOL_V2, v2.V2Codec())
+        for method in v2.V1_ONLY_CLIENT_METHODS:
+            self.connection.handlers.pop(method, None)
+        info = result.get("info") if isinstance(result.get("info"), dict) else {}
+        return AgentHello(
+            protocol_version=v2.PROTOCOL_V2,
+            name=_str_or_none(info.get("name")),
+            title=_str_or_none(info.get("title")),
+            version=_str_or_none(info.get("version")),
+            capabilities=v2.v1_capabilities(result),
+            auth_methods=v2.v1_auth_methods(result.get("authMethods")),
+            raw=result,
+        )
+
+    @property
+    def _v2(self) -> v2.V2Codec | None:
+        codec = self.connection.codec
+        return codec if isinstance(codec, v2.V2Codec) else None
 
     async def new_session(self, cwd: Path, mcp_servers: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         cwd = Path(cwd)
@@ -115,11 +158,14 @@ class AcpClient:
         )
         return result if isinstance(result, dict) else {}
 
-    async def resume_session(self, session_id: str, cwd: Path, mcp_servers: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """`session/resume`: like load, without a replay."""
-        result = await self.connection.request(
-            "session/resume", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": mcp_servers or []}
-        )
+    async def resume_session(self, session_id: str, cwd: Path, mcp_servers: list[dict[str, Any]] | None = None,
+                             replay: bool = False) -> dict[str, Any]:
+        """`session/resume`: like load, without a replay; in v2 `replay` asks for the whole history
+        (`replayFrom: start`), replayed as `session/update`s before the answer."""
+        params: dict[str, Any] = {"sessionId": session_id, "cwd": str(cwd), "mcpServers": mcp_servers or []}
+        if replay and self._v2 is not None:
+            params["replayFrom"] = {"type": "start"}
+        result = await self.connection.request("session/resume", params)
         return result if isinstance(result, dict) else {}
 
     async def list_sessions(self, cwd: Path | None = None, cursor: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
@@ -152,8 +198,47 @@ class AcpClient:
         await self.connection.request("logout", {})
 
     async def prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
-        result = await self.connection.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
-        return result if isinstance(result, dict) else {}
+        """One turn: `{stopReason, usage?}` once it is over. In v2 the answer only says the prompt was
+        inserted (`messageId`); the turn ends at the session's `state_update idle`, whose stop reason is
+        returned (an `error` stop is raised as the RpcError it carries)."""
+        codec = self._v2
+        if codec is None:
+            result = await self.connection.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
+            return result if isinstance(result, dict) else {}
+        if codec.state_of(session_id) in ("running", "requires_action"):
+            # Work the agent started on its own: the prompt waits for it, as v2 clients should.
+            await self._await_turn(codec, session_id, codec.expect_turn(session_id), started=True)
+        turn = codec.expect_turn(session_id)
+        try:
+            answer = await self.connection.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
+        except BaseException:
+            codec.drop_turn(session_id, turn)
+            raise
+        codec.inserted(session_id)
+        outcome = await self._await_turn(codec, session_id, turn)
+        stop = outcome.get("stopReason") if isinstance(outcome.get("stopReason"), str) else "end_turn"
+        if stop == "error":
+            error = outcome.get("error") if isinstance(outcome.get("error"), dict) else {}
+            code = error.get("code")
+            raise RpcError(code if isinstance(code, int) else -32603, str(error.get("message") or "the turn failed"),
+                           error.get("data"))
+        result: dict[str, Any] = {"stopReason": stop}
+        if isinstance(answer, dict) and isinstance(answer.get("messageId"), str):
+            result["messageId"] = answer["messageId"]
+        if isinstance(outcome.get("usage"), dict):
+            result["usage"] = outcome["usage"]
+        return result
+
+    @staticmethod
+    async def _await_turn(codec: v2.V2Codec, session_id: str, turn: Any, started: bool = False) -> dict[str, Any]:
+        if started:
+            codec.inserted(session_id)
+        try:
+            return await turn
+        except ConnectionError as error:
+            raise ConnectionClosed(str(error)) from error
+        finally:
+            codec.drop_turn(session_id, turn)
 
     async def cancel(self, session_id: str) -> None:
         await self.connection.notify("session/cancel", {"sessionId": session_id})

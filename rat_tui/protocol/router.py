@@ -42,6 +42,34 @@ class Recorder(Protocol):
     ) -> Any: ...
 
 
+class Codec(Protocol):
+    """Maps another ACP version's wire shapes onto v1's (protocol/v2.py V2Codec)."""
+
+    version: int
+
+    def outgoing(self, method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]: ...
+    def result(self, method: str, result: Any) -> Any: ...
+    def serve(self, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
+    def notification(self, method: str, params: dict[str, Any]) -> None: ...
+    def closed(self) -> None: ...
+
+
+class _VersionedLog:
+    """The --rpc-log seen through one connection: its lines carry the ACP version the agent speaks."""
+
+    def __init__(self, log: Any, version: int) -> None:
+        self.log = log
+        self.version = version
+
+    def record(self, direction: str, message: Any, size: int, **kwargs: Any) -> Any:
+        return self.log.record(direction, message, size, protocol=self.version, **kwargs)
+
+    def sync(self) -> None:
+        sync = getattr(self.log, "sync", None)
+        if sync is not None:
+            sync()
+
+
 class RpcError(Exception):
     """A JSON-RPC error: raised by our requests when the agent answers with one, and by handlers."""
 
@@ -95,6 +123,7 @@ class Connection:
         self.recorders: list[Recorder] = [r for r in (rpc_log, traffic) if r is not None]
         self._ids = itertools.count(0)
         self._pending: dict[int, tuple[asyncio.Future[Any], str, float]] = {}
+        self._asked: dict[int, str] = {}  # request id -> the method asked for, when the codec renamed it
         self._serving: dict[Any, asyncio.Task[None]] = {}
         self._closed = False
         self.malformed_lines = 0
@@ -102,6 +131,19 @@ class Connection:
         self.last_inbound = time.monotonic()
         # Hears every error answer to our requests (method, error) before the waiter does.
         self.on_error: Callable[[str, RpcError], None] | None = None
+        # The ACP version the agent answered `initialize` with (None before); `codec` maps a protocol
+        # other than v1 onto the v1 shapes the client uses (protocol/v2.py), None for v1 itself.
+        self.protocol_version: int | None = None
+        self.codec: Codec | None = None
+
+    def set_protocol(self, version: int, codec: Codec | None = None) -> None:
+        """The version `initialize` settled on: --rpc-log lines say it from now on; `codec` maps its wire shapes."""
+        self.protocol_version = version
+        self.codec = codec
+        if self.rpc_log is not None:
+            self.recorders = [_VersionedLog(r, version) if r is self.rpc_log else r for r in self.recorders]
+        if self.traffic is not None:
+            self.traffic.protocol_version = version
 
     # -- outgoing -----------------------------------------------------------------------------
 
@@ -109,9 +151,14 @@ class Connection:
         """Send a request and wait for its result; raises RpcError or ConnectionClosed."""
         if self._closed:
             raise ConnectionClosed(f"agent is gone; cannot send {method}")
+        asked = method
+        if self.codec is not None:
+            method, params = self.codec.outgoing(method, params)
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (future, method, time.monotonic())
+        if asked != method:
+            self._asked[request_id] = asked
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
@@ -119,10 +166,12 @@ class Connection:
             await self._send(message)
         except ConnectionError as error:
             self._pending.pop(request_id, None)
+            self._asked.pop(request_id, None)
             raise ConnectionClosed(f"agent is gone; cannot send {method}") from error
         try:
             return await future
         except asyncio.CancelledError:
+            self._asked.pop(request_id, None)
             if self._pending.pop(request_id, None) is not None and not self._closed:
                 await self.notify(CANCEL_REQUEST, {"requestId": request_id})
             raise
@@ -137,6 +186,7 @@ class Connection:
         The agent may still answer later; that answer is logged as one for an unknown id.
         """
         pending = self._pending.pop(request_id, None)
+        self._asked.pop(request_id, None)
         if pending is None:
             return False
         future, method, _ = pending
@@ -147,6 +197,8 @@ class Connection:
         return True
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        if self.codec is not None:
+            method, params = self.codec.outgoing(method, params)
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
@@ -181,6 +233,8 @@ class Connection:
                 self._route_line(line)
         finally:
             self._closed = True
+            if self.codec is not None:
+                self.codec.closed()
             for future, method, _ in self._pending.values():
                 if not future.done():
                     future.set_exception(ConnectionClosed(f"agent exited before answering {method}"))
@@ -221,6 +275,8 @@ class Connection:
             elif method == CANCEL_REQUEST:
                 self._cancel_serving(params)
             else:
+                if self.codec is not None and isinstance(params, dict):
+                    self.codec.notification(method, params)
                 try:
                     self.on_notification(method, params if isinstance(params, dict) else {})
                 except Exception:
@@ -247,6 +303,7 @@ class Connection:
                 self._record("in", message, size, raw=line)
             return
         future, method, started = pending
+        asked = self._asked.pop(request_id, method)
         if self.recorders:
             self._record("in", message, size, method, time.monotonic() - started, line)
         if future.done():
@@ -256,10 +313,12 @@ class Connection:
             failure = RpcError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "error")), error.get("data"))
             if self.on_error is not None:
                 try:
-                    self.on_error(method, failure)
+                    self.on_error(asked, failure)
                 except Exception:
                     log.exception("error listener failed")
             future.set_exception(failure)
+        elif self.codec is not None:
+            future.set_result(self.codec.result(method, message.get("result")))
         else:
             future.set_result(message.get("result"))
 
@@ -278,6 +337,8 @@ class Connection:
                 raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
             if not isinstance(params, dict):
                 raise RpcError(INVALID_PARAMS, "params must be an object")
+            if self.codec is not None:
+                params = self.codec.serve(method, params)
             response["result"] = await handler(params)
         except asyncio.CancelledError:
             response["error"] = RpcError(REQUEST_CANCELLED, "Request cancelled").to_json()

@@ -50,7 +50,8 @@ def _is_name_value_pair(value: dict[str, Any]) -> bool:
 
 
 class RpcLog:
-    """Appends one JSON object per message: time, direction, method, id, bytes, latency."""
+    """Appends one JSON object per message: time, direction, method, id, bytes, latency, and (after
+    `initialize`) `acp`, the protocol version the session speaks."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -70,10 +71,13 @@ class RpcLog:
         method: str | None = None,
         latency: float | None = None,
         raw: bytes | None = None,
+        protocol: int | None = None,
     ) -> None:
         """Log one message; never raises (a failure is logged once, without a traceback per line)."""
         try:
             entry: dict[str, Any] = {"time": round(time.time(), 6), "dir": direction, "bytes": size}
+            if protocol is not None:
+                entry["acp"] = protocol  # the ACP version this session speaks, once `initialize` settled it
             if isinstance(message, dict):
                 entry["method"] = method or message.get("method")
                 if "id" in message:

@@ -92,6 +92,8 @@ class TrafficLog:
         self._seq = itertools.count(1)
         self._listeners: tuple[TrafficListener, ...] = ()  # replaced, never mutated: safe to unsubscribe mid-call
         self.dropped = 0
+        # The ACP version the connection speaks, once `initialize` settled it (the inspector shows it).
+        self.protocol_version: int | None = None
 
     def record(
         self,

@@ -193,7 +193,7 @@ class AgentSession:
         self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
         self.connection.recorders.extend(self.recorders)
         self.connection.on_error = self._on_request_error
-        self.client = AcpClient(self.connection)
+        self.client = AcpClient(self.connection, int(getattr(self.command, "protocol", 1) or 1))
         reader = asyncio.create_task(self.connection.run(), name="agent-reader")
         handshake = asyncio.create_task(self._handshake(), name="agent-handshake")
         watchdog = asyncio.create_task(self.hang_watch.run(), name="agent-watchdog")
@@ -222,6 +222,7 @@ class AgentSession:
         if hello is None:
             return
         self.hello = hello
+        self.store.dispatch(reducer.set_protocol, hello.protocol_version)  # v2: the store maps its updates
         if hello.display_name:
             self.store.dispatch(reducer.set_agent, hello.display_name)
         self._plan_mcp_servers()

@@ -5,7 +5,8 @@ The rules, from the ACP schema:
 - `session/load` only when `agentCapabilities.loadSession` is true; the agent replays the history as
   `session/update`s *before* it answers, so the session id being loaded (`loading`) already takes updates
   and the replay lands in the store as it streams. `session/resume` (`sessionCapabilities.resume`) does the
-  same without a replay.
+  same without a replay (in ACP v2 a resume of a tab that shows nothing yet asks for the replay:
+  `replayFrom: start`, streamed like a load's).
 - A restart keeps the store: the transcript on screen stays. When the new process reloads the session, the
   replayed history is *not* added a second time: transcript updates (messages, thoughts, tool calls,
   notices) are counted and dropped until the load answers, while session facts (commands, modes, config,
@@ -66,15 +67,18 @@ class Opener:
                                  f"({self.replay_skipped} replayed updates not shown again: they are above).")
                 return target, result
         elif target and self.supports("resume"):
+            replay = not populated and client.version >= 2  # v2 replays on resume, when asked
             try:
-                result = await client.resume_session(target, self.cwd, self.mcp_servers())
+                result = await self._resume(client, target, replay)
             except RpcError as error:
                 if error.code == AUTH_REQUIRED:
                     raise
                 self._notice(f"The agent could not resume session {target}: {error}", "warning")
             else:
                 self._notice(f"{'Agent restarted; s' if populated else 'S'}ession {target} resumed "
-                             "(the agent does not replay its history on resume).")
+                             + ("(its history replayed above)." if replay else
+                                "(its history is above, not replayed again)." if client.version >= 2 else
+                                "(the agent does not replay its history on resume)."))
                 return target, result
         elif target:
             self._notice("This agent cannot reopen a session (it advertises neither session/load nor "
@@ -93,6 +97,18 @@ class Opener:
         self.replay_skipped = 0
         try:
             return await client.load_session(target, self.cwd, self.mcp_servers())
+        finally:
+            self.loading = None
+            self.replay = None
+
+    async def _resume(self, client: AcpClient, target: str, replay: bool) -> dict[str, Any]:
+        """`session/resume`; with `replay` (v2, `replayFrom: start`) the history streams in first, like a
+        load's: shown, not tracked as changes."""
+        if not replay:
+            return await client.resume_session(target, self.cwd, self.mcp_servers())
+        self.loading, self.replay = target, "show"
+        try:
+            return await client.resume_session(target, self.cwd, self.mcp_servers(), replay=True)
         finally:
             self.loading = None
             self.replay = None

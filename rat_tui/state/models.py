@@ -126,6 +126,16 @@ class SessionState:
     next_key: int = 0
     # The entry that adjacent chunks without a messageId extend; cleared at turn boundaries.
     open_message: MessageEntry | None = None
+    # The ACP version the agent speaks (1, or 2 once `initialize` answered 2): picks the wire mapping.
+    protocol_version: int = 1
+    # v2: the session's foreground activity from `state_update` ("running", "requires_action", "idle", …;
+    # None before any) and its background work snapshot.
+    activity: str | None = None
+    background: tuple[dict[str, Any], ...] = ()
+    # v2: the user's prompt shown at once, until the agent's echo of it (same text, the prompt's
+    # messageId) claims it, so the prompt shows once.
+    pending_echo: MessageEntry | None = None
+    echo_ids: set[str] = field(default_factory=set)
 
 
 # -- change events ---------------------------------------------------------------------------

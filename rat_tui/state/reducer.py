@@ -10,6 +10,9 @@ import json
 from typing import Any
 
 from .media import annotation_badge, media_placeholder
+from ..protocol.v2 import (
+    ActivityUpdate, MessageUpsert, TerminalAppend, TerminalSnapshot, ToolCallPatch, ToolContentAppend,
+)
 from ..protocol.wire import NoticeUpdate, UnknownUpdate
 from .models import (
     Change,
@@ -57,6 +60,9 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
         text = f"{update.title}\n{update.description}" if update.description else update.title
         state.open_message = None
         return _add(state, NoticeEntry(_new_key(state, AGENT_NOTICE_PREFIX), text, notice_severity(update.severity)))
+    if isinstance(update, (MessageUpsert, ToolCallPatch, ToolContentAppend, TerminalSnapshot, TerminalAppend,
+                           ActivityUpdate)):
+        return _apply_v2(state, update)
     kind = update.session_update
     if kind in CHUNK_ROLES:
         return _chunk(state, CHUNK_ROLES[kind], update.message_id, content_text(update.content))
@@ -91,6 +97,8 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
 
 
 def _chunk(state: SessionState, role: Role, message_id: str | None, text: str) -> list[Change]:
+    if message_id is not None and role == "user" and _echo(state, message_id):
+        return []
     if message_id is not None:
         entry = state.messages.get((role, message_id))
     else:
@@ -113,21 +121,33 @@ def _chunk(state: SessionState, role: Role, message_id: str | None, text: str) -
 
 
 def _tool_call(state: SessionState, update: Any) -> list[Change]:
-    call_id = update.tool_call_id
-    entry = state.tool_calls.get(call_id)
-    created = entry is None
-    if entry is None:
-        entry = ToolCallEntry(_new_key(state, "t"), call_id)
-        state.tool_calls[call_id] = entry
     fields = update.model_fields_set
+    patch = {}
     for attr, target in TOOL_FIELDS.items():
         if attr not in fields:
             continue
         value = getattr(update, attr)
         if attr in ("content", "locations"):
             value = [_dump(item) for item in value or []]
-        elif attr in ("title", "status") and value is None:
+        patch[target] = value
+    return _patch_tool_call(state, update.tool_call_id, patch)
+
+
+def _patch_tool_call(state: SessionState, call_id: str, fields: dict[str, Any], meta_by_key: bool = False) -> list[Change]:
+    """Create the tool call on first sight, else patch it: title and status are never cleared; content
+    and locations replace (None clears); v2's `_meta` patches by key (`meta_by_key`)."""
+    entry = state.tool_calls.get(call_id)
+    created = entry is None
+    if entry is None:
+        entry = ToolCallEntry(_new_key(state, "t"), call_id)
+        state.tool_calls[call_id] = entry
+    for target, value in fields.items():
+        if target in ("title", "status") and value is None:
             continue
+        if target in ("content", "locations"):
+            value = [item for item in value or [] if isinstance(item, dict)]
+        elif target == "meta" and meta_by_key and isinstance(value, dict) and isinstance(entry.meta, dict):
+            value = {**entry.meta, **value}
         setattr(entry, target, value)
     state.open_message = None
     changes = _add(state, entry) if created else [EntryChanged(entry.key)]
@@ -171,6 +191,73 @@ def _cards_showing(state: SessionState, terminal_id: str) -> list[Change]:
     ]
 
 
+# -- ACP v2 (protocol/v2.py maps the wire onto these) ---------------------------------------------
+
+
+def _apply_v2(state: SessionState, update: Any) -> list[Change]:
+    if isinstance(update, MessageUpsert):
+        return _upsert_message(state, update.role, update.message_id, update.text)  # type: ignore[arg-type]
+    if isinstance(update, ToolCallPatch):
+        return _patch_tool_call(state, update.tool_call_id, dict(update.fields), meta_by_key=True)
+    if isinstance(update, ToolContentAppend):
+        call = state.tool_calls.get(update.tool_call_id)
+        content = [*(call.content if call else []), *update.items]
+        return _patch_tool_call(state, update.tool_call_id, {"content": content})
+    if isinstance(update, TerminalSnapshot):
+        terminal = state.terminals.setdefault(update.terminal_id, TerminalState(update.terminal_id))
+        if update.output is not None:
+            terminal.output = update.output[-TERMINAL_DISPLAY_LIMIT:]
+        if update.exited:
+            terminal.exit_code, terminal.signal, terminal.exited = update.exit_code, update.signal, True
+        return _cards_showing(state, update.terminal_id)
+    if isinstance(update, TerminalAppend):
+        return terminal_output(state, update.terminal_id, update.text)
+    state.activity = update.state
+    state.background = update.background
+    return [FieldChanged("activity")]
+
+
+def _echo(state: SessionState, message_id: str) -> bool:
+    """v2 agents echo each prompt under its messageId: the first echo claims the prompt we showed when it
+    was sent, and the echo's own content (the same words) is not shown a second time."""
+    if message_id in state.echo_ids:
+        return True
+    pending = state.pending_echo
+    if pending is None or ("user", message_id) in state.messages:
+        return False
+    state.pending_echo = None
+    pending.message_id = message_id
+    state.messages[("user", message_id)] = pending
+    state.echo_ids.add(message_id)
+    return True
+
+
+def _upsert_message(state: SessionState, role: Role, message_id: str, text: str) -> list[Change]:
+    """`user_message` / `agent_message` / `agent_thought`: the message's whole content (later chunks append)."""
+    if role == "user" and _echo(state, message_id):
+        return []
+    entry = state.messages.get((role, message_id))
+    if entry is None:
+        return _chunk(state, role, message_id, text)  # empty: the first chunk creates it
+    state.open_message = entry
+    old = entry.text
+    if text == old:
+        return []
+    if text.startswith(old):
+        entry.parts.append(text[len(old):])
+        return [TextAppended(entry.key, text[len(old):])]
+    entry.parts[:] = [text] if text else []
+    return [EntryChanged(entry.key)]
+
+
+def set_protocol(state: SessionState, version: int) -> list[Change]:
+    """The ACP version the agent answered `initialize` with: the store maps updates by it."""
+    if state.protocol_version == version:
+        return []
+    state.protocol_version = version
+    return [FieldChanged("protocol")]
+
+
 def set_pending_permissions(state: SessionState, count: int) -> list[Change]:
     state.pending_permissions = count
     return [FieldChanged("permissions")]
@@ -199,6 +286,8 @@ def add_user_message(state: SessionState, text: str, attachments: tuple[str, ...
     """The user's own prompt, shown at once (agents do not echo live prompts back), with its attachments."""
     entry = MessageEntry(_new_key(state, "u"), "user", None, [text], tuple(attachments))
     state.turns += 1
+    if state.protocol_version >= 2:
+        state.pending_echo = entry
     changes = _add(state, entry)
     state.open_message = None
     return changes
@@ -249,6 +338,10 @@ def set_session(state: SessionState, session_id: str, result: dict[str, Any]) ->
     if isinstance(models, dict):
         state.models = models
         changes.append(FieldChanged("models"))
+    commands = result.get("availableCommands")  # v2 answers with the initial command list
+    if isinstance(commands, list):
+        state.commands = tuple(c for c in commands if isinstance(c, dict))
+        changes.append(FieldChanged("commands"))
     return changes
 
 
@@ -273,6 +366,7 @@ def set_current_model(state: SessionState, model_id: str) -> list[Change]:
 def end_turn(state: SessionState, stop_reason: str) -> list[Change]:
     state.stop_reason = stop_reason
     state.open_message = None
+    state.pending_echo = None
     changes: list[Change] = [FieldChanged("turn")]
     if stop_reason == "cancelled":
         for call in state.tool_calls.values():

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ..protocol.v2 import UpdateMapper
 from ..protocol.wire import parse_update
 from . import reducer
 from .models import Change, SessionState, TextAppended
@@ -35,6 +36,7 @@ class SessionStore:
         self._pending: list[Change] = []
         self._flush_handle: asyncio.TimerHandle | None = None
         self._last_batch = 0
+        self._v2: UpdateMapper | None = None  # the v2 mapping, once the state says the agent speaks v2
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         self._subscribers.append(subscriber)
@@ -46,8 +48,14 @@ class SessionStore:
         return unsubscribe
 
     def apply_update(self, raw_update: Any) -> None:
-        """One `session/update` `update` object off the wire."""
-        self._emit(reducer.apply_update(self.state, parse_update(raw_update)))
+        """One `session/update` `update` object off the wire, in the protocol version the session speaks."""
+        if self.state.protocol_version == 1:
+            self._emit(reducer.apply_update(self.state, parse_update(raw_update)))
+            return
+        if self._v2 is None:
+            self._v2 = UpdateMapper()
+        for update in self._v2.map(raw_update):
+            self._emit(reducer.apply_update(self.state, update))
 
     def dispatch(self, action: Callable[..., list[Change]], *args: Any, **kwargs: Any) -> None:
         """Run a local reducer action (e.g. `reducer.add_notice`) against this store's state."""

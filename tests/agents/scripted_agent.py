@@ -69,6 +69,17 @@ rebuilt from the mcp/message answer):
 
 A turn not answered by a "respond" step ends with {"stopReason": "end_turn"}, or "cancelled" if
 session/cancel arrived during it. Unknown requests get -32601; unknown notifications are ignored.
+
+ACP v2 ("protocol": 2 in the script): an `initialize` asking for version 2 is answered in v2
+(DEFAULT_INITIALIZE_V2, merged with "initialize_result_v2"); one asking for 1 gets the v1 answer. Then a
+prompt goes the v2 way: the prompt is echoed (`user_message` with messageId "msg-user-N"), answered
+{"messageId"} at once, `state_update running`, the turn's steps, and `state_update idle` with
+"end_turn" or "cancelled" (unless a step sent an idle itself: {"state": "idle", ...}). session/list,
+resume and close are baseline, delete when advertised, auth/login and auth/logout when authMethods are
+listed; a session/resume with replayFrom plays its steps (the replay) then a `state_update idle`
+before the answer. One more step:
+
+    {"state": "running" | "requires_action" | "idle", ...}   a state_update (other keys as given)
 """
 
 from __future__ import annotations
@@ -92,10 +103,16 @@ DEFAULT_INITIALIZE = {
 }
 
 
+DEFAULT_INITIALIZE_V2 = {
+    "protocolVersion": 2,
+    "info": {"name": "scripted-agent-v2", "title": "Scripted fake agent (v2)", "version": "0.0.2"},
+    "capabilities": {"session": {"prompt": {"embeddedContext": {}}, "mcp": {"stdio": {}, "http": {}}}},
+}
+
 # Answered by default (as in "on_request" with no steps) when the initialize result advertises them
 # (authenticate: when it lists authMethods), unless "responses" has them.
 LIFECYCLE_METHODS = {"session/load", "session/resume", "session/list", "session/close", "session/delete",
-                     "authenticate", "logout"}
+                     "authenticate", "logout", "auth/login", "auth/logout"}
 
 
 def log(text: str) -> None:
@@ -220,6 +237,7 @@ class Handling:
         self.responded = False
         self.failed = False
         self.cancelled = asyncio.Event()
+        self.idle_sent = False
 
 
 class ScriptedAgent:
@@ -236,6 +254,8 @@ class ScriptedAgent:
         self.mcp_open: dict[str, Any] = {}  # conn name -> subprocess (stdio) or connectionId (acp)
         record = os.environ.get("RAT_FAKE_RECORD")
         self.mcp_record = open(record + ".mcp", "a", encoding="utf-8") if record else None
+        self.v2 = False  # the client asked for v2 and the script speaks it
+        self.prompts = 0
 
     async def run(self) -> None:
         await self.wire.start(self.on_message)
@@ -263,6 +283,8 @@ class ScriptedAgent:
             self.mcp_log("acp", conn, inner)
 
     async def on_request(self, id: Any, method: str, params: Any) -> None:
+        if method == "initialize" and self.script.get("protocol") == 2:
+            self.v2 = isinstance(params, dict) and params.get("protocolVersion") == 2
         handling = Handling(id)
         on_request = self.script.get("on_request", {})
         lifecycle = self.advertises(method) and method not in self.script.get("responses", {})
@@ -275,11 +297,14 @@ class ScriptedAgent:
             return
         if method == "initialize":
             await self.play(self.script.get("before_initialize", []), handling)
-            result = merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
+            result = self.initialize_result()
         elif method == "session/new":
             self.mcp_servers = [s for s in (params or {}).get("mcpServers") or [] if isinstance(s, dict)]
             await self.play(self.script.get("on_new_session", []), handling)
             result = merged({"sessionId": self.session_id}, self.script.get("new_session_result"))
+        elif method == "session/prompt" and self.v2:
+            await self.prompt_v2(params, handling, self.turns.pop(0) if self.turns else [])
+            return
         elif method == "session/prompt":
             steps = self.turns.pop(0) if self.turns else []
             self.prompt = handling
@@ -301,8 +326,41 @@ class ScriptedAgent:
         if not handling.responded:
             self.wire.respond(id, result)
 
+    def initialize_result(self) -> dict:
+        if self.v2:
+            return merged(DEFAULT_INITIALIZE_V2, self.script.get("initialize_result_v2"))
+        return merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
+
+    async def prompt_v2(self, params: Any, handling: Handling, steps: list) -> None:
+        """A v2 turn: echo, answer {messageId} at once, running, the steps, idle."""
+        self.prompts += 1
+        message_id = f"msg-user-{self.prompts}"
+        prompt = (params or {}).get("prompt") or []
+        self.update({"sessionUpdate": "user_message", "messageId": message_id, "content": prompt})
+        if not handling.responded:
+            self.wire.respond(handling.id, {"messageId": message_id})
+            handling.responded = True
+        self.update({"sessionUpdate": "state_update", "state": "running"})
+        self.prompt = handling
+        try:
+            await self.play(steps, handling)
+        finally:
+            self.prompt = None
+        if not handling.idle_sent:
+            stop = "cancelled" if handling.cancelled.is_set() else "end_turn"
+            self.update({"sessionUpdate": "state_update", "state": "idle", "stopReason": stop})
+
     def advertises(self, method: str) -> bool:
         """Whether the initialize result advertises this lifecycle method (then it is answered by default)."""
+        if self.v2:
+            result = self.initialize_result()
+            if method in ("session/list", "session/resume", "session/close"):
+                return True
+            if method in ("auth/login", "auth/logout"):
+                return bool(result.get("authMethods"))
+            if method == "session/delete":
+                return isinstance(((result.get("capabilities") or {}).get("session") or {}).get("delete"), dict)
+            return False
         result = merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
         caps = result.get("agentCapabilities") or {}
         if method == "session/load":
@@ -332,8 +390,10 @@ class ScriptedAgent:
             if handling.failed:
                 self.session_id = previous  # a failed load or resume adopts nothing
             return
+        if method == "session/resume" and self.v2 and isinstance(params, dict) and "replayFrom" in params:
+            self.update({"sessionUpdate": "state_update", "state": "idle"})  # current state, before the answer
         if method == "initialize":
-            result = merged(DEFAULT_INITIALIZE, self.script.get("initialize_result"))
+            result = self.initialize_result()
         elif method == "session/new":
             result = merged({"sessionId": self.session_id}, self.script.get("new_session_result"))
         elif method == "session/prompt":
@@ -376,6 +436,10 @@ class ScriptedAgent:
             await asyncio.sleep(float(step["sleep"]))
         elif "update" in step:
             self.update(step["update"])
+        elif "state" in step:
+            self.update({"sessionUpdate": "state_update", **step})
+            if step["state"] == "idle":
+                handling.idle_sent = True
         elif "chunk" in step:
             for _ in range(repeat):
                 self.chunk(step["chunk"], step.get("message_id"))

@@ -184,7 +184,8 @@ class TrafficScreen(Screen[None]):
         if self.traffic.dropped:
             parts.append(f"· {self.traffic.dropped:,} older dropped")
         parts.append("· following" if self.follow else "· paused (f follows)")
-        self.status.update("Traffic  " + " ".join(parts))
+        version = self.traffic.protocol_version  # what `initialize` settled; None before it answered
+        self.status.update(("Traffic  " if version is None else f"Traffic (ACP v{version})  ") + " ".join(parts))
 
     # -- events and actions ---------------------------------------------------------------------
 

@@ -1,0 +1,585 @@
+"""Provides the ACP v2 wire mapping: v2 messages onto the shapes the client and the reducer already use.
+
+rat-tui keeps one state model and two wire mappings. v1 is the native one; this module maps ACP v2
+(Preview, schema `v2-preview`) onto it, in both directions:
+
+- `initialize_params` / `hello_from_v2`: the v2 handshake, and the agent's v2 capabilities read as the
+  v1 `agentCapabilities` the rest of the client consults (`AgentHello.supports`, MCP planning,
+  attachments). The request also carries the v1 fields, so an agent that answers v1 is spoken to in
+  v1 on the same connection (the v2 schema allows extra keys there).
+- `V2Codec`: installed on the `Connection` once the agent answered v2. It rewrites the client's
+  outgoing calls (`authenticate` → `auth/login`, `logout` → `auth/logout`, stdio MCP servers tagged,
+  `set_config_option` with its required `type`), maps results (`configOptions` by `configId`,
+  `availableCommands`), maps permission requests (`title` + `subject`) to the v1 shape the
+  PermissionBroker reads, and follows each session's `state_update`s: in v2 a prompt's answer only
+  says the prompt was inserted, and the turn ends at `idle` (`wait_idle`).
+- `UpdateMapper`: one per store; each v2 `session/update` becomes what the reducer applies: a v1
+  update dict parsed by `wire.parse_update` where v1 has the same thing, or one of the dataclasses
+  below for what v1 lacks (message upserts, agent-owned terminals, the session's activity).
+
+Only plain data and asyncio here: no Textual, no state/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import codecs
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import wire
+
+log = logging.getLogger("rat.v2")
+
+PROTOCOL_V2 = 2
+UNSUPPORTED_VERSION = -32022  # ErrorCode "Unsupported protocol version" (v2), data {requested, supported}
+
+# Methods a v2 agent no longer calls on the client: no client file system, no client terminals.
+V1_ONLY_CLIENT_METHODS = (
+    "fs/read_text_file", "fs/write_text_file",
+    "terminal/create", "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release",
+)
+# Outgoing methods renamed in v2.
+RENAMED = {"authenticate": "auth/login", "logout": "auth/logout"}
+# v1 tool call statuses; v2 adds paused, cancelled and custom ones (kept as they are: the card shows them).
+V1_MESSAGE_KINDS = {"user_message": "user", "agent_message": "agent", "agent_thought": "thought"}
+
+
+def client_capabilities() -> dict[str, Any]:
+    """The only client capabilities v2 has left: terminal logins and elicitation (both implemented)."""
+    return {"auth": {"terminal": {}}, "elicitation": {"form": {}, "url": {}}}
+
+
+def initialize_params(client_info: dict[str, Any], v1_capabilities: dict[str, Any]) -> dict[str, Any]:
+    """A v2 `initialize` that a v1 agent can answer too (it reads `clientCapabilities`, answers version 1)."""
+    return {
+        "protocolVersion": PROTOCOL_V2,
+        "info": client_info,
+        "capabilities": client_capabilities(),
+        # For an agent that answers v1 (v2 agents ignore keys they do not know).
+        "clientCapabilities": v1_capabilities,
+        "clientInfo": client_info,
+    }
+
+
+def v1_capabilities(result: dict[str, Any]) -> dict[str, Any]:
+    """A v2 `initialize` result's capabilities, read as v1 `agentCapabilities`.
+
+    list, resume and close are baseline in v2; there is no `session/load`; object flags (`{}`) become
+    the booleans v1 used; `auth/logout` exists whenever the agent lists auth methods.
+    """
+    caps = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
+    session = caps.get("session") if isinstance(caps.get("session"), dict) else {}
+    prompt = session.get("prompt") if isinstance(session.get("prompt"), dict) else {}
+    mcp = session.get("mcp") if isinstance(session.get("mcp"), dict) else {}
+    sessions = {name: {} for name in ("list", "resume", "close")}
+    for name in ("delete", "fork", "archive", "status", "title", "additionalDirectories", "systemPrompt"):
+        if isinstance(session.get(name), dict):
+            sessions[name] = session[name]
+    auth: dict[str, Any] = dict(caps.get("auth")) if isinstance(caps.get("auth"), dict) else {}
+    methods = result.get("authMethods")
+    if isinstance(methods, list) and methods:
+        auth["logout"] = {}
+    return {
+        "loadSession": False,
+        "promptCapabilities": {kind: isinstance(prompt.get(kind), dict) for kind in ("image", "audio", "embeddedContext")},
+        # stdio needs its capability in v2 (the MCP planner treats stdio as always there); SSE is gone.
+        "mcpCapabilities": {kind: isinstance(mcp.get(kind), dict) for kind in ("http", "acp")} | {"sse": False},
+        "sessionCapabilities": sessions,
+        "auth": auth,
+        "v2": caps,
+    }
+
+
+def v1_auth_methods(methods: Any) -> list[dict[str, Any]]:
+    """v2 `AuthMethod`s (`methodId`, terminal `env` as `[{name, value}]`) in the v1 shape the UI reads."""
+    out = []
+    for method in methods if isinstance(methods, list) else []:
+        if not isinstance(method, dict) or not isinstance(method.get("methodId"), str):
+            continue
+        item = {k: v for k, v in method.items() if k != "methodId"}
+        item["id"] = method["methodId"]
+        if isinstance(method.get("env"), list):
+            item["env"] = {e["name"]: e["value"] for e in method["env"]
+                           if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("value"), str)}
+        out.append(item)
+    return out
+
+
+# -- shapes shared by results and updates -------------------------------------------------------
+
+
+def v1_config_options(options: Any) -> list[dict[str, Any]]:
+    """v2 `SessionConfigOption`s (`configId`, groups by `groupId`) as v1 ones (`id`, `group`)."""
+    out = []
+    for option in options if isinstance(options, list) else []:
+        if not isinstance(option, dict) or not isinstance(option.get("configId", option.get("id")), str):
+            continue
+        item = {k: v for k, v in option.items() if k != "configId"}
+        item["id"] = option.get("configId", option.get("id"))
+        if isinstance(option.get("options"), list):
+            item["options"] = [
+                ({**{k: v for k, v in o.items() if k != "groupId"}, "group": o["groupId"]}
+                 if isinstance(o, dict) and "groupId" in o else o)
+                for o in option["options"]
+            ]
+        out.append(item)
+    return out
+
+
+def v1_commands(commands: Any) -> list[dict[str, Any]]:
+    """v2 `AvailableCommand`s (`type: "command"`, `input {type: "text", hint}`) as v1 ones."""
+    out = []
+    for command in commands if isinstance(commands, list) else []:
+        if not isinstance(command, dict) or not isinstance(command.get("name"), str):
+            continue
+        item: dict[str, Any] = {"name": command["name"], "description": str(command.get("description") or "")}
+        hint = command.get("input", {}).get("hint") if isinstance(command.get("input"), dict) else None
+        if isinstance(hint, str):
+            item["input"] = {"hint": hint}
+        out.append(item)
+    return out
+
+
+def v2_mcp_servers(servers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The planned (v1-shaped) MCP servers for a v2 `session/new` / `resume`: stdio is tagged, SSE is gone."""
+    out = []
+    for server in servers:
+        kind = server.get("type")
+        if kind in (None, "stdio"):
+            out.append({**server, "type": "stdio"})
+        elif kind in ("http", "acp"):
+            out.append(server)
+        else:
+            log.info("MCP server %s (%s) not sent: ACP v2 has no such transport", server.get("name"), kind)
+    return out
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def v1_diffs(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """A v2 diff (`changes` + an optional `git_patch`) as v1 diff items: one per hunk (`path`, `oldText`,
+    `newText`, the hunk's sides; `oldText` absent for a new file), which the diff view, the permission
+    dialog, the change tracker and the rules read. A change without a patch shows as an empty diff."""
+    if item.get("type") != "diff" or "changes" not in item:
+        return [item]  # already v1-shaped (or not a diff)
+    changes = [c for c in item.get("changes") or [] if isinstance(c, dict)]
+    operations = {str(c.get("path")): str(c.get("operation")) for c in changes}
+    patch = item.get("patch") if isinstance(item.get("patch"), dict) else {}
+    text = patch.get("text") if isinstance(patch.get("text"), str) else ""
+    out = [_diff_item(path, operations.get(path, "modify"), old, new, line)
+           for path, old, new, line in _hunks(text)]
+    covered = {d["path"] for d in out}
+    for change in changes:  # changes the patch does not show (binary files, moves without edits, no patch)
+        path = change.get("path")
+        if isinstance(path, str) and path not in covered:
+            out.append(_diff_item(path, str(change.get("operation")), "" if change.get("operation") != "add" else None, "", None))
+    return out
+
+
+def _diff_item(path: str, operation: str, old: str | None, new: str, line: int | None) -> dict[str, Any]:
+    item: dict[str, Any] = {"type": "diff", "path": path, "newText": new, "operation": operation}
+    if operation != "add":
+        item["oldText"] = old if old is not None else ""
+    if line is not None:
+        item["line"] = line
+    return item
+
+
+def _hunks(text: str) -> list[tuple[str, str | None, str, int]]:
+    """(path, old side, new side, first new line) of every hunk of a git patch (paths absolute, no a/ b/)."""
+    hunks: list[tuple[str, str | None, str, int]] = []
+    path = ""
+    new_file = False
+    old: list[str] = []
+    new: list[str] = []
+    line = 0
+    open_hunk = False
+
+    def close() -> None:
+        if open_hunk:
+            hunks.append((path, None if new_file else "".join(old), "".join(new), line))
+
+    last: list[list[str]] = []
+    for raw in text.splitlines():
+        if raw.startswith("diff --git "):
+            close()
+            open_hunk, new_file, path = False, False, raw[len("diff --git "):].split(" ")[-1]
+        elif raw.startswith("new file mode"):
+            new_file = True
+        elif raw.startswith("--- ") and not open_hunk:
+            new_file = new_file or raw[4:].strip() == "/dev/null"
+        elif raw.startswith("+++ ") and not open_hunk:
+            target = raw[4:].strip()
+            if target != "/dev/null":
+                path = target
+        elif raw.startswith("@@"):
+            close()
+            match = _HUNK.match(raw)
+            line = int(match.group(2)) if match else 0
+            old, new, open_hunk = [], [], True
+        elif open_hunk and raw.startswith("\\"):
+            for side in last:  # "\ No newline at end of file": the line before has no newline
+                if side and side[-1].endswith("\n"):
+                    side[-1] = side[-1][:-1]
+        elif open_hunk and raw[:1] in (" ", "-", "+", ""):
+            body = raw[1:] + "\n"
+            mark = raw[:1]
+            last = []
+            if mark in (" ", ""):
+                old.append(body)
+                new.append(body)
+                last = [old, new]
+            elif mark == "-":
+                old.append(body)
+                last = [old]
+            else:
+                new.append(body)
+                last = [new]
+    close()
+    return hunks
+
+
+def v1_tool_call(call: dict[str, Any]) -> dict[str, Any]:
+    """A v2 tool call (upsert) with its content in v1 shapes (diffs split per hunk)."""
+    content = call.get("content")
+    if not isinstance(content, list):
+        return call
+    mapped: list[Any] = []
+    for item in content:
+        mapped.extend(v1_diffs(item) if isinstance(item, dict) else [item])
+    return {**call, "content": mapped}
+
+
+def v1_permission_params(params: dict[str, Any], serial: int) -> dict[str, Any]:
+    """A v2 `session/request_permission` (`title`, `description?`, `subject?`) in the v1 shape
+    (`toolCall` required). A `command` subject becomes an execute call showing the command."""
+    title = params.get("title") if isinstance(params.get("title"), str) else "Permission"
+    subject = params.get("subject") if isinstance(params.get("subject"), dict) else {}
+    if subject.get("type") == "tool_call" and isinstance(subject.get("toolCall"), dict):
+        call = v1_tool_call(subject["toolCall"])
+    elif subject.get("type") == "command":
+        call_id = subject.get("toolCallId") if isinstance(subject.get("toolCallId"), str) else f"permission-{serial}"
+        call = {"toolCallId": call_id, "title": title, "kind": "execute",
+                "rawInput": {"command": subject.get("command"), "cwd": subject.get("cwd")}}
+    else:
+        call = {"toolCallId": f"permission-{serial}", "title": title, "kind": "other"}
+    out = {**params, "toolCall": call}
+    if isinstance(params.get("description"), str) and params["description"]:
+        out.setdefault("description", params["description"])
+    return out
+
+
+# -- updates --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MessageUpsert:
+    """`user_message` / `agent_message` / `agent_thought`: the whole content of a message by id."""
+
+    role: str
+    message_id: str
+    text: str
+    session_update: str = "message_upsert"
+
+
+@dataclass(frozen=True)
+class ToolCallPatch:
+    """A v2 `tool_call_update`: create on first sight, else patch; `fields` in ToolCallEntry attribute names
+    (`meta` patches by key)."""
+
+    tool_call_id: str
+    fields: dict[str, Any]
+    session_update: str = "tool_call_patch"
+
+
+@dataclass(frozen=True)
+class ToolContentAppend:
+    """`tool_call_content_chunk`: one more content item for a tool call."""
+
+    tool_call_id: str
+    items: tuple[dict[str, Any], ...]
+    session_update: str = "tool_call_content_chunk"
+
+
+@dataclass(frozen=True)
+class TerminalSnapshot:
+    """`terminal_update` of an agent-owned terminal: `output` replaces (None: unchanged); `exited` when
+    the agent said it exited."""
+
+    terminal_id: str
+    output: str | None = None
+    exited: bool = False
+    exit_code: int | None = None
+    signal: str | None = None
+    command: str | None = None
+    session_update: str = "terminal_update"
+
+
+@dataclass(frozen=True)
+class TerminalAppend:
+    """`terminal_output_chunk`: bytes appended to an agent-owned terminal (decoded)."""
+
+    terminal_id: str
+    text: str
+    session_update: str = "terminal_output_chunk"
+
+
+@dataclass(frozen=True)
+class ActivityUpdate:
+    """`state_update`: the session's foreground activity (running, requires_action, idle, …)."""
+
+    state: str
+    stop_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    background: tuple[dict[str, Any], ...] = ()
+    session_update: str = "state_update"
+
+
+TOOL_FIELDS = {"title": "title", "kind": "kind", "status": "status", "content": "content", "locations": "locations",
+               "rawInput": "raw_input", "rawOutput": "raw_output", "_meta": "meta"}
+
+
+@dataclass
+class UpdateMapper:
+    """Maps each v2 `update` to what the reducer applies (a list: usually one item). Keeps the state the
+    mapping needs: a UTF-8 decoder per terminal (chunks may split a character) and the shown plan's id."""
+
+    decoders: dict[str, Any] = field(default_factory=dict)
+    plan_id: str | None = None
+
+    def map(self, raw: Any) -> list[Any]:
+        if not isinstance(raw, dict):
+            return [wire.parse_update(raw)]
+        kind = raw.get("sessionUpdate")
+        try:
+            return self._map(kind, raw)
+        except Exception as error:  # one malformed update drops to generic display, never the session
+            log.warning("malformed v2 %s update: %s", kind, error)
+            return [wire.UnknownUpdate(str(kind), raw, f"malformed {kind}: {error}")]
+
+    def _map(self, kind: Any, raw: dict[str, Any]) -> list[Any]:
+        if kind in V1_MESSAGE_KINDS:
+            content = raw.get("content")
+            blocks = content if isinstance(content, list) else []
+            text = "".join(_block_text(block) for block in blocks)
+            return [MessageUpsert(V1_MESSAGE_KINDS[kind], str(raw["messageId"]), text)]
+        if kind == "tool_call_update":
+            call = v1_tool_call(raw)
+            fields = {TOOL_FIELDS[k]: v for k, v in call.items() if k in TOOL_FIELDS}
+            return [ToolCallPatch(str(raw["toolCallId"]), fields)]
+        if kind == "tool_call_content_chunk":
+            items = v1_tool_call({"content": [raw["content"]]})["content"]
+            return [ToolContentAppend(str(raw["toolCallId"]), tuple(items))]
+        if kind == "terminal_update":
+            return [self._terminal(raw)]
+        if kind == "terminal_output_chunk":
+            return [TerminalAppend(str(raw["terminalId"]), self._decode(str(raw["terminalId"]), raw.get("data")))]
+        if kind == "state_update":
+            error = raw.get("error") if isinstance(raw.get("error"), dict) else None
+            background = raw.get("background") if isinstance(raw.get("background"), list) else []
+            usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else None
+            stop = raw.get("stopReason")
+            return [ActivityUpdate(str(raw.get("state")), stop if isinstance(stop, str) else None, usage, error,
+                                   tuple(b for b in background if isinstance(b, dict)))]
+        if kind == "plan_update":
+            return self._plan(raw.get("plan") if isinstance(raw.get("plan"), dict) else {})
+        if kind == "plan_removed":
+            if raw.get("planId") == self.plan_id:
+                self.plan_id = None
+                return [wire.parse_update({"sessionUpdate": "plan", "entries": []})]
+            return []
+        if kind == "config_option_update":
+            return [wire.parse_update({**raw, "configOptions": v1_config_options(raw.get("configOptions"))})]
+        if kind == "available_commands_update":
+            return [wire.parse_update({**raw, "availableCommands": v1_commands(raw.get("availableCommands"))})]
+        if kind in ("user_message_chunk", "agent_message_chunk", "agent_thought_chunk"):
+            return [wire.parse_update(raw)]
+        # Same shape as v1 (usage_update, session_info_update, notice) or v1's unstable ones (compaction,
+        # subagents, session messages): the v1 path decides.
+        return [wire.parse_update(raw)]
+
+    def _terminal(self, raw: dict[str, Any]) -> TerminalSnapshot:
+        terminal_id = str(raw["terminalId"])
+        output = None
+        if isinstance(raw.get("output"), dict):
+            self.decoders.pop(terminal_id, None)  # a snapshot restarts the byte stream
+            output = self._decode(terminal_id, raw["output"].get("data"))
+        status = raw.get("exitStatus")
+        code = status.get("exitCode") if isinstance(status, dict) else None
+        signal = status.get("signal") if isinstance(status, dict) else None
+        command = raw.get("command") if isinstance(raw.get("command"), str) else None
+        return TerminalSnapshot(terminal_id, output, isinstance(status, dict), code if isinstance(code, int) else None,
+                                signal if isinstance(signal, str) else None, command)
+
+    def _decode(self, terminal_id: str, data: Any) -> str:
+        decoder = self.decoders.get(terminal_id)
+        if decoder is None:
+            decoder = self.decoders[terminal_id] = codecs.getincrementaldecoder("utf-8")("replace")
+        try:
+            raw = base64.b64decode(str(data or ""), validate=False)
+        except ValueError:
+            return ""
+        return decoder.decode(raw)
+
+    def _plan(self, plan: dict[str, Any]) -> list[Any]:
+        kind = plan.get("type")
+        plan_id = plan.get("planId") if isinstance(plan.get("planId"), str) else None
+        if kind == "items":
+            entries = plan.get("entries") if isinstance(plan.get("entries"), list) else []
+        elif kind == "markdown":
+            entries = [{"content": str(plan.get("content") or ""), "priority": "medium", "status": "pending"}]
+        elif kind == "file":
+            entries = [{"content": f"Plan in {plan.get('uri')}", "priority": "medium", "status": "pending"}]
+        else:
+            return [wire.UnknownUpdate("plan_update", {"sessionUpdate": "plan_update", "plan": plan})]
+        self.plan_id = plan_id
+        # v1's plan (one whole list) is what the plan panel shows; v2's open statuses read as pending.
+        entries = [
+            {"content": str(e.get("content") or ""), "priority": _known(e.get("priority"), ("high", "medium", "low"), "medium"),
+             "status": _known(e.get("status"), ("pending", "in_progress", "completed"), "pending")}
+            for e in entries if isinstance(e, dict)
+        ]
+        return [wire.parse_update({"sessionUpdate": "plan", "entries": entries})]
+
+
+def _known(value: Any, known: tuple[str, ...], default: str) -> str:
+    return value if value in known else default
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, dict) and block.get("type") == "text":
+        return str(block.get("text") or "")
+    return ""
+
+
+# -- the connection codec -------------------------------------------------------------------------
+
+
+@dataclass
+class _Activity:
+    state: str = "idle"
+    waiters: list[asyncio.Future[dict[str, Any]]] = field(default_factory=list)
+    # The `running` / `requires_action` seen since the oldest waiter began (an idle then ends its turn).
+    busy_seen: bool = False
+    # An idle that came while a waiter waited but before any sign of its turn (kept for `inserted`).
+    early_idle: dict[str, Any] | None = None
+
+
+class V2Codec:
+    """Installed on a Connection that negotiated v2 (see `Connection.codec`)."""
+
+    version = PROTOCOL_V2
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, _Activity] = {}
+        self._permission_serial = 0
+        self._closed = False
+
+    # outgoing requests and their results
+
+    def outgoing(self, method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+        method = RENAMED.get(method, method)
+        if params is None:
+            return method, params
+        if method in ("session/new", "session/resume", "session/load", "session/fork") and "mcpServers" in params:
+            servers = v2_mcp_servers(params["mcpServers"] or [])
+            params = {**params, "mcpServers": servers} if servers else {k: v for k, v in params.items() if k != "mcpServers"}
+        if method == "session/set_config_option" and "type" not in params:
+            params = {**params, "type": "boolean" if isinstance(params.get("value"), bool) else "id"}
+        return method, params
+
+    def result(self, method: str, result: Any) -> Any:
+        if not isinstance(result, dict):
+            return result
+        if "configOptions" in result:
+            result = {**result, "configOptions": v1_config_options(result["configOptions"])}
+        if "availableCommands" in result:
+            result = {**result, "availableCommands": v1_commands(result["availableCommands"])}
+        return result
+
+    # incoming
+
+    def serve(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Params of an agent request, mapped to what the v1 handler reads."""
+        if method == "session/request_permission":
+            self._permission_serial += 1
+            return v1_permission_params(params, self._permission_serial)
+        return params
+
+    def notification(self, method: str, params: dict[str, Any]) -> None:
+        """Follow `state_update`s (foreground activity per session) for `wait_idle`."""
+        if method != "session/update":
+            return
+        update = params.get("update")
+        session_id = params.get("sessionId")
+        if not isinstance(update, dict) or update.get("sessionUpdate") != "state_update" or not isinstance(session_id, str):
+            return
+        activity = self._sessions.setdefault(session_id, _Activity())
+        state = update.get("state")
+        activity.state = str(state)
+        if state in ("running", "requires_action"):
+            activity.busy_seen = True
+            activity.early_idle = None
+        elif state == "idle" and activity.waiters:
+            outcome = {k: update[k] for k in ("stopReason", "usage", "error", "_meta") if k in update}
+            if activity.busy_seen:
+                self._resolve(activity, outcome)
+            else:
+                activity.early_idle = outcome
+
+    @staticmethod
+    def _resolve(activity: _Activity, outcome: dict[str, Any]) -> None:
+        waiters, activity.waiters = activity.waiters, []
+        activity.busy_seen = False
+        activity.early_idle = None
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(outcome)
+
+    def expect_turn(self, session_id: str) -> asyncio.Future[dict[str, Any]]:
+        """A future for the `idle` that ends the next turn of `session_id` (call before sending the prompt)."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        if self._closed:
+            future.set_exception(ConnectionError("agent is gone"))
+            return future
+        activity = self._sessions.setdefault(session_id, _Activity())
+        if not activity.waiters:
+            activity.busy_seen = False
+            activity.early_idle = None
+        activity.waiters.append(future)
+        return future
+
+    def inserted(self, session_id: str) -> None:
+        """The prompt was inserted (its answer came): an idle from now on ends the turn, even without a
+        `running` first (an agent may fail a prompt at once: idle with stopReason error)."""
+        activity = self._sessions.get(session_id)
+        if activity is None:
+            return
+        if activity.early_idle is not None and activity.waiters:
+            # The turn ended before its answer came, with no `running` seen: it was that quick.
+            self._resolve(activity, activity.early_idle)
+        else:
+            activity.busy_seen = True
+
+    def drop_turn(self, session_id: str, future: asyncio.Future[Any]) -> None:
+        activity = self._sessions.get(session_id)
+        if activity is not None and future in activity.waiters:
+            activity.waiters.remove(future)
+
+    def state_of(self, session_id: str) -> str | None:
+        activity = self._sessions.get(session_id)
+        return activity.state if activity else None
+
+    def closed(self) -> None:
+        self._closed = True
+        for activity in self._sessions.values():
+            for waiter in activity.waiters:
+                if not waiter.done():
+                    waiter.set_exception(ConnectionError("agent exited before its turn ended"))
+            activity.waiters = []
