@@ -16,7 +16,7 @@ import pytest
 from rat_tui.protocol.rpc_log import RpcLog
 from rat_tui.session import controls
 from rat_tui.session.agent_session import AgentSession
-from rat_tui.state.models import MessageEntry, ToolCallEntry
+from rat_tui.state.models import MessageEntry
 from rat_tui.ui.screens.traffic import TrafficScreen
 from rat_tui.ui.widgets.status_bar import StatusBar
 

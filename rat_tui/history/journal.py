@@ -212,8 +212,8 @@ class SessionJournal:
         if direction == IN and result is not None and "method" not in message:
             if isinstance(result.get("sessionId"), str) and method in (None, "session/new"):
                 self._set_agent_session(result["sessionId"])
-            if method == "initialize" and isinstance(result.get("agentInfo"), dict):
-                info = result["agentInfo"]
+            info = result.get("agentInfo") or result.get("info")  # v1, v2
+            if method == "initialize" and isinstance(info, dict):
                 title = info.get("title") or info.get("name")
                 if isinstance(title, str):
                     self.dirty["agent_title"] = title

@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import time
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -264,6 +265,8 @@ class HistoryTranscriptScreen(Screen[None]):
         # The same command line as a profile: take the profile's environment too.
         spec = next((c for c in choices if list(c.argv) == list(self.info.argv)), None) or AgentSpec(
             name=self.info.agent, argv=list(self.info.argv), env={}, is_demo=False)
+        if self.session.builder.protocol_version != spec.protocol:  # continue in the ACP version it spoke
+            spec = replace(spec, protocol=self.session.builder.protocol_version)
         cwd, attach = Path(self.info.cwd), self.info.agent_session_id
 
         async def reopen() -> None:
