@@ -313,3 +313,29 @@ async def test_rpc_log_traffic_inspector_and_status_bar_say_v2(tmp_path: Path, v
         await app.push_screen(TrafficScreen(session.traffic))
         await pilot.pause()
         assert str(app.screen.status.render()).startswith("Traffic (ACP v2)")
+
+
+def test_the_version_is_chosen_per_profile_flag_and_manifest(tmp_path: Path) -> None:
+    from rat_tui.agents.catalog import parse_manifest, spec_for
+    from rat_tui.cli import parse_args, resolve_agent
+    from rat_tui.config import load_config
+
+    config_file = tmp_path / "config.toml"
+    config_file.write_text('[agents.claude]\ncommand = "claude-agent-acp"\nprotocol = 2\n'
+                           '[agents.old]\ncommand = "old-agent"\n')
+    config, problems = load_config(config_file)
+    assert problems == []
+    assert resolve_agent(parse_args(["--agent", "claude"]), config)[0].protocol == 2
+    assert resolve_agent(parse_args(["--agent", "old"]), config)[0].protocol == 1
+    assert resolve_agent(parse_args(["--agent", "old", "--protocol", "2"]), config)[0].protocol == 2
+    assert resolve_agent(parse_args(["--protocol", "1", "--agent", "claude"]), config)[0].protocol == 1
+    assert resolve_agent(parse_args(["--protocol", "2", "--", "some-agent"]), config)[0].protocol == 2
+    with pytest.raises(SystemExit):
+        parse_args(["--protocol", "3"])
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[agents.x]\ncommand = "x"\nprotocol = 7\n')
+    config, problems = load_config(bad)
+    assert problems and "protocol" in problems[0]  # said plainly, never a traceback
+    agent = parse_manifest({"id": "v2-agent", "rat": {"command": "v2-agent", "protocol": 2}})
+    assert agent.protocol == 2 and parse_manifest({"id": "v1-agent"}).protocol == 1
+    assert spec_for(agent, SimpleNamespace(launch=SimpleNamespace(argv=("v2-agent",), env={}))).protocol == 2
