@@ -339,3 +339,12 @@ def test_the_version_is_chosen_per_profile_flag_and_manifest(tmp_path: Path) -> 
     agent = parse_manifest({"id": "v2-agent", "rat": {"command": "v2-agent", "protocol": 2}})
     assert agent.protocol == 2 and parse_manifest({"id": "v1-agent"}).protocol == 1
     assert spec_for(agent, SimpleNamespace(launch=SimpleNamespace(argv=("v2-agent",), env={}))).protocol == 2
+
+
+async def test_a_silent_v2_turn_is_reported_like_a_silent_v1_prompt(tmp_path: Path, v2_record: Path) -> None:
+    session, task = await start(script(turns=[[{"sleep": 1.5}]]), tmp_path, request_timeout=0.4)
+    await turn(session, "slow")
+    notices = [e.text for e in session.state.entries if not isinstance(e, MessageEntry)]
+    assert any("has sent nothing for 0.4 s during this turn" in text for text in notices)
+    assert session.state.status == "ready"
+    await finish(session, task)

@@ -177,8 +177,11 @@ class Connection:
             raise
 
     def pending_requests(self) -> list[tuple[int, str, float]]:
-        """(id, method, monotonic start) of every request still waiting on the agent."""
-        return [(request_id, method, started) for request_id, (_, method, started) in self._pending.items()]
+        """(id, method, monotonic start) of every request still waiting on the agent; in v2 a running turn
+        counts as a `session/prompt` (id -1), its answer having come at once."""
+        pending = [(request_id, method, started) for request_id, (_, method, started) in self._pending.items()]
+        waiting = getattr(self.codec, "waiting", None)
+        return pending + waiting() if waiting is not None else pending
 
     async def cancel_request(self, request_id: int) -> bool:
         """Give up on one of our requests: `$/cancel_request` to the agent, and the waiter gets -32800 now.

@@ -27,6 +27,7 @@ import base64
 import codecs
 import logging
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -480,6 +481,7 @@ class V2Codec:
         self._sessions: dict[str, _Activity] = {}
         self._permission_serial = 0
         self._closed = False
+        self._started: dict[asyncio.Future[dict[str, Any]], float] = {}  # turn waiter -> when it began
 
     # outgoing requests and their results
 
@@ -553,7 +555,14 @@ class V2Codec:
             activity.busy_seen = False
             activity.early_idle = None
         activity.waiters.append(future)
+        self._started[future] = time.monotonic()
+        future.add_done_callback(lambda done: self._started.pop(done, None))
         return future
+
+    def waiting(self) -> list[tuple[int, str, float]]:
+        """Turns waiting for their `idle`, as `Connection.pending_requests` lists a v1 prompt (id -1): the
+        hang watch reports a turn in which the agent says nothing, as in v1."""
+        return [(-1, "session/prompt", started) for future, started in self._started.items() if not future.done()]
 
     def inserted(self, session_id: str) -> None:
         """The prompt was inserted (its answer came): an idle from now on ends the turn, even without a
@@ -568,6 +577,7 @@ class V2Codec:
             activity.busy_seen = True
 
     def drop_turn(self, session_id: str, future: asyncio.Future[Any]) -> None:
+        self._started.pop(future, None)
         activity = self._sessions.get(session_id)
         if activity is not None and future in activity.waiters:
             activity.waiters.remove(future)
