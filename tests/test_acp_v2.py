@@ -309,7 +309,11 @@ async def test_rpc_log_traffic_inspector_and_status_bar_say_v2(tmp_path: Path, v
         bar = app.query_one(StatusBar)
         bar.show(session.state)
         await pilot.pause()
-        assert "ready v2" in str(bar.render())
+        assert "ready v2" in str(bar.render()) and "agent at work" not in str(bar.render())
+        session.state.activity = "running"  # a cycle the agent started on its own
+        bar.show(session.state)
+        await pilot.pause()
+        assert "ready v2 · agent at work" in str(bar.render())
         await app.push_screen(TrafficScreen(session.traffic))
         await pilot.pause()
         assert str(app.screen.status.render()).startswith("Traffic (ACP v2)")

@@ -48,6 +48,8 @@ class StatusBar(Static):
         text.append(state.status, style=f"bold {style}".strip())
         if state.protocol_version != 1:  # the session speaks ACP v2: said once, dimly
             text.append(f" v{state.protocol_version}", style="dim")
+            if state.activity in ("running", "requires_action") and state.status not in ("working", "starting"):
+                text.append(" · agent at work", style="dim")  # work the agent started itself (v2 allows it)
         if state.status_detail and state.status in ("working", "error", "exited"):
             detail = state.status_detail.splitlines()[0][:60]
             text.append(f" ({detail})", style="dim")
