@@ -352,3 +352,21 @@ async def test_a_silent_v2_turn_is_reported_like_a_silent_v1_prompt(tmp_path: Pa
     assert any("has sent nothing for 0.4 s during this turn" in text for text in notices)
     assert session.state.status == "ready"
     await finish(session, task)
+
+
+async def test_the_permission_dialog_shows_the_v2_question_and_why() -> None:
+    from rat_tui.protocol.v2 import v1_permission_params
+    from rat_tui.ui.screens.permission import PermissionScreen
+
+    request = v1_permission_params({"sessionId": SESSION, "title": "Run command?", "description": "to list the files",
+                                    "options": [{"optionId": "ok", "name": "Yes", "kind": "allow_once"}],
+                                    "subject": {"type": "tool_call", "toolCall": {"toolCallId": "t9", "title": "ls -l",
+                                                                                  "kind": "execute"}}}, 1)
+    app = RatThemedApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.use_rat_theme()
+        await app.push_screen(PermissionScreen(request, agent_name="Codex"))
+        await pilot.pause()
+        shown = [str(widget.render()) for widget in app.screen.query(".note")]
+        assert shown[:2] == ["Run command?", "to list the files"]
+        assert str(app.screen.query_one("#title").render()) == "ls -l"

@@ -205,6 +205,9 @@ class PermissionScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
             kind = call.get("kind") or "unknown kind"
             status = str(call.get("status") or "pending").replace("_", " ")
             yield Static(Text(f"{kind} · {status}"), id="meta")
+            for said in (self.request.get("title"), self.request.get("description")):  # ACP v2: the question, why
+                if isinstance(said, str) and said.strip() and said != call.get("title"):
+                    yield Static(Text(said.strip()), classes="note")
             details = list(self._details())
             if details:
                 with VerticalScroll(id="detail", can_focus=False):
