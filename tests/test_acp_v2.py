@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -370,3 +371,32 @@ async def test_the_permission_dialog_shows_the_v2_question_and_why() -> None:
         shown = [str(widget.render()) for widget in app.screen.query(".note")]
         assert shown[:2] == ["Run command?", "to list the files"]
         assert str(app.screen.query_one("#title").render()) == "ls -l"
+
+
+def test_v2_capabilities_read_as_v1_ones() -> None:
+    from rat_tui.protocol.v2 import v1_capabilities, v2_mcp_servers
+
+    caps = v1_capabilities({"capabilities": {"session": {"prompt": {"image": {}}, "mcp": {"http": {}}, "fork": {}}},
+                            "authMethods": [{"methodId": "k", "name": "Key", "type": "agent"}]})
+    assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": False}
+    assert caps["mcpCapabilities"] == {"stdio": False, "http": True, "sse": False, "acp": False}
+    assert set(caps["sessionCapabilities"]) == {"list", "resume", "close", "fork"} and not caps["loadSession"]
+    assert caps["auth"]["logout"] == {}  # any auth method means auth/login and auth/logout exist
+    assert v2_mcp_servers([{"name": "a", "command": "/bin/a", "args": [], "env": []},
+                           {"type": "sse", "name": "b", "url": "http://x"}]) == \
+        [{"type": "stdio", "name": "a", "command": "/bin/a", "args": [], "env": []}]
+
+
+def test_a_v2_agent_without_stdio_gets_no_stdio_server(tmp_path: Path) -> None:
+    from rat_tui.config import McpServerConfig
+    from rat_tui.protocol.v2 import v1_capabilities
+    from rat_tui.session import mcp_servers
+
+    server = McpServerConfig(name="files", command=sys.executable)
+    no_stdio = v1_capabilities({"capabilities": {"session": {"mcp": {"http": {}}}}})
+    wire, rows = mcp_servers.plan([server], no_stdio, tmp_path)
+    assert wire == [] and "mcpCapabilities.stdio" in rows[0].why
+    wire, _ = mcp_servers.plan([server], v1_capabilities({"capabilities": {"session": {"mcp": {"stdio": {}}}}}), tmp_path)
+    assert [w["name"] for w in wire] == ["files"]
+    wire, _ = mcp_servers.plan([server], {"mcpCapabilities": {}}, tmp_path)  # v1: stdio is baseline
+    assert [w["name"] for w in wire] == ["files"]

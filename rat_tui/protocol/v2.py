@@ -87,8 +87,9 @@ def v1_capabilities(result: dict[str, Any]) -> dict[str, Any]:
     return {
         "loadSession": False,
         "promptCapabilities": {kind: isinstance(prompt.get(kind), dict) for kind in ("image", "audio", "embeddedContext")},
-        # stdio needs its capability in v2 (the MCP planner treats stdio as always there); SSE is gone.
-        "mcpCapabilities": {kind: isinstance(mcp.get(kind), dict) for kind in ("http", "acp")} | {"sse": False},
+        # stdio needs its capability in v2; SSE is gone. MCP-over-ACP stays off: rat-tui's native transport
+        # speaks v1's shape, so in v2 its own tools go through the stdio shim.
+        "mcpCapabilities": {kind: isinstance(mcp.get(kind), dict) for kind in ("stdio", "http")} | {"sse": False, "acp": False},
         "sessionCapabilities": sessions,
         "auth": auth,
         "v2": caps,

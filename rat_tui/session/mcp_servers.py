@@ -78,7 +78,7 @@ def _one(server: McpServerConfig, mcp: Mapping[str, Any], cwd: Path, environ: Ma
         return skipped("disabled in the config", warn=False)
     if kind not in TRANSPORTS:
         return skipped(f"unknown transport {kind!r} (rat-tui sends stdio, http and sse)")
-    if kind != "stdio" and mcp.get(kind) is not True:
+    if mcp.get(kind) is not True and (kind != "stdio" or mcp.get("stdio") is False):  # stdio: v1 baseline, v2 flag
         return skipped(f"the agent does not support {kind} MCP servers (mcpCapabilities.{kind})")
     try:
         if kind == "stdio":
