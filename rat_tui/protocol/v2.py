@@ -389,6 +389,12 @@ class UpdateMapper:
             stop = raw.get("stopReason")
             return [ActivityUpdate(str(raw.get("state")), stop if isinstance(stop, str) else None, usage, error,
                                    tuple(b for b in background if isinstance(b, dict)))]
+        if kind in ("plan_update", "plan_removed"):
+            # v1's unstable plan operations have the same shape: once the v1 path models them (several
+            # plans by id), they go there; until then the plan panel's one plan shows the latest.
+            parsed = wire.parse_update(raw)
+            if not isinstance(parsed, wire.UnknownUpdate) or parsed.problem:
+                return [parsed]
         if kind == "plan_update":
             return self._plan(raw.get("plan") if isinstance(raw.get("plan"), dict) else {})
         if kind == "plan_removed":
