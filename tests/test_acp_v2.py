@@ -400,3 +400,27 @@ def test_a_v2_agent_without_stdio_gets_no_stdio_server(tmp_path: Path) -> None:
     assert [w["name"] for w in wire] == ["files"]
     wire, _ = mcp_servers.plan([server], {"mcpCapabilities": {}}, tmp_path)  # v1: stdio is baseline
     assert [w["name"] for w in wire] == ["files"]
+
+
+async def test_a_journaled_v2_session_rebuilds_as_it_was_shown(tmp_path: Path, v2_record: Path) -> None:
+    from rat_tui.history.journal import HistoryJournal
+    from rat_tui.history.rebuild import rebuild
+
+    journal = HistoryJournal(tmp_path / "h.sqlite3")
+    recorder = journal.start_session("fake-v2", ["fake"], str(tmp_path))
+    steps = [update_step("agent_message_chunk", "m1", "journaled answer"),
+             update("tool_call_update", toolCallId="t1", title="Read", kind="read", status="completed")]
+    session, task = await start(script(turns=[steps]), tmp_path, recorders=[recorder])
+    await turn(session, "remember this")
+    await finish(session, task)
+    journal.close()
+    reopened = HistoryJournal(tmp_path / "h.sqlite3")
+    [info] = reopened.sessions()
+    assert info.agent_title == "Scripted fake agent (v2)" and info.first_prompt == "remember this"
+    builder = rebuild(reopened.records(info.id))
+    state = builder.store.state
+    assert state.protocol_version == 2 and builder.can_continue and builder.agent_session_id == SESSION
+    assert [(e.role, e.text) for e in state.entries if isinstance(e, MessageEntry)] == \
+        [("user", "remember this"), ("agent", "journaled answer")]
+    assert state.tool_calls["t1"].title == "Read" and state.stop_reason == "end_turn" and state.status == "ready"
+    reopened.close()
