@@ -45,7 +45,6 @@ V1_ONLY_CLIENT_METHODS = (
 )
 # Outgoing methods renamed in v2.
 RENAMED = {"authenticate": "auth/login", "logout": "auth/logout"}
-# v1 tool call statuses; v2 adds paused, cancelled and custom ones (kept as they are: the card shows them).
 V1_MESSAGE_KINDS = {"user_message": "user", "agent_message": "agent", "agent_thought": "thought"}
 
 
