@@ -21,8 +21,8 @@ from rat_tui.state.models import MessageEntry
 from rat_tui.ui.screens.traffic import TrafficScreen
 from rat_tui.ui.widgets.status_bar import StatusBar
 
-from .conftest import received, scripted_argv
-from .harness import RatThemedApp, finish, wait_for
+from .helpers.agents import received, scripted_argv
+from .helpers.harness import RatThemedApp, finish, wait_for
 
 V2_SCHEMA = Path(__file__).resolve().parent / "fixtures" / "acp-schema" / "v2-preview"
 SESSION = "sess-v2"

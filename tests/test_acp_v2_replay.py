@@ -15,7 +15,8 @@ from rat_tui.protocol import v2
 from rat_tui.state.models import GenericEntry, MessageEntry, NoticeEntry, ToolCallEntry
 from rat_tui.ui.replay_app import ReplayApp
 
-from .test_history_screen import first_view, until
+from .helpers.app import until
+from .helpers.history import first_view
 
 TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 PAIRS = [
