@@ -424,3 +424,16 @@ async def test_a_journaled_v2_session_rebuilds_as_it_was_shown(tmp_path: Path, v
         [("user", "remember this"), ("agent", "journaled answer")]
     assert state.tool_calls["t1"].title == "Read" and state.stop_reason == "end_turn" and state.status == "ready"
     reopened.close()
+
+
+async def test_an_unanswered_request_is_given_up_with_cancel_request(tmp_path: Path, v2_record: Path) -> None:
+    session, task = await start(script(on_request={"session/list": [[{"hang": True}]]}), tmp_path, request_timeout=0.3)
+    listing = asyncio.create_task(session.list_agent_sessions(tmp_path))
+    await wait_for(lambda: "session/list" in session.stalled_requests.values(), what="the stalled session/list")
+    assert await session.cancel_stalled() == 1
+    with pytest.raises(Exception, match="cancelled"):
+        await asyncio.wait_for(listing, 10)
+    await wait_for(lambda: sent(v2_record, "$/cancel_request") != [], what="the agent to receive $/cancel_request")
+    [cancel] = sent(v2_record, "$/cancel_request")
+    assert cancel["params"]["requestId"] == sent(v2_record, "session/list")[0]["id"]
+    await finish(session, task)
