@@ -269,6 +269,7 @@ async def test_an_agent_that_answers_v1_is_spoken_to_in_v1(tmp_path: Path, recor
     assert any(isinstance(e, MessageEntry) and e.text == "v1 answer" for e in session.state.entries)
     initialize = sent(record_file, "initialize")[0]["params"]
     assert initialize["protocolVersion"] == 2 and initialize["clientCapabilities"]["fs"]["readTextFile"] is True
+    assert any("ACP v2 was asked for; this agent speaks v1." in getattr(e, "text", "") for e in session.state.entries)
     await finish(session, task)
 
 

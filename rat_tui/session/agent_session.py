@@ -223,6 +223,8 @@ class AgentSession:
             return
         self.hello = hello
         self.store.dispatch(reducer.set_protocol, hello.protocol_version)  # v2: the store maps its updates
+        if self.client is not None and self.client.protocol > hello.protocol_version:
+            self._notice(f"ACP v{self.client.protocol} was asked for; this agent speaks v{hello.protocol_version}.")
         if hello.display_name:
             self.store.dispatch(reducer.set_agent, hello.display_name)
         self._plan_mcp_servers()
