@@ -25,6 +25,8 @@ def setup_logging() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.serve is not None:
+        return serve(args)
     from .config import load_config  # pydantic: only once the arguments are known to be good
 
     wire.preload()  # the ACP models take seconds to build: start now, off the first frame
@@ -45,6 +47,26 @@ def main(argv: list[str] | None = None) -> int:
 
     RatApp(command, args.cwd, config=config, rpc_log_path=rpc_log, problems=problems).run()
     return 0
+
+
+def serve(args) -> int:
+    """`rat serve`: the app to a browser; each connection runs `rat` with these arguments."""
+    from .serve import ServeOptions, serve as run_server
+
+    from .config import load_config
+
+    host, port = args.serve
+    setup_logging()
+    config, problems = load_config(args.config)
+    try:  # an unknown --agent is said once here, not by every page load's app exiting at once
+        resolve_agent(args, config)
+    except ConfigError as error:
+        for problem in problems:
+            print(f"rat: {problem}", file=sys.stderr)
+        print(f"rat: {error}", file=sys.stderr)
+        return 2
+    return run_server(ServeOptions(host=host, port=port, cwd=args.cwd, config=args.config, agent=args.agent,
+                                   rpc_log=args.rpc_log, command=tuple(args.command)))
 
 
 def replay(path: Path, config, problems: list[str]) -> int:

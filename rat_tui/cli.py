@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pydantic takes a while to import: `rat --help` and argument
 
 USAGE = "rat [--cwd DIR] [--agent NAME] [--config FILE] [--rpc-log FILE] [--protocol 1|2] [-- COMMAND ARGS...]"
 REPLAY_USAGE = "rat replay [--config FILE] FILE"
+SERVE_USAGE = "rat serve [--host HOST] [--port N] [--cwd DIR] [--agent NAME] [--config FILE] [-- COMMAND ARGS...]"
 
 
 class ConfigError(Exception):
@@ -43,6 +44,8 @@ class CliArgs:
     """`rat replay FILE`: the recording to play (journal export, --rpc-log file or agent trace); no agent runs."""
     protocol: int | None = None
     """`--protocol 1|2`: the ACP version to ask the agent for, over the profile's `protocol`."""
+    serve: tuple[str, int] | None = None
+    """`rat serve`: (host, port) to serve the app to a browser on (rat_tui/serve.py)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
             "Without it, --agent or the config's default_agent picks a profile;\n"
             "with neither, the built-in demo agent runs.\n"
             "rat replay FILE plays a recorded session without any agent (rat replay --help).\n"
+            "rat serve serves the app to a web browser (rat serve --help).\n"
         ),
     )
     parser.add_argument("--cwd", metavar="DIR", help="working directory of the session (default: current)")
@@ -81,6 +85,8 @@ def parse_args(argv: list[str]) -> CliArgs:
         ours, command = argv, None
     if ours and ours[0] == "replay":
         return _parse_replay(ours[1:], command)
+    if ours and ours[0] == "serve":
+        return _parse_serve(ours[1:], command)
     parser = _parser()
     namespace = parser.parse_args(ours)
     if command is not None and not command:
@@ -117,6 +123,38 @@ def _parse_replay(ours: list[str], command: list[str] | None) -> CliArgs:
         parser.error(f"no such file: {path}")
     return CliArgs(cwd=Path(os.getcwd()), config=Path(namespace.config).expanduser() if namespace.config else None,
                    replay=path)
+
+
+def _parse_serve(ours: list[str], command: list[str] | None) -> CliArgs:
+    parser = argparse.ArgumentParser(
+        prog="rat serve",
+        usage=SERVE_USAGE,
+        description="Serve rat-tui to a web browser (through textual-serve): every page load runs the app with "
+        "the same config, history, working directory and agent choice as `rat` would. Local only by default; "
+        "a --host beyond localhost requires the printed token in the URL.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, metavar="N", help="port to listen on (default: 8000)")
+    parser.add_argument("--cwd", metavar="DIR", help="working directory of the sessions (default: current)")
+    parser.add_argument("--agent", metavar="NAME", help="agent profile from the config file, or a catalog agent id")
+    parser.add_argument("--config", metavar="FILE", help="config file (default: $RAT_CONFIG or the user config dir)")
+    parser.add_argument("--rpc-log", metavar="FILE", help="append every JSON-RPC message to FILE (JSONL)")
+    namespace = parser.parse_args(ours)
+    if command is not None and not command:
+        parser.error("no agent command after --")
+    if not 0 <= namespace.port <= 65535:
+        parser.error(f"--port: not a port number: {namespace.port}")
+    cwd = Path(os.path.abspath(os.path.expanduser(os.getcwd() if namespace.cwd is None else namespace.cwd)))
+    if not cwd.is_dir():
+        parser.error(f"--cwd: no such directory: {cwd}")
+    return CliArgs(
+        cwd=cwd,
+        agent=namespace.agent,
+        config=Path(os.path.abspath(os.path.expanduser(namespace.config))) if namespace.config else None,
+        rpc_log=Path(os.path.abspath(os.path.expanduser(namespace.rpc_log))) if namespace.rpc_log else None,
+        command=list(command or []),
+        serve=(namespace.host, namespace.port),
+    )
 
 
 def resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]:
