@@ -140,6 +140,15 @@ class RegistryConfig(BaseModel):
     """Where the index is (the registry's documented address)."""
 
 
+class WorktreesConfig(BaseModel):
+    """Sessions in a fresh git worktree (Ctrl+N, "In a fresh git worktree")."""
+
+    model_config = _MODEL_CONFIG
+
+    dir: str | None = None
+    """Folder the worktrees are made in (`~` expanded); unset means `worktrees/` in the data dir."""
+
+
 class Config(BaseModel):
     """Everything config.toml can set; every field has a default, so an empty file is valid."""
 
@@ -170,6 +179,8 @@ class Config(BaseModel):
     """Notifications outside the app: terminal, desktop, window title (`[notifications]`)."""
     registry: RegistryConfig = Field(default_factory=RegistryConfig)
     """The live agent registry behind the agent picker (`[registry]`)."""
+    worktrees: WorktreesConfig = Field(default_factory=WorktreesConfig)
+    """Where sessions in a fresh git worktree are made (`[worktrees]`)."""
 
 
 # Top-level tables whose entries are independent: a bad entry is dropped alone, not the table.
