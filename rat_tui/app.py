@@ -33,6 +33,7 @@ from .ui.screens.permission_rules import PermissionRulesScreen
 from .ui.tabs.tab_bar import SessionTabs
 from .ui.tabs.tab_ui import TabUI
 from .ui.notifications import Notifier, notify_settings
+from .ui.tabs.worktree_tabs import WorktreeTabs
 
 log = logging.getLogger("rat.app")
 
@@ -86,6 +87,7 @@ class RatApp(App[None]):
         self.history = self._open_history()
         self.sessions = Sessions(self.config, self.policy, self.rpc_log, self.history)
         self.first_session = self.make_session(command, self.cwd)
+        self.worktree_tabs = WorktreeTabs(self)
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A session in the registry, whose questions come to this app's screens (TabUI)."""
@@ -176,6 +178,9 @@ class RatApp(App[None]):
         yield from super().get_system_commands(screen)
         yield SystemCommand("History", "Browse, search, export and continue past sessions (Ctrl+R)",
                             self.action_history)
+        yield SystemCommand("New session in a fresh worktree",
+                            "A new branch and git worktree of the repository; keep, merge or remove it at the end",
+                            lambda: self.action_new_session(worktree=True))
 
     @property
     def tabs(self) -> SessionTabs:
@@ -214,15 +219,16 @@ class RatApp(App[None]):
     def action_permission_rules(self) -> None:
         self.push_screen(PermissionRulesScreen(self.policy))
 
-    def action_new_session(self) -> None:
+    def action_new_session(self, worktree: bool = False) -> None:
         choices = agent_choices(self.config, self.launched)  # type: ignore[arg-type]
 
         async def chosen(choice) -> None:
-            if choice is not None:
-                command, cwd = choice
-                await self.open_session(command, cwd)
+            if choice is not None and choice.worktree:
+                await self.worktree_tabs.open(choice.agent, choice.cwd)
+            elif choice is not None:
+                await self.open_session(choice.agent, choice.cwd)
 
-        self.push_screen(NewSessionScreen(choices, self.session.cwd, catalog=self.catalog),
+        self.push_screen(NewSessionScreen(choices, self.session.cwd, catalog=self.catalog, worktree=worktree),
                          callback=chosen)
 
     def action_agents(self) -> None:
@@ -302,7 +308,9 @@ class RatApp(App[None]):
                 return
             await self.tabs.close(pane_id)
             self.sessions.remove(view.session)
-            if not self.tabs.views:
+            # A worktree session asks what becomes of its worktree first, then exits after the last tab.
+            asking = self.worktree_tabs.closed(view.session)
+            if not self.tabs.views and not asking:
                 self.exit()
             self.update_title()
 

@@ -5,21 +5,30 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList, Static
+from textual.widgets import Checkbox, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 
 MORE_AGENTS = "more-agents"
 
 
-class NewSessionScreen(ModalScreen[tuple[Any, Path] | None]):
-    """Dismisses with (agent spec, absolute cwd), or None when cancelled.
+class NewSession(NamedTuple):
+    agent: Any
+    """The agent spec to start."""
+    cwd: Path
+    """Absolute working directory typed (an existing directory)."""
+    worktree: bool = False
+    """Start in a fresh git worktree (a new branch) of the repository holding `cwd`."""
+
+
+class NewSessionScreen(ModalScreen[NewSession | None]):
+    """Dismisses with a NewSession (agent spec, absolute cwd, in a worktree?), or None when cancelled.
 
     With `catalog` (a loader of agent_catalog.Catalog), a last row opens the agent picker; the agent
     chosen there starts in the directory typed here.
@@ -34,14 +43,17 @@ class NewSessionScreen(ModalScreen[tuple[Any, Path] | None]):
     NewSessionScreen OptionList { height: auto; max-height: 12; margin-bottom: 1; }
     NewSessionScreen .error { color: $text-error; height: auto; }
     NewSessionScreen .hint { color: $text-muted; }
+    NewSessionScreen Checkbox { border: none; padding: 0; margin-top: 1; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="new_session.cancel")]
 
-    def __init__(self, agents: list[Any], cwd: Path, catalog: Callable[[], Any] | None = None) -> None:
+    def __init__(self, agents: list[Any], cwd: Path, catalog: Callable[[], Any] | None = None,
+                 worktree: bool = False) -> None:
         super().__init__()
         self.agents = agents
         self.cwd = cwd
         self.catalog = catalog
+        self.worktree = worktree
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -52,8 +64,11 @@ class NewSessionScreen(ModalScreen[tuple[Any, Path] | None]):
             yield OptionList(*options)
             yield Label("Working directory", markup=False)
             yield Input(str(self.cwd), id="cwd")
+            yield Checkbox("In a fresh git worktree (a new branch of the directory's repository)", self.worktree,
+                           id="worktree")
             yield Static("", classes="error", markup=False)
-            yield Static("↑↓ pick an agent · Tab to the directory · Enter starts · Esc cancels", classes="hint")
+            yield Static("↑↓ pick an agent · Tab to the directory and the worktree box (Space) · Enter starts · "
+                         "Esc cancels", classes="hint")
 
     @staticmethod
     def _label(spec: Any) -> str:
@@ -77,17 +92,18 @@ class NewSessionScreen(ModalScreen[tuple[Any, Path] | None]):
         if not path.is_dir():
             self.query_one(".error", Static).update(f"Not a directory: {path}")
             return
+        worktree = self.query_one("#worktree", Checkbox).value
         if index >= len(self.agents) and self.catalog is not None:
-            self._pick_from_catalog(path)
+            self._pick_from_catalog(path, worktree)
             return
-        self.dismiss((self.agents[index], path))
+        self.dismiss(NewSession(self.agents[index], path, worktree))
 
-    def _pick_from_catalog(self, path: Path) -> None:
+    def _pick_from_catalog(self, path: Path, worktree: bool) -> None:
         from .agent_picker import AgentPickerScreen
 
         def chosen(spec: Any) -> None:
             if spec is not None:
-                self.dismiss((spec, path))
+                self.dismiss(NewSession(spec, path, worktree))
 
         assert self.catalog is not None
         self.app.push_screen(AgentPickerScreen(self.catalog()), callback=chosen)

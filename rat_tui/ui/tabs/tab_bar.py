@@ -50,6 +50,7 @@ class SessionTabs(TabbedContent):
         self._count = 0
         self._unsubscribe: dict[str, Callable[[], None]] = {}
         self._unseen: set[str] = set()
+        self._branches: dict[str, str] = {}  # pane id -> git branch of a session in its own worktree
 
     @staticmethod
     def pane(session: AgentSession, number: int) -> TabPane:
@@ -78,18 +79,27 @@ class SessionTabs(TabbedContent):
         try:
             tab = self.get_tab(pane_id)
             label = tab_label(state, pane_id in self._unseen)
+            if branch := self._branches.get(pane_id):
+                label = f"⎇ {branch} · {label}"
             if str(tab.label) != label:  # a new label re-lays out the tab bar: not on every streamed batch
                 tab.label = label
         except Exception:  # the tab is being removed
             pass
 
-    async def open(self, session: AgentSession) -> str:
+    async def open(self, session: AgentSession, after: str | None = None, branch: str | None = None) -> str:
+        """A tab for `session`, last or right `after` that pane; `branch` shows in its label (a worktree)."""
         self._count += 1
         pane = self.pane(session, self._count)
-        await self.add_pane(pane)
+        await self.add_pane(pane, after=after)
         self._watch(pane)
+        if branch:
+            self._branches[pane.id or ""] = branch
+            self._relabel(pane.id or "", session.state)
         self.active = pane.id or ""
         return self.active
+
+    def panes_and_views(self) -> list[tuple[TabPane, SessionView]]:
+        return [(pane, pane.query_one(SessionView)) for pane in self.query(TabPane)]
 
     @property
     def views(self) -> list[SessionView]:
@@ -111,6 +121,7 @@ class SessionTabs(TabbedContent):
         pane = self.get_pane(pane_id)
         view = pane.query_one(SessionView)
         unsubscribe = self._unsubscribe.pop(pane_id, None)
+        self._branches.pop(pane_id, None)
         if unsubscribe:
             unsubscribe()
         await view.session.close()
