@@ -43,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     problems.extend(more)
     rpc_log = args.rpc_log or (Path(config.rpc_log).expanduser() if config.rpc_log else None)
+    from .ui import images
+
+    images.probe(config.images.mode)  # asks the terminal: only possible before the app reads stdin
     from .app import RatApp  # Textual is imported only once the arguments are known to be good
 
     RatApp(command, args.cwd, config=config, rpc_log_path=rpc_log, problems=problems).run()
@@ -78,6 +81,9 @@ def replay(path: Path, config, problems: list[str]) -> int:
     except RecordingError as error:
         print(f"rat: {error}", file=sys.stderr)
         return 2
+    from .ui import images
+
+    images.probe(config.images.mode)
     from .ui.replay_app import ReplayApp
 
     ReplayApp(recording, path, config=config, problems=problems).run()

@@ -149,6 +149,16 @@ class WorktreesConfig(BaseModel):
     """Folder the worktrees are made in (`~` expanded); unset means `worktrees/` in the data dir."""
 
 
+class ImagesConfig(BaseModel):
+    """Images from the agent and image files in the preview, drawn by the terminal (rat_tui/ui/images.py)."""
+
+    model_config = _MODEL_CONFIG
+
+    mode: Literal["auto", "kitty", "sixel", "halfcell", "off"] = "auto"
+    """auto asks the terminal at startup (kitty graphics or sixel, else the `[image: …]` placeholder); kitty,
+    sixel or halfcell (coloured half blocks) force one; off always shows the placeholder."""
+
+
 class Config(BaseModel):
     """Everything config.toml can set; every field has a default, so an empty file is valid."""
 
@@ -181,6 +191,8 @@ class Config(BaseModel):
     """The live agent registry behind the agent picker (`[registry]`)."""
     worktrees: WorktreesConfig = Field(default_factory=WorktreesConfig)
     """Where sessions in a fresh git worktree are made (`[worktrees]`)."""
+    images: ImagesConfig = Field(default_factory=ImagesConfig)
+    """How images are drawn in the terminal (`[images]`)."""
 
 
 # Top-level tables whose entries are independent: a bad entry is dropped alone, not the table.

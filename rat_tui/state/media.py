@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
+from dataclasses import dataclass
 from typing import Any
 
 # Base64 characters decoded to find a JPEG's frame header (it may follow EXIF data and thumbnails).
@@ -110,3 +111,29 @@ def annotation_badge(annotations: Any) -> str:
     if isinstance(modified, str) and modified:
         bits.append(f"modified {modified[:10]}")
     return " · ".join(bits)
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """An image the agent sent, as it came (base64): decoded only when shown, off the UI thread."""
+
+    key: str
+    """The transcript entry it belongs to (a message or a tool call)."""
+    mime: str
+    data: str
+    placeholder: str
+    """`[image: image/png, 12 KB, 640×480]`: shown where the terminal cannot draw images."""
+
+
+def collect_images(state: Any, key: str, blocks: list[Any]) -> None:
+    """Record the image blocks of `blocks` (dicts) for entry `key` in `state.images`, once each."""
+    for block in blocks:
+        if not isinstance(block, dict) or block.get("type") != "image":
+            continue
+        data = block.get("data")
+        if not isinstance(data, str) or not data:
+            continue
+        mime = str(block.get("mimeType") or "")
+        if any(image.key == key and image.data == data for image in state.images[-8:]):
+            continue  # a tool call update repeating its content
+        state.images.append(ImageRef(key, mime, data, media_placeholder("image", mime, data, block.get("uri"))))

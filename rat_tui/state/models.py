@@ -136,6 +136,8 @@ class SessionState:
     # messageId) claims it, so the prompt shows once.
     pending_echo: MessageEntry | None = None
     echo_ids: set[str] = field(default_factory=set)
+    # Images the agent sent (message chunks and tool call content), in arrival order (state/media.py ImageRef).
+    images: list[Any] = field(default_factory=list)
 
 
 # -- change events ---------------------------------------------------------------------------

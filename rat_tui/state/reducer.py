@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .media import annotation_badge, media_placeholder
+from .media import annotation_badge, collect_images, media_placeholder
 from ..protocol.v2 import (
     ActivityUpdate, MessageUpsert, TerminalAppend, TerminalSnapshot, ToolCallPatch, ToolContentAppend,
 )
@@ -65,7 +65,10 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
         return _apply_v2(state, update)
     kind = update.session_update
     if kind in CHUNK_ROLES:
-        return _chunk(state, CHUNK_ROLES[kind], update.message_id, content_text(update.content))
+        changes = _chunk(state, CHUNK_ROLES[kind], update.message_id, content_text(update.content))
+        if getattr(update.content, "type", None) == "image" and state.open_message is not None:
+            collect_images(state, state.open_message.key, [_dump(update.content)])
+        return changes
     if kind == "tool_call":
         return _tool_call(state, update)
     if kind == "tool_call_update":
@@ -150,6 +153,8 @@ def _patch_tool_call(state: SessionState, call_id: str, fields: dict[str, Any], 
             value = {**entry.meta, **value}
         setattr(entry, target, value)
     state.open_message = None
+    if "content" in fields:
+        collect_images(state, entry.key, [item.get("content") for item in entry.content if isinstance(item, dict)])
     changes = _add(state, entry) if created else [EntryChanged(entry.key)]
     if isinstance(entry.meta, dict):
         changes += _display_terminal(state, entry.meta)

@@ -29,6 +29,7 @@ from ...state.models import (
 )
 from ..screens.config_options import ConfigOptionsScreen, QuickPickScreen
 from ..widgets.file_preview import FilePreview
+from ..widgets.image_view import show_nearest_image, show_new_image
 from ..widgets.plan_panel import PlanPanel
 from .prompt_flow import PromptFlow
 from ..widgets.prompt import PromptComposer
@@ -43,6 +44,8 @@ CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed",
 
 class SessionView(Vertical):
     """Widgets subscribe to the session's store on mount; the agent runs in this view's worker."""
+
+    _images_seen = 0  # the agent's images already handled (a new one opens in the preview: image_view.py)
 
     DEFAULT_CSS = """
     SessionView {
@@ -62,6 +65,8 @@ class SessionView(Vertical):
                 tooltip="Expand or collapse the tool call nearest the bottom of the view (transcript focused)"),
         Binding("d", "open_diff", "Diff", id="session.open_diff", show=False,
                 tooltip="Open the diff of the nearest tool call that carries one (transcript focused)"),
+        Binding("i", "show_image", "Image", id="session.show_image", show=False,
+                tooltip="Show the nearest image the agent sent in the preview pane"),
         Binding("o", "open_location", "Open file", id="session.open_location", show=False,
                 tooltip="Preview the file of the nearest tool call at its line (transcript focused)"),
         Binding("f5", "toggle_follow", "Follow", id="session.toggle_follow",
@@ -191,6 +196,8 @@ class SessionView(Vertical):
                     self.flow.status_changed()
         if plan_dirty:
             self.plan_panel.show_plan(self.session.state.plan)
+        if len(self.session.state.images) != self._images_seen:
+            self._images_seen = show_new_image(self.preview, self.session.state.images, self._images_seen)
         if status_dirty:
             self.status_bar.show(self.session.state)
 
@@ -248,6 +255,9 @@ class SessionView(Vertical):
             self.notify("No tool call to expand.", timeout=2)
             return
         self.session.store.dispatch(reducer.toggle_tool_call, call.key)
+
+    def action_show_image(self) -> None:
+        show_nearest_image(self.preview, self.transcript, self.session.state.images)
 
     def action_open_diff(self) -> None:
         call = self._nearest_tool_call(with_diff=True)

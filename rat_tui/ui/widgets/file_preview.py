@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import mimetypes
 from pathlib import Path
 
 from rich.console import Group
@@ -11,6 +12,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 CONTEXT_LINES = 300  # lines shown on each side of the target line: big files stay cheap
 MAX_BYTES = 4 * 1024 * 1024
 
@@ -50,6 +52,8 @@ class FilePreview(VerticalScroll):
         self._load: asyncio.Task[None] | None = None
         self.shown_text = ""
         """The source lines on show (tests read it)."""
+        self.image = None
+        """The ImageView on show (an image file, or an image from the agent), else None."""
 
     def compose(self):
         yield self._title
@@ -69,9 +73,39 @@ class FilePreview(VerticalScroll):
             self._load.cancel()
         self._load = asyncio.create_task(self._show(Path(path), line))
 
+    def show_image(self, data: str | bytes, caption: str, title: str) -> None:
+        """An image (base64 text or bytes): drawn when the terminal can, else its placeholder."""
+        self.add_class("-open")
+        self.path, self.line = None, None
+        if self._load is not None and not self._load.done():
+            self._load.cancel()
+        self._title.update(title)
+        self._put_image(data, caption)
+
+    def _put_image(self, data: str | bytes, caption: str) -> None:
+        from .. import images
+        from .image_view import ImageView
+
+        self._drop_image()
+        self.shown_text = ""
+        hint = "" if images.renderer() else "this terminal draws no images (see [images] in config.toml)"
+        self._body.update(Text(hint, style="dim italic"))
+        self.image = ImageView(data, caption)
+        self.mount(self.image, before=self._body)
+
+    def _drop_image(self) -> None:
+        if self.image is not None:
+            self.image.remove()
+            self.image = None
+
     async def _show(self, path: Path, line: int | None) -> None:
         label = f"{path}" + (f":{line}" if line else "") + ("  · following" if self.follow else "")
         self._title.update(label)
+        mime = mimetypes.guess_type(path.name)[0]
+        if mime in IMAGE_TYPES:
+            await self._show_image_file(path, mime)
+            return
+        self._drop_image()
         try:
             text, start, total = await asyncio.to_thread(read_window, path, line)
         except OSError as error:
@@ -92,3 +126,23 @@ class FilePreview(VerticalScroll):
         self._body.update(Group(syntax, footer))
         if line:
             self.call_after_refresh(self.scroll_to, 0, max(0, line - start - 5), animate=False)
+
+    async def _show_image_file(self, path: Path, mime: str) -> None:
+        from ...state.media import format_size, image_dimensions
+
+        def read() -> bytes:
+            from .. import images
+
+            if path.stat().st_size > images.MAX_BYTES:
+                raise OSError(f"image is larger than {images.MAX_BYTES // (1024 * 1024)} MB")
+            return path.read_bytes()
+
+        try:
+            data = await asyncio.to_thread(read)
+        except OSError as error:
+            self._drop_image()
+            self._body.update(Text(f"Cannot show {path}: {error.strerror or error}", style="italic"))
+            return
+        size = image_dimensions(data[:256 * 1024])
+        facts = [mime, format_size(len(data))] + ([f"{size[0]}×{size[1]}"] if size else [])
+        self._put_image(data, f"[image: {', '.join(facts)}]")
