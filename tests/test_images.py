@@ -122,3 +122,20 @@ async def test_an_image_file_in_the_preview_is_drawn(tmp_path: Path, renderer, d
         preview.show(str(Path(__file__)), 3)  # back to text: the image goes
         await until(pilot, lambda: "Images from the agent" in preview.shown_text, "the source")
         assert preview.image is None
+
+
+def test_auto_asks_only_terminals_that_draw_images() -> None:
+    assert images.may_draw({"TERM": "xterm-kitty"}) and images.may_draw({"TERM_PROGRAM": "WezTerm"})
+    assert images.may_draw({"TERM": "foot"}) and images.may_draw({"TERM": "xterm-256color", "WT_SESSION": "x"})
+    assert not images.may_draw({"TERM": "xterm-256color"}) and not images.may_draw({"TERM": "tmux-256color"})
+    assert not images.may_draw({"TERM": "xterm-kitty", "TERM_PROGRAM": "textual"})  # rat serve's browser
+    assert images.probe("off") is None and images.renderer() is None
+    assert images.probe("halfcell") == "halfcell" and images.renderer() == "halfcell"
+    images.force(None)
+
+
+def test_decode_refuses_what_is_not_an_image() -> None:
+    with pytest.raises(ValueError, match="cannot decode"):
+        images.decode(base64.b64encode(b"hello").decode())
+    big = images.decode(png(5000, 100))
+    assert big.size == (images.MAX_PIXELS, 41)

@@ -29,6 +29,21 @@ MAX_BYTES = 20 * 1024 * 1024
 
 _renderer: str | None = None
 
+# Terminals known to draw kitty graphics or sixel, by what they put in the environment. Asking the
+# terminal costs up to 0.2 s (a query unanswered until its timeout), so "auto" asks only these; any other
+# terminal can still be told with `[images] mode`.
+GRAPHIC_TERMS = ("xterm-kitty", "xterm-ghostty", "foot", "foot-extra", "mlterm", "contour", "wezterm")
+GRAPHIC_PROGRAMS = ("WezTerm", "iTerm.app", "ghostty", "kitty", "mintty", "contour", "rio")
+GRAPHIC_MARKERS = ("KITTY_WINDOW_ID", "WEZTERM_EXECUTABLE", "GHOSTTY_RESOURCES_DIR", "KONSOLE_VERSION", "WT_SESSION")
+
+
+def may_draw(env: dict[str, str]) -> bool:
+    """Whether the terminal described by `env` is one worth asking about graphics."""
+    if env.get("TERM_PROGRAM") == "textual":  # `rat serve`: xterm.js in a browser draws none
+        return False
+    return (env.get("TERM", "") in GRAPHIC_TERMS or env.get("TERM_PROGRAM", "") in GRAPHIC_PROGRAMS
+            or any(env.get(name) for name in GRAPHIC_MARKERS))
+
 
 def probe(mode: str) -> str | None:
     """Choose the renderer for `mode` (asking the terminal for "auto"); call before `App.run()`."""
@@ -37,8 +52,7 @@ def probe(mode: str) -> str | None:
     if mode == "off":
         return None
     stdout = sys.__stdout__
-    if mode == "auto" and (stdout is None or not stdout.isatty() or os.environ.get("TERM") in ("dumb", "linux")
-                           or os.environ.get("TERM_PROGRAM") == "textual"):  # `rat serve`: xterm.js draws none
+    if mode == "auto" and (stdout is None or not stdout.isatty() or not may_draw(dict(os.environ))):
         return None
     try:
         from textual_image import renderable  # the terminal is asked here, once
