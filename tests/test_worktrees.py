@@ -82,7 +82,7 @@ def test_remove_refuses_to_lose_uncommitted_or_unmerged_work(repo: Path, tmp_pat
     assert (worktree.path / "notes.txt").exists()
     worktrees.commit_all(worktree, "notes")
     assert not worktrees.status(worktree).dirty and worktrees.status(worktree).ahead == 1
-    with pytest.raises(WorktreeError, match="1 commits not merged"):
+    with pytest.raises(WorktreeError, match=r"1 commit\(s\) not merged"):
         worktrees.remove(worktree)
     worktrees.remove(worktree, force=True)  # the user said so
     assert not worktree.path.exists()
@@ -187,7 +187,7 @@ async def test_a_session_in_a_fresh_worktree_from_ctrl_n_to_merge(repo: Path, tm
         await _until(pilot, lambda: isinstance(app.screen, WorktreeEndScreen), "the worktree question")
         end = app.screen
         await _until(pilot, lambda: end.status is not None, "the worktree's state")
-        assert end.status.dirty and "1 files with uncommitted changes" in str(end.query_one(".summary").render())
+        assert end.status.dirty and "1 file with uncommitted changes" in str(end.query_one(".summary").render())
 
         await pilot.press("d")
         await _until(pilot, lambda: isinstance(app.screen, DiffScreen), "the diff")

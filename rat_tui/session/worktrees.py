@@ -239,7 +239,7 @@ def remove(worktree: Worktree, force: bool = False) -> None:
         if now.dirty:
             raise WorktreeError(f"{worktree.path} has uncommitted changes ({len(now.uncommitted)} files)")
         if now.ahead:
-            raise WorktreeError(f"{worktree.branch} has {now.ahead} commits not merged into {now.target or 'HEAD'}")
+            raise WorktreeError(f"{worktree.branch} has {now.ahead} commit(s) not merged into {now.target or 'HEAD'}")
     if worktree.path.exists():
         git(worktree.repo, "worktree", "remove", *(["--force"] if force else []), str(worktree.path))
     else:

@@ -23,6 +23,10 @@ from .confirm import ConfirmScreen
 log = logging.getLogger("rat.worktrees")
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 class WorktreeEndScreen(ModalScreen[str | None]):
     """Dismisses with what was done ("kept", a merge, a removal): a line for a toast."""
 
@@ -81,10 +85,10 @@ class WorktreeEndScreen(ModalScreen[str | None]):
     def _show_status(self, status: Status) -> None:
         self.status = status
         target = status.target or "the main checkout's HEAD (detached)"
-        uncommitted = f"{len(status.uncommitted)} files with uncommitted changes" if status.dirty else "no uncommitted changes"
+        uncommitted = f"{_count(len(status.uncommitted), 'file')} with uncommitted changes" if status.dirty else "no uncommitted changes"
         base = f"{self.worktree.base_branch or 'HEAD'} @ {self.worktree.base[:8]}"
         self.query_one(".summary", Static).update(
-            f"{self.worktree.path}\nbranch {self.worktree.branch}, from {base}: {status.ahead} commits not in "
+            f"{self.worktree.path}\nbranch {self.worktree.branch}, from {base}: {_count(status.ahead, 'commit')} not in "
             f"{target}, {uncommitted}.\nA merge goes into {target} in {self.worktree.repo}."
         )
         options = self.query_one(OptionList)
@@ -152,7 +156,7 @@ class WorktreeEndScreen(ModalScreen[str | None]):
 
         self.app.push_screen(ConfirmScreen(
             "Uncommitted changes",
-            f"{len(status.uncommitted)} files in the worktree are not committed. Commit them on "
+            f"{_count(len(status.uncommitted), 'file')} in the worktree not committed yet. Commit them on "
             f"{self.worktree.branch} first, so the merge takes them? (No merges only the commits and keeps "
             "the worktree with those changes.)"), callback=answered)
 
@@ -184,9 +188,9 @@ class WorktreeEndScreen(ModalScreen[str | None]):
             return
         losses = []
         if status.dirty:
-            losses.append(f"{len(status.uncommitted)} files with uncommitted changes")
+            losses.append(f"{_count(len(status.uncommitted), 'file')} with uncommitted changes")
         if status.ahead:
-            losses.append(f"{status.ahead} commits not merged into {status.target or 'HEAD'}")
+            losses.append(f"{_count(status.ahead, 'commit')} not merged into {status.target or 'HEAD'}")
 
         def answered(yes: bool | None) -> None:
             if yes:
