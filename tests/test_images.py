@@ -139,3 +139,25 @@ def test_decode_refuses_what_is_not_an_image() -> None:
         images.decode(base64.b64encode(b"hello").decode())
     big = images.decode(png(5000, 100))
     assert big.size == (images.MAX_PIXELS, 41)
+
+
+async def test_an_image_in_a_tool_result_is_drawn_once(tmp_path: Path, renderer, decode_threads) -> None:
+    renderer("sixel")
+    encoded = base64.b64encode(png(80, 40)).decode()
+    content = [{"type": "content", "content": {"type": "image", "mimeType": "image/png", "data": encoded}}]
+    script = {"turns": [[
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Screenshot", "status": "in_progress"}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "content": content}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed",
+                    "content": content}},
+        {"chunk": "Took it."},
+    ]]}
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: app.session.state.status == "ready", "ready")
+        await pilot.press(*"screenshot", "enter")
+        preview = app.query_one(FilePreview)
+        await until(pilot, lambda: preview.image is not None and preview.image.drawn is not None, "the image drawn")
+        await until(pilot, lambda: app.session.state.status == "ready", "the turn's end")
+        assert len(app.session.state.images) == 1 and preview.image.caption.endswith("80×40]")
+        assert type(preview.image.drawn) is images.widget_class("sixel")
