@@ -69,7 +69,7 @@ def serve(args) -> int:
         print(f"rat: {error}", file=sys.stderr)
         return 2
     return run_server(ServeOptions(host=host, port=port, cwd=args.cwd, config=args.config, agent=args.agent,
-                                   rpc_log=args.rpc_log, command=tuple(args.command)))
+                                   rpc_log=args.rpc_log, command=tuple(args.command), protocol=args.protocol))
 
 
 def replay(path: Path, config, problems: list[str]) -> int:

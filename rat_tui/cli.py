@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # pydantic takes a while to import: `rat --help` and argument
 
 USAGE = "rat [--cwd DIR] [--agent NAME] [--config FILE] [--rpc-log FILE] [--protocol 1|2] [-- COMMAND ARGS...]"
 REPLAY_USAGE = "rat replay [--config FILE] FILE"
-SERVE_USAGE = "rat serve [--host HOST] [--port N] [--cwd DIR] [--agent NAME] [--config FILE] [-- COMMAND ARGS...]"
+SERVE_USAGE = ("rat serve [--host HOST] [--port N] [--cwd DIR] [--agent NAME] [--config FILE] [--protocol 1|2] "
+               "[-- COMMAND ARGS...]")
 
 
 class ConfigError(Exception):
@@ -139,6 +140,8 @@ def _parse_serve(ours: list[str], command: list[str] | None) -> CliArgs:
     parser.add_argument("--agent", metavar="NAME", help="agent profile from the config file, or a catalog agent id")
     parser.add_argument("--config", metavar="FILE", help="config file (default: $RAT_CONFIG or the user config dir)")
     parser.add_argument("--rpc-log", metavar="FILE", help="append every JSON-RPC message to FILE (JSONL)")
+    parser.add_argument("--protocol", type=int, choices=(1, 2), metavar="1|2",
+                        help="the ACP version to ask the agent for (default: the profile's, else 1)")
     namespace = parser.parse_args(ours)
     if command is not None and not command:
         parser.error("no agent command after --")
@@ -153,6 +156,7 @@ def _parse_serve(ours: list[str], command: list[str] | None) -> CliArgs:
         config=Path(os.path.abspath(os.path.expanduser(namespace.config))) if namespace.config else None,
         rpc_log=Path(os.path.abspath(os.path.expanduser(namespace.rpc_log))) if namespace.rpc_log else None,
         command=list(command or []),
+        protocol=namespace.protocol,
         serve=(namespace.host, namespace.port),
     )
 

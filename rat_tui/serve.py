@@ -37,6 +37,7 @@ class ServeOptions:
     agent: str | None = None
     rpc_log: Path | None = None
     command: tuple[str, ...] = ()
+    protocol: int | None = None
 
 
 def is_loopback(host: str) -> bool:
@@ -58,6 +59,8 @@ def app_command(options: ServeOptions) -> str:
         argv += ["--agent", options.agent]
     if options.rpc_log is not None:
         argv += ["--rpc-log", str(options.rpc_log)]
+    if options.protocol is not None:
+        argv += ["--protocol", str(options.protocol)]
     if options.command:
         argv += ["--", *options.command]
     return shlex.join(argv)

@@ -18,8 +18,8 @@ from rat_tui.ui import images
 from rat_tui.ui.widgets.file_preview import FilePreview
 from rat_tui.ui.widgets.image_view import ImageView
 
-from .conftest import scripted_argv
-from .test_app import until
+from .helpers.agents import scripted_argv
+from .helpers.app import until
 
 pytestmark = pytest.mark.slow
 

@@ -105,8 +105,9 @@ def test_bad_serve_arguments_exit_with_a_message(argv: list[str], capsys: pytest
 
 def test_the_served_command_is_this_rat_with_the_same_choices(tmp_path: Path) -> None:
     options = ServeOptions(host="127.0.0.1", port=1, cwd=tmp_path / "a b", config=tmp_path / "c.toml", agent="g",
-                           command=("my agent", "--x"))
+                           command=("my agent", "--x"), protocol=2)
     command = app_command(options)
+    assert "--protocol 2 --" in command
     assert command.startswith(f"{sys.executable} -m rat_tui --cwd ")
     assert f"'{tmp_path / 'a b'}'" in command and "--agent g" in command and command.endswith("-- 'my agent' --x")
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")

@@ -10,6 +10,8 @@ import pytest
 from rat_tui.session import worktrees
 from rat_tui.session.worktrees import WorktreeError
 
+from .helpers.app import until
+
 ENV_GIT = ["-c", "user.name=Test", "-c", "user.email=test@example.org", "-c", "init.defaultBranch=main"]
 
 
@@ -138,16 +140,6 @@ def test_a_conflicting_merge_leaves_the_main_checkout_as_it_was(repo: Path, tmp_
 # -- in the app: Ctrl+N with the worktree box, the tab, and the end-of-session choice --------------------------
 
 
-async def _until(pilot, predicate, what: str, timeout: float = 30.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
-
-
 @pytest.mark.slow
 async def test_a_session_in_a_fresh_worktree_from_ctrl_n_to_merge(repo: Path, tmp_path: Path) -> None:
     from rat_tui.agents.spec import demo_agent
@@ -164,49 +156,49 @@ async def test_a_session_in_a_fresh_worktree_from_ctrl_n_to_merge(repo: Path, tm
     config = Config(worktrees=WorktreesConfig(dir=str(tmp_path / "wts")))
     app = RatApp(demo_agent(), repo / "src", config=config)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _until(pilot, lambda: app.session.state.status == "ready", "the first session")
+        await until(pilot, lambda: app.session.state.status == "ready", "the first session")
         await app.open_session(demo_agent(), other)  # a tab of another project
-        await _until(pilot, lambda: app.session.state.status == "ready", "the second session")
+        await until(pilot, lambda: app.session.state.status == "ready", "the second session")
         app.tabs.select(0)
         await pilot.press("ctrl+n")
-        await _until(pilot, lambda: isinstance(app.screen, NewSessionScreen), "the new-session screen")
+        await until(pilot, lambda: isinstance(app.screen, NewSessionScreen), "the new-session screen")
         await pilot.press("tab", "tab", "space", "shift+tab", "enter")  # to the box, tick it, back, start
-        await _until(pilot, lambda: len(app.tabs.views) == 3, "the worktree tab")
+        await until(pilot, lambda: len(app.tabs.views) == 3, "the worktree tab")
         session = app.session
         worktree = app.worktree_tabs.of(session)
         assert worktree is not None and worktree.repo == repo
         assert session.cwd == worktree.path / "src"  # where the first tab was, inside the new worktree
         labels = [str(tab.label) for tab in app.tabs.query("ContentTab")]
         assert labels[1].startswith(f"⎇ {worktree.branch} · "), labels  # grouped after its project's tab
-        await _until(pilot, lambda: session.state.status == "ready", "the agent in the worktree")
+        await until(pilot, lambda: session.state.status == "ready", "the agent in the worktree")
 
         (Path(session.cwd) / "app.py").write_text("print('from the worktree')\n")  # the agent's work
         await pilot.press("alt+w")
-        await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the close question")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the close question")
         await pilot.press("y")
-        await _until(pilot, lambda: isinstance(app.screen, WorktreeEndScreen), "the worktree question")
+        await until(pilot, lambda: isinstance(app.screen, WorktreeEndScreen), "the worktree question")
         end = app.screen
-        await _until(pilot, lambda: end.status is not None, "the worktree's state")
+        await until(pilot, lambda: end.status is not None, "the worktree's state")
         assert end.status.dirty and "1 file with uncommitted changes" in str(end.query_one(".summary").render())
 
         await pilot.press("d")
-        await _until(pilot, lambda: isinstance(app.screen, DiffScreen), "the diff")
+        await until(pilot, lambda: isinstance(app.screen, DiffScreen), "the diff")
         diff = app.screen.query_one(DiffView)
         assert "from the worktree" in diff.visible_text() and [d["path"] for d in app.screen.diffs] == ["src/app.py"]
         await pilot.press("escape")
-        await _until(pilot, lambda: app.screen is end, "back to the question")
+        await until(pilot, lambda: app.screen is end, "back to the question")
 
         await pilot.press("r")  # remove: there is uncommitted work, so it asks
-        await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the remove question")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the remove question")
         assert "lose" in app.screen.question
         await pilot.press("n")
-        await _until(pilot, lambda: app.screen is end, "back to the question")
+        await until(pilot, lambda: app.screen is end, "back to the question")
         assert worktree.path.exists()
 
         await pilot.press("f")  # fast-forward; commit the changes first: yes
-        await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the commit question")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the commit question")
         await pilot.press("y")
-        await _until(pilot, lambda: app.screen is not end and not isinstance(app.screen, ConfirmScreen), "the merge")
+        await until(pilot, lambda: app.screen is not end and not isinstance(app.screen, ConfirmScreen), "the merge")
         assert (repo / "src" / "app.py").read_text() == "print('from the worktree')\n"
         assert not worktree.path.exists() and run_git(repo, "branch", "--list", worktree.branch) == ""
         assert len(app.tabs.views) == 2
@@ -219,8 +211,8 @@ async def test_new_worktree_session_outside_git_says_why(tmp_path: Path) -> None
 
     app = RatApp(demo_agent(), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await _until(pilot, lambda: app.session.state.status == "ready", "ready")
+        await until(pilot, lambda: app.session.state.status == "ready", "ready")
         assert await app.worktree_tabs.open(demo_agent(), tmp_path) is None
         assert len(app.tabs.views) == 1
-        await _until(pilot, lambda: any("not inside a git repository" in str(n.message) for n in app._notifications),
+        await until(pilot, lambda: any("not inside a git repository" in str(n.message) for n in app._notifications),
                      "the reason, in a toast")
