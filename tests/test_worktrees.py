@@ -216,3 +216,27 @@ async def test_new_worktree_session_outside_git_says_why(tmp_path: Path) -> None
         assert len(app.tabs.views) == 1
         await until(pilot, lambda: any("not inside a git repository" in str(n.message) for n in app._notifications),
                      "the reason, in a toast")
+
+
+@pytest.mark.slow
+async def test_the_palette_opens_the_new_session_screen_with_the_worktree_box_ticked(repo: Path) -> None:
+    from textual.widgets import Checkbox
+
+    from rat_tui.agents.spec import demo_agent
+    from rat_tui.app import RatApp
+    from rat_tui.ui.screens.new_session import NewSessionScreen
+
+    app = RatApp(demo_agent(), repo)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: app.session.state.status == "ready", "ready")
+        await pilot.press("ctrl+p")
+        await pilot.press(*"fresh worktree")
+
+        def first_command() -> str:
+            lists = app.screen.query("CommandList")
+            return str(lists.first().get_option_at_index(0).prompt) if lists and lists.first().option_count else ""
+
+        await until(pilot, lambda: "New session in a fresh worktree" in first_command(), "the command in the palette")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, NewSessionScreen), "the new-session screen")
+        assert app.screen.query_one("#worktree", Checkbox).value is True
