@@ -307,3 +307,14 @@ def test_a_browser_chats_with_the_demo_agent_through_rat_serve(tmp_path: Path) -
         if browser is not None:
             browser.close()
         served.stop()
+
+
+def test_a_taken_port_is_said_plainly(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "rat_tui", "serve", "--port", str(port), "--cwd", str(tmp_path)],
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert f"rat serve: cannot listen on 127.0.0.1:{port}" in result.stderr and "Traceback" not in result.stderr
