@@ -240,3 +240,13 @@ async def test_the_palette_opens_the_new_session_screen_with_the_worktree_box_ti
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, NewSessionScreen), "the new-session screen")
         assert app.screen.query_one("#worktree", Checkbox).value is True
+
+
+def test_a_merge_that_would_overwrite_local_changes_says_gits_reason(repo: Path, tmp_path: Path) -> None:
+    worktree, _ = worktrees.create(repo, tmp_path / "wts", "a")
+    (worktree.path / "README.md").write_text("# Agent's title\n")
+    worktrees.commit_all(worktree, "title")
+    (repo / "README.md").write_text("# The user's unsaved work\n")  # not committed in the main checkout
+    with pytest.raises(WorktreeError, match="would be overwritten"):
+        worktrees.merge(worktree, fast_forward=True)
+    assert (repo / "README.md").read_text() == "# The user's unsaved work\n"

@@ -216,8 +216,11 @@ def merge(worktree: Worktree, fast_forward: bool) -> str:
     if fast_forward:
         result = git(worktree.repo, "merge", "--ff-only", worktree.branch, check=False)
         if result.returncode != 0:
-            raise WorktreeError(f"{target} cannot be fast-forwarded to {worktree.branch} (it has commits of its own): "
-                                "merge with a merge commit instead. git said: " + (result.stderr.strip() or "?"))
+            said = (result.stderr or result.stdout).strip() or "?"
+            if "fast-forward" in said.lower():
+                raise WorktreeError(f"{target} cannot be fast-forwarded to {worktree.branch} (it has commits of its "
+                                    f"own): merge with a merge commit instead. git said: {said}")
+            raise WorktreeError(f"fast-forwarding {target} to {worktree.branch} failed, nothing was changed: {said}")
         return f"{target} fast-forwarded to {worktree.branch}"
     message = f"Merge branch '{worktree.branch}'"
     result = git(worktree.repo, *_identity(worktree.repo), "merge", "--no-ff", "--no-edit", "-m", message, worktree.branch, check=False)
