@@ -1,4 +1,5 @@
-"""Provides the transcript's document model: streamed markdown cut into blocks, blocks rendered to lines, lazy offsets."""
+"""Provides the transcript's document model: streamed markdown cut into blocks where markdown-it cuts it,
+blocks rendered to the lines Rich gives the whole message, lazy offsets."""
 
 from __future__ import annotations
 
@@ -8,62 +9,206 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rich.console import Console, RenderableType
-from rich.markdown import Markdown
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.markdown import CodeBlock, ListElement, Markdown, MarkdownElement, UnknownElement
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
 from textual.strip import Strip
 
-# A fence opens with 3+ backticks or tildes indented at most 3 spaces (CommonMark).
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_HEADING = re.compile(r" {0,3}#{1,6}(\s|$)")
-_LIST_ITEM = re.compile(r"([-*+]|\d{1,9}[.)])\s")
-# An open block is cut into pieces this long so the growing tail (re-rendered as it streams) stays
-# small: code at any line, tight lists only at a top-level item (rendering is then the same).
 MARKDOWN_KINDS = ("user", "agent", "thought")
 GENERIC_COLLAPSE_LINES = 6  # a generic update longer than this starts collapsed to its title
-CODE_PIECE_LINES = 48
-LIST_PIECE_LINES = 48
+# Long lists and long code are shown as pieces of about this many lines, so the growing end (re-rendered
+# as it streams) stays small; each piece is rendered with its list's numbering and its lexer's state, so
+# the pieces put together are the block rendered whole.
+PIECE_LINES = 16
 # A line longer than this (a 10 MB answer with no newline) is cut into plain-text pieces: markdown
 # parsing and wrapping are superlinear on one huge paragraph, and only visible pieces get rendered.
 LONG_LINE_PIECE = 8000
 
+# A closing fence: up to 3 spaces, the fence characters, then only spaces or tabs (CommonMark).
+_CLOSING_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\n?")
+_SPACE = re.compile(r"\s+")
+_LISTS = ("bullet_list_open", "ordered_list_open")
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, eq=False)
+class ListInfo:
+    """A top-level list shown as pieces: what every piece needs to number its items as the whole list would."""
+
+    ordered: bool
+    start: int
+    count: int = 0  # items so far
+
+    @property
+    def last_number(self) -> int:
+        return self.start + self.count  # as Rich computes it (its number width is one past the last)
+
+
+@dataclass(slots=True, eq=False)
 class Block:
-    """One render unit: a markdown block, or a piece of a fenced code block (`lexer` set)."""
+    """One render unit of a streamed message: its source text and how it joins its neighbours.
+
+    kind "md" is whole top-level blocks; "code" a piece of a fenced code block; "list" a piece of a
+    top-level list (whole items); "plain" a piece of an over-long line.
+    """
 
     text: str
     lines: int
     chars: int
-    lexer: str | None = None
-    first: bool = True  # a code piece that opens its fence (top padding)
-    last: bool = True  # a code piece that closes its fence (bottom padding and a gap after)
-    plain: bool = False  # a piece of an over-long line: shown as plain wrapped text
+    kind: str = "md"
+    newline_in: bool = False  # Rich puts a blank line before this block (the previous one asked for it)
+    first: bool = False  # first visible block of the message: leading blank lines dropped
+    tail: bool = False  # the open end of the message: trailing blank lines dropped, then the gap
+    last: bool = True  # a plain piece that ends its line (the gap follows)
+    lang: str | None = None  # code: the fence's language
+    stack: tuple | None = None  # code: the lexer state at the piece's first line (None: the start)
+    context: str = ""  # code: the line after the piece (lexers look ahead)
+    top: bool = True  # code: the piece that opens the fence; list: the piece with the first item
+    bottom: bool = True  # code: the piece that closes the fence
+    rest: str = ""  # code tail: what follows the closing fence so far
+    list: ListInfo | None = None
+    index: int = 0  # list: the list index of the piece's first item
+    _norm: str | None = None
+
+    @property
+    def plain(self) -> bool:
+        return self.kind == "plain"
+
+    @property
+    def lexer(self) -> str | None:
+        return self.lang if self.kind == "code" else None
+
+    def may_use(self, labels: list[str]) -> bool:
+        """Whether the text could use one of these (normalized) link reference labels."""
+        if "[" not in self.text:
+            return False
+        if self._norm is None:
+            self._norm = _SPACE.sub(" ", self.text).lower().upper()
+        return any(label in self._norm for label in labels)
 
 
-class MarkdownSplitter:
-    """Cuts streamed markdown into blocks at blank lines, headings and fences without re-scanning.
+@dataclass(slots=True)
+class Sync:
+    """What a `MarkdownStream.sync` changed: blocks now final, link labels newly defined, lists renumbered."""
 
-    Each chunk is scanned once; completed blocks are returned by `feed` and never looked at again,
-    the growing block is kept as a list of lines and joined only when it is rendered.
+    done: list[Block]
+    labels: list[str]
+    relist: list[ListInfo]
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt().enable("strikethrough").enable("table")  # as rich.markdown.Markdown builds it
+
+
+def parse(text: str, refs: dict) -> tuple[list, dict]:
+    """markdown-it tokens of `text`, with the message's link reference definitions known."""
+    env = {"references": dict(refs)}
+    tokens = _parser().parse(text, env)
+    return tokens, env["references"]
+
+
+def top_blocks(tokens: list) -> list[tuple[int, int, int, int]]:
+    """(first token, end token, first line, end line) of each top-level block."""
+    blocks = []
+    i, n = 0, len(tokens)
+    while i < n:
+        token = tokens[i]
+        j = i + 1
+        if token.nesting == 1:
+            depth = 1
+            while depth:
+                depth += tokens[j].nesting
+                j += 1
+        if token.map is not None:
+            blocks.append((i, j, token.map[0], token.map[1]))
+        i = j
+    return blocks
+
+
+def _new_line_after(tokens: list, start: bool) -> bool:
+    """Rich's `new_line` after rendering `tokens` (whether it puts a blank line before what follows).
+
+    Mirrors the loop of `rich.markdown.Markdown.__rich_console__`: the flag of the last element closed.
+    """
+    new_line = start
+    stack = list(reversed(tokens))
+    elements, inlines = _Md.elements, _Md.inlines
+    while stack:
+        token = stack.pop()
+        kind = token.type
+        if token.children and not (kind == "fence" or token.tag == "img"):
+            stack.extend(reversed(token.children))
+            continue
+        if kind in ("text", "hardbreak", "softbreak", "link_open", "link_close", "html_inline"):
+            continue
+        if token.tag in inlines and kind not in ("fence", "code_block"):
+            continue
+        if token.nesting == -1:
+            new_line = (elements.get(kind[: -len("close")] + "open") or UnknownElement).new_line
+        elif token.nesting == 0:
+            new_line = (elements.get(kind) or UnknownElement).new_line
+    return new_line
+
+
+def _blank(line: list[Segment]) -> bool:
+    return all(not seg.text.strip() and not (seg.style and seg.style.bgcolor) for seg in line)
+
+
+def _lines_after(lines: list[str], start: int) -> bool:
+    """Whether any line from `start` on has something other than whitespace."""
+    return any(line.strip() for line in lines[start:])
+
+
+class MarkdownStream:
+    """Streamed markdown cut into top-level blocks where markdown-it (the parser Rich uses) puts them.
+
+    `feed` only collects lines (O(chunk)). `sync`, once per batch, parses the open end of the message:
+    every top-level block but the last is final and handed out once; the last is the open tail. A
+    long list or fenced code block at the tail is handed out in pieces (whole items; lines up to a
+    point where the lexer's state is known), parsing and lexing only from the open piece on, so the
+    cost of a batch does not grow with the block. Link reference definitions apply to the whole
+    message: `sync` reports labels newly defined so blocks already rendered can be rendered again.
     """
 
     def __init__(self) -> None:
         self.line_count = 0  # complete source lines seen
-        self._lines: list[str] = []  # complete lines of the open block (code only, inside a fence)
+        self._refs: dict = {}  # link reference definitions on complete lines (the first of a label wins)
+        self._guess: dict = {}  # ... and on the unterminated last line, which may still change
+        self._merged: dict | None = None
+        self._lines: list[str] = []  # complete lines of the open region
         self._chars = 0
-        self._partial: list[str] = []  # pieces of the current unterminated line
+        self._partial: list[str] = []
         self._partial_chars = 0
-        self._fence: tuple[str, int] | None = None  # (fence char, length) while inside a fence
-        self._lexer = "text"
-        self._code_first = True
+        self._fresh = False  # complete lines arrived since the last sync
+        self._partial_fresh = False
+        self._done: list[Block] = []  # final blocks not yet handed out
+        self._labels: list[str] = []
+        self._relist: list[ListInfo] = []
+        self._newline_in = False
+        self._first = True
+        self._mode = "md"
+        # code mode: the open fence
+        self._fence = ""
+        self._lang = "text"
+        self._stack: tuple | None = None
+        self._top = True
+        self._closed: int | None = None  # index in _lines of the closing fence
+        self._scanned = 0
+        # list mode: the open list, the first lines of the open piece's items
+        self._list: ListInfo | None = None
+        self._items: list[int] = []
+        self._index = 0
+
+    # -- feeding ------------------------------------------------------------------------------
 
     @property
     def has_tail(self) -> bool:
-        return bool(self._lines or self._partial or self._fence)
+        return bool(self._lines or self._partial or self._mode != "md")
 
     @property
     def lines_seen(self) -> int:
@@ -72,26 +217,15 @@ class MarkdownSplitter:
 
     @property
     def tail_size(self) -> tuple[int, int]:
-        """(lines, characters) of the open block, kept up to date per chunk for height estimates."""
+        """(lines, characters) of the open region, kept up to date per chunk for height estimates."""
         return len(self._lines) + (1 if self._partial else 0), self._chars + self._partial_chars
 
     @property
     def tail_is_code(self) -> bool:
-        return self._fence is not None
+        return self._mode == "code"
 
-    def tail(self) -> Block | None:
-        """The open block as it stands (joined here, so O(tail), called once per frame at most)."""
-        if not self.has_tail:
-            return None
-        text = "".join(self._lines) + "".join(self._partial)
-        lines, chars = self.tail_size
-        if self._fence is not None:
-            return Block(text, lines, chars, self._lexer, self._code_first, True)
-        return Block(text, lines, chars)
-
-    def feed(self, text: str) -> list[Block]:
-        """Take a chunk; return the blocks it completed."""
-        done: list[Block] = []
+    def feed(self, text: str) -> None:
+        """Take a chunk: O(chunk), no parsing."""
         start = 0
         while True:
             end = text.find("\n", start)
@@ -99,9 +233,10 @@ class MarkdownSplitter:
                 if start < len(text):
                     self._partial.append(text[start:])
                     self._partial_chars += len(text) - start
+                    self._partial_fresh = True
                     if self._partial_chars > LONG_LINE_PIECE:
-                        self._cut_long_line(done)
-                return done
+                        self._cut_long_line()
+                return
             if self._partial:
                 self._partial.append(text[start : end + 1])
                 line = "".join(self._partial)
@@ -109,98 +244,378 @@ class MarkdownSplitter:
                 self._partial_chars = 0
             else:
                 line = text[start : end + 1]
-            self._take_line(line, done)
+            self.line_count += 1
+            if len(line) > LONG_LINE_PIECE:
+                self._close_all()
+                for offset in range(0, len(line), LONG_LINE_PIECE):
+                    piece = line[offset : offset + LONG_LINE_PIECE]
+                    self._done.append(Block(piece, 1, len(piece), "plain", last=offset + LONG_LINE_PIECE >= len(line)))
+            else:
+                self._lines.append(line)
+                self._chars += len(line) - 1
+                self._fresh = True
             start = end + 1
 
-    def _cut_long_line(self, done: list[Block]) -> None:
-        """Emit the open block, then whole pieces of the unterminated line; keep the remainder open."""
-        self._emit(done, last=False)
+    def _cut_long_line(self) -> None:
+        """Hand out the open region as it is, then whole pieces of the unterminated line."""
+        self._close_all()
         line = "".join(self._partial)
         cut = len(line) - len(line) % LONG_LINE_PIECE
         for offset in range(0, cut, LONG_LINE_PIECE):
-            done.append(Block(line[offset : offset + LONG_LINE_PIECE], 1, LONG_LINE_PIECE, last=False, plain=True))
+            self._done.append(Block(line[offset : offset + LONG_LINE_PIECE], 1, LONG_LINE_PIECE, "plain", last=False))
         rest = line[cut:]
         self._partial = [rest] if rest else []
         self._partial_chars = len(rest)
 
-    def _emit(self, done: list[Block], *, last: bool = True) -> None:
-        if self._lines or self._fence is not None:
-            text = "".join(self._lines)
-            if self._fence is not None:
-                done.append(Block(text, len(self._lines), self._chars, self._lexer, self._code_first, last))
-                self._code_first = False
+    def _close_all(self) -> None:
+        """Make the open region final as it stands (only before an over-long line: fidelity gives way)."""
+        self._advance()
+        tail = self.tail(partial=False)
+        if tail is not None:
+            tail.tail = False
+            self._done.append(tail)
+        self._set_region([], "md")
+        self._newline_in = False
+        self._first = False
+
+    def _set_region(self, lines: list[str], mode: str) -> None:
+        self._lines = lines
+        self._chars = sum(len(line) - 1 for line in lines)
+        self._mode = mode
+
+    # -- syncing ------------------------------------------------------------------------------
+
+    def sync(self) -> Sync:
+        """Parse what arrived since the last sync; return what became final (once per batch)."""
+        self._advance()
+        result = Sync(self._done, self._labels, self._relist)
+        self._done, self._labels, self._relist = [], [], []
+        return result
+
+    def _advance(self) -> None:
+        if self._mode == "list" and self._partial_fresh:
+            self._fresh = True  # an item begun on the unterminated line counts for the numbering
+        guess = self._partial_fresh and self._mode != "list"
+        self._partial_fresh = False
+        while self._fresh:
+            self._fresh = False
+            if self._mode == "md":
+                self._sync_md()
+            elif self._mode == "code":
+                self._sync_code()
             else:
-                done.append(Block(text, len(self._lines), self._chars))
-        self._lines = []
-        self._chars = 0
+                self._sync_list()
+        if guess or (self._guess and not self._partial):
+            # A definition on the unterminated last line counts for now (the message may end there).
+            part = "".join(self._partial)
+            if "]:" in part or self._guess:
+                lines = self._lines[self._closed + 1 :] if self._mode == "code" and self._closed is not None else \
+                    self._lines if self._mode == "md" else []
+                _tokens, refs = parse("".join(lines) + part, self._refs)
+                self._learn(refs, len(lines))
 
-    def _add(self, line: str) -> None:
-        self._lines.append(line)
-        self._chars += len(line) - 1
+    @property
+    def refs(self) -> dict:
+        """The message's link reference definitions so far, for rendering any of its blocks."""
+        if self._merged is None:
+            self._merged = {**self._guess, **self._refs}
+        return self._merged
 
-    def _take_line(self, line: str, done: list[Block]) -> None:
-        self.line_count += 1
-        if len(line) > LONG_LINE_PIECE:
-            self._emit(done, last=False)
-            for offset in range(0, len(line), LONG_LINE_PIECE):
-                piece = line[offset : offset + LONG_LINE_PIECE]
-                done.append(Block(piece, 1, len(piece), last=offset + LONG_LINE_PIECE >= len(line), plain=True))
+    def _learn(self, refs: dict, complete: int) -> None:
+        """Keep the definitions parsed on the first `complete` lines; those after are a guess."""
+        guess = {}
+        for label, ref in refs.items():
+            if label in self._refs:
+                continue
+            if ref["map"][1] <= complete:
+                self._refs[label] = ref
+                if self._guess.get(label) != ref:
+                    self._labels.append(label)
+                self._merged = None
+            else:
+                guess[label] = ref
+        if guess != self._guess:
+            self._labels.extend(label for label in guess.keys() | self._guess.keys()
+                                if guess.get(label) != self._guess.get(label))
+            self._guess = guess
+            self._merged = None
+
+    def _emit(self, block: Block) -> None:
+        self._done.append(block)
+
+    def _sync_md(self) -> None:
+        lines = self._lines
+        tokens, refs = parse("".join(lines), self._refs)
+        self._learn(refs, len(lines))
+        blocks = top_blocks(tokens)
+        if not blocks:
+            if not _lines_after(lines, 0):
+                self._set_region([], "md")
             return
-        if self._fence is not None:
-            match = _FENCE.match(line)
-            char, length = self._fence
-            if match and match.group(1)[0] == char and len(match.group(1)) >= length and not match.group(2).strip():
-                self._emit(done, last=True)
-                self._fence = None
-                return
-            if len(self._lines) >= CODE_PIECE_LINES:
-                self._emit(done, last=False)
-            self._add(line)
+        for t0, t1, l0, l1 in blocks[:-1]:
+            text = "".join(lines[l0:l1])
+            block = Block(text, l1 - l0, len(text), "md", newline_in=self._newline_in, first=self._first)
+            self._newline_in = _new_line_after(tokens[t0:t1], self._newline_in)
+            # A block that shows nothing (an HTML block) leaves the message's first line still to come.
+            self._first = self._first and all(t.type == "html_block" for t in tokens[t0:t1])
+            self._emit(block)
+        t0, _t1, l0, _l1 = blocks[-1]
+        token = tokens[t0]
+        if token.type == "fence" and token.level == 0 and lines[l0][:1] in ("`", "~"):
+            self._fence = token.markup
+            self._lang = token.info.partition(" ")[0] or "text"
+            self._stack = None
+            self._top = True
+            self._closed = None
+            self._scanned = 0
+            self._set_region(lines[l0 + 1 :], "code")
+            self._fresh = True
+        elif token.type in _LISTS and token.level == 0:
+            self._list = ListInfo(token.type == "ordered_list_open", int(token.attrs.get("start", 1)))
+            self._items = [0]
+            self._index = 0
+            self._top = True
+            self._set_region(lines[l0:], "list")
+            self._fresh = True
+        elif l0:
+            self._set_region(lines[l0:], "md")
+
+    # code mode
+
+    def _scan_close(self) -> None:
+        if self._closed is not None:
             return
-        if not line.strip():
-            self._emit(done)
+        lines = self._lines
+        char, length = self._fence[0], len(self._fence)
+        for i in range(self._scanned, len(lines)):
+            match = _CLOSING_FENCE.fullmatch(lines[i])
+            if match and match.group(1)[0] == char and len(match.group(1)) >= length:
+                self._closed = i
+                break
+        self._scanned = len(lines)
+
+    def _code_block(self, text: str, **kw) -> Block:
+        return Block(text, text.count("\n"), len(text), "code", newline_in=self._newline_in and self._top,
+                     first=self._first and self._top, lang=self._lang, stack=self._stack, top=self._top, **kw)
+
+    def _sync_code(self) -> None:
+        self._scan_close()
+        lines = self._lines
+        if self._closed is not None:
+            if not _lines_after(lines, self._closed + 1):
+                return  # the closed fence stays the tail until something follows it
+            self._emit(self._code_block("".join(lines[: self._closed])))
+            self._newline_in = True
+            self._first = False
+            self._set_region(lines[self._closed + 1 :], "md")
+            self._fresh = True
             return
-        match = _FENCE.match(line)
-        if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
-            self._emit(done)
-            self._fence = (match.group(1)[0], len(match.group(1)))
-            self._lexer = match.group(2).strip().partition(" ")[0] or "text"
-            self._code_first = True
+        # Cut pieces off the front of the open code, at lines where the lexer's state is known.
+        if len(lines) <= PIECE_LINES:
             return
-        if _HEADING.match(line):
-            self._emit(done)
-            self._add(line)
-            self._emit(done)
+        lexer = _rich_lexer(self._lang)
+        cuts = _checkpoints(lexer, lines, self._stack)
+        start = 0
+        for line, stack in cuts:
+            if line - start >= PIECE_LINES and _lines_after(lines, line):
+                self._emit(self._code_block("".join(lines[start:line]), context=lines[line], bottom=False))
+                self._stack = stack
+                self._top = False
+                self._first = False
+                start = line
+        if start:
+            self._set_region(lines[start:], "code")
+            self._scanned = len(self._lines)
+
+    # list mode
+
+    def _list_block(self, lines: list[str], count: int, tail: bool = False) -> Block:
+        text = "".join(lines)
+        block = Block(text, len(lines), len(text), "list", newline_in=self._newline_in, first=self._first and self._top,
+                      top=self._top, list=self._list, index=self._index, tail=tail)
+        return block
+
+    def _renumber(self, count: int) -> None:
+        info = self._list
+        width = len(str(info.last_number))
+        info.count = count
+        if info.ordered and len(str(info.last_number)) != width:
+            self._relist.append(info)
+
+    def _sync_list(self) -> None:
+        lines = self._lines
+        last = self._items[-1]
+        partial = "".join(self._partial)
+        tokens, refs = parse("".join(lines[last:]) + partial, self._refs)
+        self._learn(refs, len(lines) - last)
+        blocks = top_blocks(tokens)
+        complete = len(lines) - last
+        if not blocks or tokens[blocks[0][0]].type not in _LISTS or blocks[0][2] != 0:
+            # Not the list it was (cannot happen when parsing a list from one of its items).
+            self._set_region(lines, "md")
+            self._fresh = True
             return
-        if len(self._lines) >= LIST_PIECE_LINES and _LIST_ITEM.match(line):
-            self._emit(done)
-        self._add(line)
+        t0, t1, _l0, l1 = blocks[0]
+        starts = [t.map[0] for t in tokens[t0:t1] if t.type == "list_item_open" and t.level == 1]
+        items = self._items[:-1] + [last + s for s in starts]
+        ended = len(blocks) > 1 and blocks[1][2] < complete
+        if ended:
+            items = [i for i in items if i < last + l1]
+        self._renumber(self._index + len(items))
+        final = [i for i in items if i < len(lines)]  # items starting at a complete line
+        if ended:
+            end = last + l1
+            self._emit(self._list_block(lines[:end], len(items)))
+            self._newline_in = True
+            self._first = False
+            self._set_region(lines[end:], "md")
+            self._fresh = True
+            return
+        self._items = final
+        # Hand out finished items as a piece once they make PIECE_LINES lines.
+        cut = 0
+        for k, first_line in enumerate(final[1:], 1):
+            if first_line >= PIECE_LINES:
+                cut = k
+                break
+        if cut:
+            end = final[cut]
+            self._emit(self._list_block(lines[:end], cut))
+            self._top = False
+            self._first = False
+            self._index += cut
+            self._items = [i - end for i in final[cut:]]
+            self._set_region(lines[end:], "list")
+            self._fresh = True
+
+    # -- the tail -----------------------------------------------------------------------------
+
+    def tail(self, partial: bool = True) -> Block | None:
+        """The open region as it stands (joined here, so O(tail), called once per frame at most)."""
+        part = "".join(self._partial) if partial else ""
+        if self._mode == "code":
+            self._scan_close()
+            lines = self._lines
+            if self._closed is not None:
+                block = self._code_block("".join(lines[: self._closed]), tail=True)
+                block.rest = "".join(lines[self._closed + 1 :]) + part
+            elif part and _CLOSING_FENCE.fullmatch(part) and part.strip()[0] == self._fence[0] \
+                    and len(part.strip()) >= len(self._fence):
+                block = self._code_block("".join(lines), tail=True)
+            else:
+                block = self._code_block("".join(lines) + part, tail=True)
+            return block
+        if self._mode == "list":
+            return self._list_block(self._lines + ([part] if part else []), 0, tail=True)
+        if not self._lines and not part:
+            return None
+        text = "".join(self._lines) + part
+        lines, chars = self.tail_size
+        return Block(text, lines, chars, "md", newline_in=self._newline_in, first=self._first, tail=True)
 
 
-@lru_cache(maxsize=1)
-def _parser():
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt().enable("strikethrough").enable("table")
+# -- lexing in pieces ----------------------------------------------------------------------------
 
 
 @lru_cache(maxsize=64)
-def _lexer(name: str):
-    """Pygments looks lexers up by scanning its registry: once per name, not once per block."""
+def _rich_lexer(name: str):
+    """The lexer Rich's code blocks use for a fence's language (looked up once per name, not per block)."""
     from pygments.lexers import get_lexer_by_name
     from pygments.util import ClassNotFound
 
     try:
-        return get_lexer_by_name(name)
+        return get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
     except ClassNotFound:
-        return get_lexer_by_name("text")
+        return get_lexer_by_name("text", stripnl=False, ensurenl=True, tabsize=4)
+
+
+def _resumable(lexer) -> str | None:
+    """'regex' when the lexer can resume from a saved state stack, 'text' for the plain-text lexer."""
+    from pygments.lexer import RegexLexer
+    from pygments.lexers.special import TextLexer
+
+    if type(lexer).get_tokens_unprocessed is RegexLexer.get_tokens_unprocessed and not lexer.filters:
+        return "regex"
+    if type(lexer) is TextLexer and not lexer.filters:
+        return "text"
+    return None
+
+
+def _lex(lexer, text: str, stack: tuple | None):
+    """(pos, token type, value, state) from `stack`; state is the lexer's stack where a match starts a line."""
+    from pygments.lexer import RegexLexer
+
+    gen = RegexLexer.get_tokens_unprocessed(lexer, text, stack or ("root",))
+    frame = gen.gi_frame
+    for pos, ttype, value in gen:
+        state = None
+        if pos == 0 or text[pos - 1] == "\n":
+            local = frame.f_locals
+            match = local.get("m")
+            if match is not None and match.start() == pos:
+                state = tuple(local["statestack"])
+        yield pos, ttype, value, state
+
+
+def _checkpoints(lexer, lines: list[str], stack: tuple | None) -> list[tuple[int, tuple | None]]:
+    """(line index, lexer state) of lines where lexing `lines` from `stack` can resume."""
+    kind = _resumable(lexer)
+    if kind == "text":
+        return [(i, None) for i in range(1, len(lines))]
+    if kind is None:
+        return []
+    text = "".join(lines).expandtabs(4)
+    starts = {}
+    offset = 0
+    for i, line in enumerate(lines):
+        starts[offset] = i
+        offset += len(line.expandtabs(4))
+    found = []
+    for pos, _ttype, _value, state in _lex(lexer, text, stack):
+        if state is not None and pos and pos in starts:
+            found.append((starts[pos], state))
+    return found
+
+
+def _piece_tokens(lexer, code: str, context: str, stack: tuple | None) -> list[tuple]:
+    """The tokens of a code piece, lexed from its saved state with the next line to look ahead at."""
+    kind = _resumable(lexer)
+    if kind == "text":
+        return [(_text_token(), code)]
+    end = len(code)
+    out = []
+    for pos, ttype, value, _state in _lex(lexer, code + context.expandtabs(4), stack):
+        if pos >= end:
+            break
+        out.append((ttype, value[: end - pos]))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _text_token():
+    from pygments.token import Text as TextToken
+
+    return TextToken
+
+
+class _Tokens:
+    """Stands in for a lexer: the tokens of one code piece, already lexed."""
+
+    def __new__(cls, tokens: list[tuple]):
+        from pygments.lexer import Lexer
+
+        class Replay(Lexer):
+            def get_tokens(self, text, unfiltered=False):
+                return iter(tokens)
+
+        return Replay(stripnl=False, ensurenl=True, tabsize=4)
 
 
 def warm_up() -> None:
     """Build the markdown parser and the commonest lexers ahead of the first answer."""
     _parser()
     for name in ("python", "text", "bash", "json"):
-        _lexer(name)
+        _rich_lexer(name)
 
 
 @lru_cache(maxsize=8)
@@ -208,22 +623,79 @@ def _theme(name: str) -> SyntaxTheme:
     return Syntax.get_theme(name)
 
 
-def markdown(text: str, code_theme: str) -> Markdown:
-    """Rich's Markdown, minus building a new markdown-it parser per block (most of its cost)."""
-    md = Markdown.__new__(Markdown)
-    md.markup = text
-    md.parsed = _parser().parse(text)
+# -- rendering -----------------------------------------------------------------------------------
+
+
+class _Carry(MarkdownElement):
+    """A token that renders nothing and leaves Rich's `new_line` set: the previous block asked for a gap."""
+
+    new_line = True
+
+
+class _CodeBlock(CodeBlock):
+    """Rich's code block, with the transcript's background and a lexer looked up once."""
+
+    @classmethod
+    def create(cls, markdown: Markdown, token) -> CodeBlock:
+        block = super().create(markdown, token)
+        block.background = getattr(markdown, "code_background", None)
+        return block
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text).rstrip()
+        yield Syntax(code, _rich_lexer(self.lexer_name), theme=_theme(self.theme), word_wrap=True, padding=1,
+                     background_color=self.background)
+
+
+class _ListElement(ListElement):
+    """Rich's list; a top-level list shown in pieces numbers its items as the whole list."""
+
+    @classmethod
+    def create(cls, markdown: Markdown, token) -> ListElement:
+        element = super().create(markdown, token)
+        element.numbering = getattr(markdown, "numbering", None) if token.level == 0 else None
+        return element
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.numbering is None or self.list_type == "bullet_list_open":
+            yield from super().__rich_console__(console, options)
+            return
+        number, last_number = self.numbering
+        last_number = max(last_number, number + len(self.items))
+        for index, item in enumerate(self.items):
+            yield from item.render_number(console, options, number + index, last_number)
+
+
+class _Md(Markdown):
+    elements = {**Markdown.elements, "fence": _CodeBlock, "code_block": _CodeBlock, "bullet_list_open": _ListElement,
+                "ordered_list_open": _ListElement, "rat_carry": _Carry}
+
+
+def markdown(tokens: list, code_theme: str, code_background: str | None = None,
+             numbering: tuple[int, int] | None = None) -> Markdown:
+    """Rich's Markdown over tokens already parsed (building a markdown-it parser per block is most of its cost)."""
+    md = _Md.__new__(_Md)
+    md.markup = ""
+    md.parsed = tokens
     md.code_theme = code_theme
     md.justify = None
     md.style = "none"
     md.hyperlinks = True
     md.inline_code_lexer = None
     md.inline_code_theme = code_theme
+    md.code_background = code_background
+    md.numbering = numbering
     return md
 
 
-def _is_blank(line: list[Segment]) -> bool:
-    return all(not seg.text.strip() and not (seg.style and seg.style.bgcolor) for seg in line)
+def _carry() -> list:
+    from markdown_it.token import Token
+
+    return [Token("rat_carry", "", 0)]
+
+
+def _render(console: Console, renderable: RenderableType, width: int) -> list[list[Segment]]:
+    return console.render_lines(renderable, console.options.update_width(max(width, 1)), pad=True)
 
 
 def render_block(
@@ -233,34 +705,59 @@ def render_block(
     *,
     code_theme: str,
     code_background: str | None,
+    refs: dict | None = None,
 ) -> list[list[Segment]]:
-    """Render one block to padded lines of `width` cells, plus the blank gap that follows it."""
-    renderable: RenderableType
-    if block.plain:
-        renderable = Text(block.text.rstrip("\n"))
-    elif block.lexer is not None:
-        code = block.text.rstrip("\n") if block.last else block.text[:-1] if block.text.endswith("\n") else block.text
-        renderable = Syntax(
-            code,
-            _lexer(block.lexer),
-            theme=_theme(code_theme),
-            word_wrap=True,
-            background_color=code_background,
-            padding=(1 if block.first else 0, 1, 1 if block.last else 0, 1),
-        )
+    """Render one block to padded lines of `width` cells: together, the lines Rich gives the whole message."""
+    refs = refs or {}
+    kind = block.kind
+    if kind == "plain":
+        lines = _render(console, Text(block.text.rstrip("\n")), width)
+        if block.last:
+            lines.append([Segment(" " * width, Style())])
+        return lines
+    if kind == "code":
+        lines = _render_code(console, block, width, code_theme, code_background)
+        if block.rest:
+            tokens, _refs = parse(block.rest, refs)
+            lines += _render(console, markdown(_carry() + tokens, code_theme, code_background), width)
+    elif kind == "list":
+        tokens, _refs = parse(block.text, refs)
+        info = block.list
+        numbering = (info.start + block.index, info.last_number)
+        lines = _render(console, markdown(tokens, code_theme, code_background, numbering), width)
+        if not block.top and lines and _blank(lines[0]):
+            lines = lines[1:]  # Rich's blank line before the list: the first piece has it
     else:
-        renderable = markdown(block.text, code_theme)
-    lines = console.render_lines(renderable, console.options.update_width(max(width, 1)), pad=True)
-    if block.lexer is None and not block.plain:
-        # Rich puts blank lines around some elements (lists, tables); our own gap replaces them.
-        start, end = 0, len(lines)
-        while start < end and _is_blank(lines[start]):
+        tokens, _refs = parse(block.text, refs)
+        if block.newline_in:
+            tokens = _carry() + tokens
+        lines = _render(console, markdown(tokens, code_theme, code_background), width)
+    if block.first:
+        start = 0
+        while start < len(lines) and _blank(lines[start]):
             start += 1
-        while end > start and _is_blank(lines[end - 1]):
+        lines = lines[start:]
+    if block.tail:
+        end = len(lines)
+        while end and _blank(lines[end - 1]):
             end -= 1
-        lines = lines[start:end]
-    if block.last:
+        del lines[end:]
         lines.append([Segment(" " * width, Style())])
+    return lines
+
+
+def _render_code(console: Console, block: Block, width: int, theme: str, background: str | None) -> list[list[Segment]]:
+    lexer = _rich_lexer(block.lang or "text")
+    closing = block.bottom or block.tail
+    code = block.text.rstrip() if closing else block.text[:-1] if block.text.endswith("\n") else block.text
+    if not (block.top and closing):
+        processed = (code if code.endswith("\n") else code + "\n").expandtabs(4)  # as Syntax does
+        lexer = _Tokens(_piece_tokens(lexer, processed, "" if closing else block.context, block.stack))
+    syntax = Syntax(code, lexer, theme=_theme(theme), word_wrap=True, background_color=background,
+                    padding=(1 if block.top else 0, 1, 1 if closing else 0, 1))
+    lines = _render(console, syntax, width)
+    if block.top and block.newline_in:
+        lines.insert(0, [Segment(" " * width)])
     return lines
 
 
@@ -329,7 +826,7 @@ class Entry(Rows):
         self.key, self.kind, self.title = key, kind, title
         self.parts: list[str] = []
         self.newlines = 0  # counted only for notice/generic, which have no splitter
-        self.splitter = MarkdownSplitter() if kind in MARKDOWN_KINDS else None
+        self.splitter = MarkdownStream() if kind in MARKDOWN_KINDS else None
         self.header: Seg | None = Seg("header") if kind in ("user", "thought", "generic") else None
         self.body: list[Seg] = []
         self.collapsed = kind == "thought"
@@ -352,14 +849,13 @@ class Entry(Rows):
         """A height guess good enough for the scrollbar, in O(1) for blocks; corrected once rendered."""
         role = seg.role
         if role == "md":
+            inner = width - (2 if self.kind == "user" else 0)
             if seg.open:
                 lines, chars = self.splitter.tail_size
-                code, first, last = self.splitter.tail_is_code, True, True
-            else:
-                block = seg.block
-                lines, chars, code, first, last = block.lines, block.chars, block.lexer is not None, block.first, block.last
-            inner = width - (2 if self.kind == "user" else 0)
-            return lines + chars // inner + (first + last if code else 0) + last
+                return lines + chars // inner + (2 if self.splitter.tail_is_code else 0) + 1
+            block = seg.block
+            extra = block.newline_in + (block.kind == "code") * (block.top + block.bottom) + (block.kind == "plain") * block.last
+            return block.lines + block.chars // inner + extra
         if role == "header":
             return 2 if self.collapsed else 1
         if role == "renderable":

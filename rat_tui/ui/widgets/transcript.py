@@ -127,10 +127,26 @@ class Transcript(ScrollView, can_focus=True):
             self._dirty.add(entry)
             self._schedule()
             return
+        splitter.feed(text)  # O(chunk): blocks are cut once per batch, in _flush
         tail = entry.body[-1] if entry.body and entry.body[-1].open else None
-        for block in splitter.feed(text):
+        if tail is not None:
+            tail.strips = None
+        elif splitter.has_tail:
+            self._add_seg(entry, Seg("md", open=True))
+        if entry.collapsed and entry.header:
+            entry.header.strips = None
+        self._dirty.add(entry)
+        self._schedule()
+
+    def _sync(self, entry: Entry) -> None:
+        """Hand the blocks a batch completed to their own segments; drop lines a new definition changes."""
+        splitter = entry.splitter
+        result = splitter.sync()
+        tail = entry.body[-1] if entry.body and entry.body[-1].open else None
+        for block in result.done:
             if tail is not None:
                 tail.block, tail.open, tail.strips = block, False, None
+                self._rendered.pop(tail, None)
                 self._set_height(entry, tail, self._estimate(entry, tail))
                 tail = None
             else:
@@ -140,10 +156,14 @@ class Transcript(ScrollView, can_focus=True):
                 self._add_seg(entry, Seg("md", open=True))
             else:
                 tail.strips = None
-        if entry.collapsed and entry.header:
-            entry.header.strips = None
-        self._dirty.add(entry)
-        self._schedule()
+        if result.labels or result.relist:
+            # A link reference defined, or a list's number width grown: the few blocks concerned render again.
+            for seg in entry.body:
+                block = seg.block
+                if seg.strips is not None and block is not None and (
+                        block.may_use(result.labels) or (block.list is not None and block.list in result.relist)):
+                    seg.strips = None
+                    self._rendered.pop(seg, None)
 
     def set_renderable(self, key: str, renderable: RenderableType) -> None:
         """Add or replace an entry drawn from any Rich renderable (tool-call cards); only it re-renders."""
@@ -375,6 +395,8 @@ class Transcript(ScrollView, can_focus=True):
             return
         self._flush_pending = False
         for entry in self._dirty:
+            if entry.splitter is not None:
+                self._sync(entry)
             for seg in (entry.header, entry.body[-1] if entry.body else None):
                 if seg is not None and seg.strips is None:
                     self._set_height(entry, seg, self._estimate(entry, seg))
@@ -540,10 +562,10 @@ class Transcript(ScrollView, can_focus=True):
                 return []
             inner = width - 2 if entry.kind == "user" else width
             lines = render_block(console, block, inner, code_theme=self._code_theme(),
-                                 code_background=self._code_background())
+                                 code_background=self._code_background(), refs=entry.splitter.refs)
             if entry.kind == "user":
                 bar = Segment(USER_BAR, self._style("transcript--user-bar"))
-                last = len(lines) - 1 if block.last else len(lines)
+                last = len(lines) - 1 if block.tail or (block.plain and block.last) else len(lines)
                 return [[bar, *line] if i < last else [Segment(" " * width)] for i, line in enumerate(lines)]
             if entry.kind == "thought":
                 post = self._style("transcript--thought")
