@@ -6,7 +6,7 @@ import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from rat_tui.ui.widgets.markdown_stream import MarkdownSplitter
+from rat_tui.ui.widgets.markdown_stream import MarkdownStream
 from rat_tui.ui.widgets.transcript import Transcript
 
 ANSWER = (
@@ -45,30 +45,35 @@ async def stream(pilot, transcript: Transcript, key: str, text: str, size: int =
 # -- the splitter on its own --------------------------------------------------------------------
 
 
-def test_splitter_cuts_blocks_at_blank_lines_headings_and_fences() -> None:
-    splitter = MarkdownSplitter()
+def test_splitter_cuts_blocks_where_markdown_it_does() -> None:
+    splitter = MarkdownStream()
     blocks = []
     for piece in chunked(ANSWER + "\ntail words", 2):
-        blocks += splitter.feed(piece)
+        splitter.feed(piece)
+        blocks += splitter.sync().done
     texts = [b.text for b in blocks]
     assert texts == [
         "# Plan of attack\n",
         "First we read the *config* and check `paths`.\n",
-        "- parse the arguments\n- load the settings\n",
+        "- parse the arguments\n- load the settings\n\n",
         "def main():\n    return 42\n",
-        "Done.\n",
     ]
-    assert blocks[3].lexer == "python" and blocks[3].first and blocks[3].last
-    assert splitter.tail().text == "tail words"
+    assert blocks[3].lang == "python" and blocks[3].top and blocks[3].bottom
+    # "Done." is final only once the next line is complete (it could still continue the paragraph).
+    assert splitter.tail().text == "Done.\n\ntail words"
 
 
 def test_splitter_keeps_blank_lines_inside_a_fence_and_cuts_long_code() -> None:
-    splitter = MarkdownSplitter()
+    splitter = MarkdownStream()
     code = "".join(f"line {i}\n" + ("\n" if i == 3 else "") for i in range(100))
-    blocks = splitter.feed("~~~\n" + code + "~~~\n")
-    assert "".join(b.text for b in blocks) == code
-    assert len(blocks) > 1 and blocks[0].first and not blocks[0].last and blocks[-1].last
-    assert all(b.lexer == "text" for b in blocks)
+    blocks = []
+    for line in ("~~~\n" + code + "~~~\nafter\n").splitlines(keepends=True):
+        splitter.feed(line)
+        blocks += splitter.sync().done
+    pieces = [b for b in blocks if b.kind == "code"]
+    assert "".join(b.text for b in pieces) == code
+    assert len(pieces) > 1 and pieces[0].top and not pieces[0].bottom and pieces[-1].bottom
+    assert all(b.lang == "text" for b in pieces)
 
 
 # -- the widget ---------------------------------------------------------------------------------

@@ -155,6 +155,20 @@ def _new_line_after(tokens: list, start: bool) -> bool:
     return new_line
 
 
+def _shows_nothing(tokens: list) -> bool:
+    """Whether Rich renders these tokens as blank lines only (HTML, empty headings, quotes, list items)."""
+    stack = list(tokens)
+    while stack:
+        token = stack.pop()
+        if token.type in ("fence", "code_block", "hr", "table_open", "image"):
+            return False
+        if token.type in ("text", "code_inline") and token.content.strip():
+            return False
+        if token.children:
+            stack.extend(token.children)
+    return True
+
+
 def _blank(line: list[Segment]) -> bool:
     return all(not seg.text.strip() and not (seg.style and seg.style.bgcolor) for seg in line)
 
@@ -186,6 +200,7 @@ class MarkdownStream:
         self._partial_chars = 0
         self._fresh = False  # complete lines arrived since the last sync
         self._partial_fresh = False
+        self._no_list = False
         self._done: list[Block] = []  # final blocks not yet handed out
         self._labels: list[str] = []
         self._relist: list[ListInfo] = []
@@ -305,6 +320,7 @@ class MarkdownStream:
                 self._sync_code()
             else:
                 self._sync_list()
+        self._no_list = False
         if guess or (self._guess and not self._partial):
             # A definition on the unterminated last line counts for now (the message may end there).
             part = "".join(self._partial)
@@ -352,13 +368,21 @@ class MarkdownStream:
             if not _lines_after(lines, 0):
                 self._set_region([], "md")
             return
-        for t0, t1, l0, l1 in blocks[:-1]:
+        # Blocks that show nothing (an HTML comment) stay in the tail after the last one that shows
+        # something: the blank lines Rich puts around them are trimmed at the message's end.
+        keep = len(blocks) - 1
+        while keep > 0 and _shows_nothing(tokens[blocks[keep - 1][0] : blocks[keep - 1][1]]):
+            keep -= 1
+        for t0, t1, l0, l1 in blocks[:keep]:
             text = "".join(lines[l0:l1])
             block = Block(text, l1 - l0, len(text), "md", newline_in=self._newline_in, first=self._first)
             self._newline_in = _new_line_after(tokens[t0:t1], self._newline_in)
-            # A block that shows nothing (an HTML block) leaves the message's first line still to come.
-            self._first = self._first and all(t.type == "html_block" for t in tokens[t0:t1])
+            # A block that shows nothing leaves the message's first line still to come.
+            self._first = self._first and _shows_nothing(tokens[t0:t1])
             self._emit(block)
+        if keep < len(blocks) - 1:
+            self._set_region(lines[blocks[keep][2] :], "md")
+            return
         t0, _t1, l0, _l1 = blocks[-1]
         token = tokens[t0]
         if token.type == "fence" and token.level == 0 and lines[l0][:1] in ("`", "~"):
@@ -370,7 +394,7 @@ class MarkdownStream:
             self._scanned = 0
             self._set_region(lines[l0 + 1 :], "code")
             self._fresh = True
-        elif token.type in _LISTS and token.level == 0:
+        elif token.type in _LISTS and token.level == 0 and not self._no_list:
             self._list = ListInfo(token.type == "ordered_list_open", int(token.attrs.get("start", 1)))
             self._items = [0]
             self._index = 0
@@ -445,16 +469,20 @@ class MarkdownStream:
     def _sync_list(self) -> None:
         lines = self._lines
         last = self._items[-1]
-        partial = "".join(self._partial)
-        tokens, refs = parse("".join(lines[last:]) + partial, self._refs)
-        self._learn(refs, len(lines) - last)
-        blocks = top_blocks(tokens)
         complete = len(lines) - last
-        if not blocks or tokens[blocks[0][0]].type not in _LISTS or blocks[0][2] != 0:
-            # Not the list it was (cannot happen when parsing a list from one of its items).
+        for partial in ("".join(self._partial), ""):
+            tokens, refs = parse("".join(lines[last:]) + partial, self._refs)
+            blocks = top_blocks(tokens)
+            if blocks and tokens[blocks[0][0]].type in _LISTS and blocks[0][2] == 0:
+                break
+            # The unterminated line may make something else of the item (an underline, a rule).
+        else:
+            # Not the list it was (not seen: a list parsed from one of its items is that list).
             self._set_region(lines, "md")
+            self._no_list = True
             self._fresh = True
             return
+        self._learn(refs, complete)
         t0, t1, _l0, l1 = blocks[0]
         starts = [t.map[0] for t in tokens[t0:t1] if t.type == "list_item_open" and t.level == 1]
         items = self._items[:-1] + [last + s for s in starts]
@@ -467,7 +495,7 @@ class MarkdownStream:
             end = last + l1
             self._emit(self._list_block(lines[:end], len(items)))
             self._newline_in = True
-            self._first = False
+            self._first = self._first and self._top and _shows_nothing(tokens[t0:t1])
             self._set_region(lines[end:], "md")
             self._fresh = True
             return
