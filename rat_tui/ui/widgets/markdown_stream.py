@@ -22,7 +22,7 @@ GENERIC_COLLAPSE_LINES = 6  # a generic update longer than this starts collapsed
 # Long lists and long code are shown as pieces of about this many lines, so the growing end (re-rendered
 # as it streams) stays small; each piece is rendered with its list's numbering and its lexer's state, so
 # the pieces put together are the block rendered whole.
-PIECE_LINES = 16
+PIECE_LINES = 8
 # A line longer than this (a 10 MB answer with no newline) is cut into plain-text pieces: markdown
 # parsing and wrapping are superlinear on one huge paragraph, and only visible pieces get rendered.
 LONG_LINE_PIECE = 8000
