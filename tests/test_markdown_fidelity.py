@@ -3,7 +3,7 @@
 Corpora (tests/fixtures/markdown/, see SOURCE.md there): the CommonMark spec examples and the GFM
 table cases shipped with markdown-it-py, and realistic coding-agent answers. Each document is
 streamed in 1-character, 7-character, random and line-by-line chunks through the transcript's
-document model (tests/markdown_fidelity.py follows the widget's protocol) and compared line by line,
+document model (tests/helpers/markdown_fidelity.py follows the widget's protocol) and compared line by line,
 styles included, with Rich's `Markdown` rendered whole at width 80.
 
 To keep the run short, the spec examples stream 1 character at a time for every fourth example
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from markdown_it.utils import read_fixture_file
 
-from .markdown_fidelity import chunkings, console, first_difference, line_ends, reference, streamed
+from .helpers.markdown_fidelity import chunkings, console, first_difference, line_ends, reference, streamed
 
 FIXTURES = Path(__file__).parent / "fixtures" / "markdown"
 SPEC = json.loads((FIXTURES / "commonmark.json").read_text(encoding="utf-8"))

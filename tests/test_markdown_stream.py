@@ -3,7 +3,7 @@ link definitions for the whole message, huge lines cut into plain pieces."""
 
 from rat_tui.ui.widgets.markdown_stream import LONG_LINE_PIECE, PIECE_LINES, MarkdownStream
 
-from .markdown_fidelity import console, reference, streamed
+from .helpers.markdown_fidelity import console, reference, streamed
 
 
 def feed_all(stream: MarkdownStream, chunks: list[str]) -> list:

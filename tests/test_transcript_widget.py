@@ -267,3 +267,46 @@ async def test_a_scroll_down_short_of_a_grown_end_keeps_following() -> None:
         await pilot.press("end")
         await pilot.pause()
         assert transcript.following and "Line 59" in transcript.visible_text()
+
+
+@pytest.mark.parametrize("name", ["01-nested-list-with-code", "04-link-references", "19-long-numbered-list",
+                                  "21-long-code"])
+async def test_streamed_answer_shows_the_lines_of_the_whole_render(name: str) -> None:
+    """The real widget, fed in 7-character chunks with frames between: the entry's lines are Rich's
+    whole-document render (with the transcript's code background and theme) less its gap line."""
+    from pathlib import Path
+
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    from rat_tui.ui.widgets.markdown_stream import markdown, parse
+
+    doc = (Path(__file__).parent / "fixtures" / "markdown" / "answers" / f"{name}.md").read_text(encoding="utf-8")
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent")
+        for n, piece in enumerate(chunked(doc, 7)):
+            transcript.append_text("a1", piece)
+            if n % 5 == 0:
+                await pilot.pause()
+        await pilot.pause()
+        transcript.visible_text()  # flushes the last batch
+        entry = transcript._by_key["a1"]
+        width = transcript._width
+        got = [strip for seg in entry.body for strip in transcript._strips(entry, seg)][:-1]
+        tokens, _refs = parse(doc, {})
+        whole = markdown(tokens, transcript._code_theme(), transcript._code_background())
+        console = app.console
+        lines = console.render_lines(whole, console.options.update_width(width), pad=True)
+        blank = lambda line: all(not s.text.strip() and not (s.style and s.style.bgcolor) for s in line)  # noqa: E731
+        while lines and blank(lines[0]):
+            lines.pop(0)
+        while lines and blank(lines[-1]):
+            lines.pop()
+        want = [Strip(line, width).apply_style(transcript._base()) for line in lines]
+
+        def norm(strip: Strip) -> tuple:
+            return tuple((s.text, s.style) for s in Segment.simplify(list(strip)) if s.text)
+
+        assert [norm(s) for s in got] == [norm(s) for s in want]
