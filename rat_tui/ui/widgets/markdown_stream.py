@@ -9,6 +9,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
+from markdown_it import MarkdownIt
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markdown import CodeBlock, ListElement, Markdown, MarkdownElement, UnknownElement
 from rich.segment import Segment
@@ -100,15 +101,20 @@ class Sync:
 
 @lru_cache(maxsize=1)
 def _parser():
-    from markdown_it import MarkdownIt
-
     return MarkdownIt().enable("strikethrough").enable("table")  # as rich.markdown.Markdown builds it
 
 
-def parse(text: str, refs: dict) -> tuple[list, dict]:
+@lru_cache(maxsize=1)
+def _block_parser():
+    # Where blocks begin and end, and link definitions, are block-level: the inline rules (half the
+    # cost) run only for blocks that get rendered.
+    return MarkdownIt().enable("strikethrough").enable("table").disable(["inline", "text_join"])
+
+
+def parse(text: str, refs: dict, *, inline: bool = True) -> tuple[list, dict]:
     """markdown-it tokens of `text`, with the message's link reference definitions known."""
     env = {"references": dict(refs)}
-    tokens = _parser().parse(text, env)
+    tokens = (_parser() if inline else _block_parser()).parse(text, env)
     return tokens, env["references"]
 
 
@@ -162,8 +168,8 @@ def _shows_nothing(tokens: list) -> bool:
         token = stack.pop()
         if token.type in ("fence", "code_block", "hr", "table_open", "image"):
             return False
-        if token.type in ("text", "code_inline") and token.content.strip():
-            return False
+        if token.type in ("text", "code_inline", "inline") and token.content.strip():
+            return False  # (the stream parses block-level only: an inline token's content is its source)
         if token.children:
             stack.extend(token.children)
     return True
@@ -327,7 +333,7 @@ class MarkdownStream:
             if "]:" in part or self._guess:
                 lines = self._lines[self._closed + 1 :] if self._mode == "code" and self._closed is not None else \
                     self._lines if self._mode == "md" else []
-                _tokens, refs = parse("".join(lines) + part, self._refs)
+                _tokens, refs = parse("".join(lines) + part, self._refs, inline=False)
                 self._learn(refs, len(lines))
 
     @property
@@ -361,7 +367,7 @@ class MarkdownStream:
 
     def _sync_md(self) -> None:
         lines = self._lines
-        tokens, refs = parse("".join(lines), self._refs)
+        tokens, refs = parse("".join(lines), self._refs, inline=False)
         self._learn(refs, len(lines))
         blocks = top_blocks(tokens)
         if not blocks:
@@ -471,7 +477,7 @@ class MarkdownStream:
         last = self._items[-1]
         complete = len(lines) - last
         for partial in ("".join(self._partial), ""):
-            tokens, refs = parse("".join(lines[last:]) + partial, self._refs)
+            tokens, refs = parse("".join(lines[last:]) + partial, self._refs, inline=False)
             blocks = top_blocks(tokens)
             if blocks and tokens[blocks[0][0]].type in _LISTS and blocks[0][2] == 0:
                 break
@@ -640,8 +646,9 @@ class _Tokens:
 
 
 def warm_up() -> None:
-    """Build the markdown parser and the commonest lexers ahead of the first answer."""
+    """Build the markdown parsers and the commonest lexers ahead of the first answer."""
     _parser()
+    _block_parser()
     for name in ("python", "text", "bash", "json"):
         _rich_lexer(name)
 
@@ -736,7 +743,8 @@ def render_block(
     refs: dict | None = None,
 ) -> list[list[Segment]]:
     """Render one block to padded lines of `width` cells: together, the lines Rich gives the whole message."""
-    refs = refs or {}
+    if refs is None:
+        refs = {}
     kind = block.kind
     if kind == "plain":
         lines = _render(console, Text(block.text.rstrip("\n")), width)
