@@ -193,7 +193,7 @@ async def test_failed_rename_leaves_original_and_no_temp(root: Path, monkeypatch
     target.write_text("original\n")
     changes: list[FileWrite] = []
 
-    def crash(src: object, dst: object) -> None:
+    def crash(src: object, dst: object, **_: object) -> None:
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(os, "replace", crash)
@@ -215,8 +215,8 @@ def test_write_survives_sigkill_between_write_and_rename(root: Path, tmp_path: P
         from pathlib import Path
         from rat_tui.protocol.fs import FileAccess
 
-        def stall(src, dst):
-            Path({str(marker)!r}).write_text(str(src))
+        def stall(src, dst, **_):  # src is the temp file's name in the checked directory
+            Path({str(marker)!r}).write_text(str(Path({str(root)!r}) / src))
             time.sleep(60)
 
         os.replace = stall

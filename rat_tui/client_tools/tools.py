@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from ..session.permission_broker import ask_in_task
 from ..state.models import MessageEntry, NoticeEntry, SessionState, ToolCallEntry
+from ..protocol.sanitize import clean
 from .settings import ClientToolsSettings
 
 log = logging.getLogger("rat.client_tools")
@@ -151,6 +152,16 @@ class ToolHost:
         outcome = answer.get("outcome") if isinstance(answer, dict) else None
         return isinstance(outcome, dict) and outcome.get("optionId") in ("allow_once", "allow_always")
 
+    async def _outside_allowed(self, real: Path) -> bool:
+        """show_file outside the session's directory always asks first, whatever the tool's policy."""
+        answer = await self.ask_permission({
+            "sessionId": self.state().session_id or "",
+            "toolCall": {"toolCallId": f"rat-tools-outside-{next(self._ids)}", "kind": "read",
+                         "title": f"Show {real}, outside the session's directory", "locations": [{"path": str(real)}]},
+            "options": [o for o in PERMISSION_OPTIONS if o["optionId"] in ("allow_once", "reject_once")]})
+        outcome = answer.get("outcome") if isinstance(answer, dict) else None
+        return isinstance(outcome, dict) and outcome.get("optionId") == "allow_once"
+
     def _path(self, path: str) -> Path:
         return Path(os.path.normpath(self.cwd / os.path.expanduser(path)))
 
@@ -166,19 +177,23 @@ class ToolHost:
 
     async def _run(self, name: str, arguments: dict[str, Any]) -> str:
         if name == "ask_user":
-            choices = [str(c) for c in arguments.get("choices") or []]
-            question = await ask_in_task(self._asking, self._need_ui().ask_user(str(arguments.get("question", "")), choices))
+            raw_choices = arguments.get("choices") if isinstance(arguments.get("choices"), list) else []
+            choices = [clean(str(c)) for c in raw_choices]
+            question = await ask_in_task(self._asking, self._need_ui().ask_user(clean(str(arguments.get("question", ""))), choices))
             answer = None if question.cancelled() else question.result()
             return DISMISSED if answer is None else answer
         if name == "show_file":
             path = self._path(str(arguments.get("path", "")))
             if not path.is_file():
                 raise ToolError(f"No such file: {path}")
+            real = Path(os.path.realpath(path))
+            if not real.is_relative_to(os.path.realpath(self.cwd)) and not await self._outside_allowed(real):
+                raise ToolError(f"The user did not allow showing {path}: it is outside the session's directory.")
             line = arguments.get("line") if isinstance(arguments.get("line"), int) else None
             self._need_ui().show_file(str(path), line)
             return f"Shown to the user: {path}" + (f":{line}" if line else "")
         if name == "notify":
-            self._need_ui().notify(str(arguments.get("message", "")), bool(arguments.get("bell", False)))
+            self._need_ui().notify(clean(str(arguments.get("message", ""))), bool(arguments.get("bell", False)))
             return "The user was notified."
         if name == "list_sessions":
             return json.dumps(self._need_ui().list_sessions(), ensure_ascii=False, indent=2)

@@ -10,6 +10,11 @@ import logging
 import os
 import secrets
 import stat
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX
+    fcntl = None  # type: ignore[assignment]
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +81,9 @@ class FileAccess:
         line = _optional_count(params, "line")
         limit = _optional_count(params, "limit")
         try:
-            content = await asyncio.to_thread(_read_lines, path, line, limit)
+            content = await asyncio.to_thread(_read_lines, path, line, limit, self._scope(path))
+        except OutsideScope as error:
+            raise RpcError(ACCESS_DENIED, f"Access denied: {error.strerror}") from None
         except (FileNotFoundError, NotADirectoryError):
             if self.missing_file_empty:
                 return {"content": ""}
@@ -93,7 +100,11 @@ class FileAccess:
             raise RpcError(INVALID_PARAMS, "content must be a string")
         path = await self._checked_path(params, "write")
         try:
-            change = await asyncio.to_thread(_write_atomically, path, content)
+            change = await asyncio.to_thread(_write_atomically, path, content, self._scope(path))
+        except OutsideScope as error:
+            raise RpcError(ACCESS_DENIED, f"Access denied: {error.strerror}") from None
+        except UnicodeEncodeError:
+            raise RpcError(INVALID_PARAMS, "content is not valid Unicode (a lone surrogate)") from None
         except IsADirectoryError:
             raise RpcError(INVALID_PARAMS, f"Is a directory, not a file: {path}") from None
         except OSError as error:
@@ -130,6 +141,13 @@ class FileAccess:
         """Whether a resolved path lies in one of the roots."""
         return any(path.is_relative_to(root) for root in self.roots)
 
+    def _scope(self, path: Path) -> Scope:
+        """What the descriptors opened for `path` must turn out to be: inside the roots, or (a path the
+        user allowed outside them) exactly that file's directory."""
+        if self.is_inside(path):
+            return Scope(tuple(self.roots))
+        return Scope((path.parent,), exact=True)
+
 
 def _optional_count(params: dict[str, Any], key: str) -> int | None:
     value = params.get(key)
@@ -140,13 +158,112 @@ def _optional_count(params: dict[str, Any], key: str) -> int | None:
     return value
 
 
-def _read_lines(path: Path, line: int | None, limit: int | None) -> str:
+class OutsideScope(OSError):
+    """What was opened is not where the path said (a symlink swapped in meanwhile, a moved directory)."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where an opened file or directory must really be: under one of `roots`, or (`exact`) in one of them."""
+
+    roots: tuple[Path, ...]
+    exact: bool = False
+
+    def allows(self, real: str) -> bool:
+        path = Path(real)
+        if self.exact:
+            return path in self.roots
+        return any(path.is_relative_to(root) for root in self.roots)
+
+
+def fd_path(fd: int) -> str | None:
+    """The real path of an open descriptor (Linux /proc, macOS F_GETPATH); None where neither works."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass
+    getpath = getattr(fcntl, "F_GETPATH", None) if fcntl is not None else None
+    if getpath is not None:
+        with contextlib.suppress(OSError):
+            raw = fcntl.fcntl(fd, getpath, b"\0" * 1024)
+            return os.fsdecode(raw.split(b"\0", 1)[0])
+    return None
+
+
+def _verify(fd: int, scope: Scope | None, what: Path, directory: bool = False) -> None:
+    """Refuse a descriptor whose real path lies outside `scope` (checked on the descriptor, not the name)."""
+    if scope is None:
+        return
+    real = fd_path(fd)
+    if real is None:  # no way to ask the kernel: judge by the resolved name (best effort)
+        real = os.path.realpath(what)
+    target = Path(real) if directory else Path(real).parent
+    if not scope.allows(str(target)):
+        raise OutsideScope(errno.EACCES, f"{what} leads to {real}, outside the session's directories", str(what))
+
+
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def open_directory(directory: Path, scope: Scope | None, create: bool = False) -> int:
+    """A descriptor of `directory` checked to lie in `scope`; missing directories are created one by
+    one inside the checked one (mkdir + open with O_NOFOLLOW relative to it), so a symlink swapped in
+    at any moment cannot lead the walk outside."""
+    missing: list[str] = []
+    current = directory
+    while True:
+        try:
+            fd = os.open(current, _OPEN_DIR)
+            break
+        except FileNotFoundError:
+            if not create or current.parent == current:
+                raise
+            missing.append(current.name)
+            current = current.parent
+    try:
+        _verify(fd, scope, current, directory=True)
+        for name in reversed(missing):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o777, dir_fd=fd)
+            child = os.open(name, _OPEN_DIR | _NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        if missing:
+            _verify(fd, scope, directory, directory=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_file(path: Path, scope: Scope | None) -> int:
+    """`path` opened read-only without following a final symlink, checked to lie in `scope`.
+    O_NONBLOCK so that opening a FIFO cannot hang a worker thread (it is refused just after)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | _NOFOLLOW)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise OutsideScope(errno.EACCES, f"{path} became a symbolic link", str(path)) from None
+        raise
+    try:
+        _require_regular(os.fstat(fd), path)
+        _verify(fd, scope, path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_lines(path: Path, line: int | None, limit: int | None, scope: Scope | None = None) -> str:
     """The text from 1-based `line`, at most `limit` lines; streams so a slice of a big file is cheap.
 
-    newline="" keeps "\\r\\n" as it is on disk: the agent edits by exact text match.
+    newline="" keeps "\\r\\n" as it is on disk: the agent edits by exact text match. The file is
+    judged on the descriptor that is read (`scope`), not on its name.
     """
-    _require_regular(os.stat(path), path)
-    with open(path, encoding="utf-8", errors="replace", newline="") as file:
+    fd = open_file(path, scope)
+    with open(fd, encoding="utf-8", errors="replace", newline="") as file:
         if line is None and limit is None:
             return file.read()
         start = max((line or 1) - 1, 0)
@@ -168,25 +285,45 @@ def _uses_crlf(data: bytes) -> bool:
     return newline > 0 and data[newline - 1 : newline] == b"\r"
 
 
-def _write_atomically(path: Path, content: str) -> FileWrite:
-    """Write via a temp file + os.replace, so a crash leaves either the old file or the new one."""
-    old_bytes: bytes | None
-    old_stat: os.stat_result | None
+def _write_atomically(path: Path, content: str, scope: Scope | None = None) -> FileWrite:
+    """Write via a temp file + rename, so a crash leaves either the old file or the new one.
+
+    Everything happens relative to one descriptor of the file's directory, checked to lie in `scope`:
+    the old text is read with O_NOFOLLOW, the temp file is created in that directory and renamed over
+    the name there. A directory swapped for a symlink meanwhile cannot redirect the write.
+    """
+    dir_fd = open_directory(path.parent, scope, create=True)
     try:
-        old_stat = os.stat(path)
+        return _write_in(dir_fd, path, content)
+    finally:
+        os.close(dir_fd)
+
+
+def _write_in(dir_fd: int, path: Path, content: str) -> FileWrite:
+    name = path.name
+    old_bytes: bytes | None = None
+    old_stat: os.stat_result | None = None
+    try:
+        old_fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | _NOFOLLOW, dir_fd=dir_fd)
     except FileNotFoundError:
-        old_stat = None
-    if old_stat is not None:
-        _require_regular(old_stat, path)
-        with open(path, "rb") as file:
-            old_bytes = file.read()
-    else:
-        old_bytes = None
+        old_fd = -1
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise OutsideScope(errno.EACCES, f"{path} became a symbolic link", str(path)) from None
+        raise
+    if old_fd >= 0:
+        try:
+            old_stat = os.fstat(old_fd)
+            _require_regular(old_stat, path)
+            os.set_blocking(old_fd, True)
+            with open(old_fd, "rb", closefd=False) as file:
+                old_bytes = file.read()
+        finally:
+            os.close(old_fd)
     if old_bytes is not None and _uses_crlf(old_bytes):
         content = content.replace("\r\n", "\n").replace("\n", "\r\n")
     data = content.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp, fd = _create_temp(path)
+    temp, fd = _create_temp(name, dir_fd)
     try:
         if old_stat is not None:
             os.fchmod(fd, old_stat.st_mode & 0o7777)
@@ -199,38 +336,27 @@ def _write_atomically(path: Path, content: str) -> FileWrite:
         os.fsync(fd)
         os.close(fd)
         fd = -1
-        os.replace(temp, path)
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         if fd >= 0:
             os.close(fd)
         with contextlib.suppress(OSError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=dir_fd)
         raise
-    _fsync_directory(path.parent)
+    with contextlib.suppress(OSError):  # make the rename itself durable; some filesystems refuse it
+        os.fsync(dir_fd)
     old_text = None if old_bytes is None else old_bytes.decode("utf-8", "replace")
     return FileWrite(path=path, old_text=old_text, new_text=content)
 
 
-def _create_temp(path: Path) -> tuple[Path, int]:
-    """A fresh hidden file next to `path`; created with 0o666 so a new file's mode follows the umask."""
+def _create_temp(name: str, dir_fd: int) -> tuple[str, int]:
+    """A fresh hidden file beside `name` in the directory `dir_fd`; created with 0o666 so a new file's
+    mode follows the umask."""
     for _ in range(100):
-        temp = path.with_name(f".{path.name}.rat-{secrets.token_hex(4)}.tmp")
+        temp = f".{name}.rat-{secrets.token_hex(4)}.tmp"
         try:
-            return temp, os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW
+            return temp, os.open(temp, flags, 0o666, dir_fd=dir_fd)
         except FileExistsError:
             continue
-    raise FileExistsError(17, "could not create a unique temp file", str(path.parent))
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable; best effort, some filesystems refuse directory fsync."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    raise FileExistsError(17, "could not create a unique temp file", name)

@@ -126,6 +126,7 @@ class AgentSession:
         self.store.dispatch(reducer.set_agent, command.name)
         self.file_listeners: list[Callable[[FileWrite], None]] = []
         self._changes: ChangeTracker | None = None
+        self._raw_content: dict[str, list[dict[str, Any]]] = {}
         self.file_listeners.append(self._track_write)
         self.files = FileAccess(
             [self.cwd],
@@ -614,7 +615,11 @@ class AgentSession:
         call = self.state.tool_calls.get(str(update.get("toolCallId")))
         if call is None or not any(item.get("type") == "diff" for item in call.content):
             return
+        # The store holds the text sanitised for the screen; a revert must write the agent's own bytes.
+        if isinstance(update.get("content"), list):
+            self._raw_content[call.tool_call_id] = [i for i in update["content"] if isinstance(i, dict)]
         try:
-            self.changes.observe_tool_call(call.tool_call_id, call.status, call.content)
+            self.changes.observe_tool_call(call.tool_call_id, call.status,
+                                           self._raw_content.get(call.tool_call_id, call.content))
         except Exception:  # the review is a convenience: never let it break the session
             log.exception("could not track tool call %s", call.tool_call_id)

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from ..state.diffing import apply_hunk_revert
 from ..paths import data_dir
-from ..protocol.fs import _write_atomically
+from ..protocol.fs import Scope, _write_atomically, open_directory
 
 log = logging.getLogger("rat.changes")
 
@@ -153,6 +153,10 @@ class ChangeTracker:
             if item.get("type") != "diff" or not isinstance(item.get("path"), str):
                 continue
             path = os.path.realpath(os.path.join(self.cwd, item["path"]))
+            if not self.in_scope(path):
+                # Only files rat-tui itself wrote outside (the user allowed each) may be reverted there.
+                log.warning("tool call %s reports a diff outside %s: %s; not tracked", call_id, self.cwd, path)
+                continue
             key = (call_id, path)
             if key in self._recorded:
                 continue
@@ -184,6 +188,19 @@ class ChangeTracker:
             return _read_text(Path(path))
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
+
+    def in_scope(self, path: str) -> bool:
+        """Whether a file lies in the session's directory (symlinks resolved)."""
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(self.cwd))
+
+    def _scope(self, change: FileChange) -> Scope:
+        """Where a revert may write: the session's directory; outside it, only the very file that rat-tui
+        wrote there itself after the user allowed it (a `write` record), never one an agent's diff names."""
+        if self.in_scope(change.path):
+            return Scope((Path(os.path.realpath(self.cwd)),))
+        if change.source == "write":
+            return Scope((Path(change.path).parent,), exact=True)
+        raise RevertError(f"{change.path} is outside the session's directory: rat-tui does not write there.")
 
     def display_path(self, path: str) -> str:
         """Relative to the session's directory when inside it, as the user thinks of the file."""
@@ -252,12 +269,17 @@ class ChangeTracker:
     def _put(self, change: FileChange, text: str | None) -> None:
         """Make the file on disk `text` (None: delete it), keeping its mode and line endings."""
         target = Path(change.path)
+        scope = self._scope(change)
         try:
             if text is None:
                 with contextlib.suppress(FileNotFoundError):
-                    target.unlink()
+                    directory = open_directory(target.parent, scope)
+                    try:
+                        os.unlink(target.name, dir_fd=directory)
+                    finally:
+                        os.close(directory)
             else:
-                _write_atomically(target, text)
+                _write_atomically(target, text, scope)
         except OSError as error:
             raise RevertError(f"Could not revert {self.display_path(change.path)}: {error.strerror or error}") from None
         change.current = text

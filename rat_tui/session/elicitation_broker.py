@@ -20,6 +20,7 @@ from .permission_broker import ask_in_task
 from ..protocol.router import INVALID_PARAMS, RpcError
 from ..state import reducer
 from ..state.store import SessionStore
+from ..protocol.sanitize import clean, clean_data
 
 log = logging.getLogger("rat.elicitation")
 
@@ -68,16 +69,17 @@ class ElicitationBroker:
 
     async def handle(self, params: dict[str, Any]) -> dict[str, Any]:
         mode = params.get("mode")
+        shown = clean_data(params)  # every text of the question reaches the screen: sanitised
         if mode == "form":
-            question = Elicitation("form", params, self.agent(), form=parse_form(params))
+            question = Elicitation("form", shown, self.agent(), form=parse_form(shown))
         elif mode == "url":
             url, elicitation_id = params.get("url"), params.get("elicitationId")
             if not isinstance(url, str) or not url or not isinstance(elicitation_id, str):
                 raise RpcError(INVALID_PARAMS, "a url elicitation needs a url and an elicitationId")
-            question = Elicitation("url", params, self.agent(), url=url, elicitation_id=elicitation_id)
+            question = Elicitation("url", shown, self.agent(), url=clean(url), elicitation_id=elicitation_id)
         else:
             # "Clients that do not understand this mode MUST NOT render it as a known mode."
-            self._notice(f"The agent asked for input in a way rat-tui cannot show (mode {mode!r}); it was refused.",
+            self._notice(f"The agent asked for input in a way rat-tui cannot show (mode {clean(repr(mode))}); it was refused.",
                          "warning")
             raise RpcError(INVALID_PARAMS, f"unsupported elicitation mode {mode!r}; this client supports form and url")
         call_id = params.get("toolCallId")

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from ..state import reducer
 from ..state.permission_policy import PermissionPolicy, choose_option, merge_tool_call, remembered_decision
 from ..state.store import SessionStore
+from ..protocol.sanitize import clean_data
 
 log = logging.getLogger("rat.permissions")
 
@@ -77,14 +78,18 @@ class PermissionBroker:
             return auto
         if self.ask is None or not options:
             return CANCELLED
-        question = await ask_in_task(self._asking, self.ask(params, tool_call), name="permission-question",
+        # The dialog shows what the agent sent: sanitised copies (the answer maps back to the raw option).
+        shown_params, shown_call = clean_data(params), clean_data(tool_call)
+        question = await ask_in_task(self._asking, self.ask(shown_params, shown_call), name="permission-question",
                                      changed=self._count)
         if question.cancelled() or question.exception() is not None:
             if not question.cancelled():
                 log.error("permission dialog failed", exc_info=question.exception())
             return CANCELLED
-        option = question.result()
-        if option is None or option.get("optionId") not in {o["optionId"] for o in options}:
+        chosen = question.result()
+        by_shown_id = {clean_data(o["optionId"]): o for o in options}
+        option = by_shown_id.get(chosen.get("optionId")) if isinstance(chosen, dict) else None
+        if option is None:
             return CANCELLED
         decision = remembered_decision(option)
         if decision is not None and self.policy is not None:

@@ -83,6 +83,8 @@ class TerminalState:
     exit_code: int | None = None
     signal: str | None = None
     exited: bool = False
+    # An escape sequence cut off at the end of the last chunk, put before the next one (sanitize.py).
+    pending: str = ""
 
 
 # A terminal card keeps this much of the live output (the agent reads the full output itself).

@@ -13,6 +13,7 @@ from .media import annotation_badge, collect_images, media_placeholder
 from ..protocol.v2 import (
     ActivityUpdate, MessageUpsert, TerminalAppend, TerminalSnapshot, ToolCallPatch, ToolContentAppend,
 )
+from ..protocol.sanitize import clean, clean_ansi, clean_data, incomplete_escape
 from ..protocol.wire import NoticeUpdate, UnknownUpdate
 from .models import (
     Change,
@@ -176,7 +177,10 @@ def _display_terminal(state: SessionState, meta: dict[str, Any]) -> list[Change]
 
 def terminal_output(state: SessionState, terminal_id: str, text: str) -> list[Change]:
     terminal = state.terminals.setdefault(terminal_id, TerminalState(terminal_id))
-    terminal.output += text
+    text = terminal.pending + str(text)
+    cut = incomplete_escape(text)
+    terminal.pending = text[cut:]
+    terminal.output += clean_ansi(text[:cut])
     if len(terminal.output) > TERMINAL_DISPLAY_LIMIT:
         terminal.output = terminal.output[-TERMINAL_DISPLAY_LIMIT:]
     return _cards_showing(state, terminal_id)
@@ -184,7 +188,8 @@ def terminal_output(state: SessionState, terminal_id: str, text: str) -> list[Ch
 
 def terminal_exit(state: SessionState, terminal_id: str, exit_code: int | None, signal: str | None) -> list[Change]:
     terminal = state.terminals.setdefault(terminal_id, TerminalState(terminal_id))
-    terminal.exit_code, terminal.signal, terminal.exited = exit_code, signal, True
+    terminal.exit_code, terminal.signal, terminal.exited = exit_code, clean(signal) if signal else None, True
+    terminal.pending = ""
     return _cards_showing(state, terminal_id)
 
 
@@ -210,10 +215,11 @@ def _apply_v2(state: SessionState, update: Any) -> list[Change]:
         return _patch_tool_call(state, update.tool_call_id, {"content": content})
     if isinstance(update, TerminalSnapshot):
         terminal = state.terminals.setdefault(update.terminal_id, TerminalState(update.terminal_id))
-        if update.output is not None:
-            terminal.output = update.output[-TERMINAL_DISPLAY_LIMIT:]
+        if update.output is not None:  # decoded from base64 here: sanitised here (SGR kept)
+            terminal.output, terminal.pending = clean_ansi(update.output)[-TERMINAL_DISPLAY_LIMIT:], ""
         if update.exited:
-            terminal.exit_code, terminal.signal, terminal.exited = update.exit_code, update.signal, True
+            signal = clean(update.signal) if update.signal else None
+            terminal.exit_code, terminal.signal, terminal.exited = update.exit_code, signal, True
         return _cards_showing(state, update.terminal_id)
     if isinstance(update, TerminalAppend):
         return terminal_output(state, update.terminal_id, update.text)
@@ -299,8 +305,9 @@ def add_user_message(state: SessionState, text: str, attachments: tuple[str, ...
 
 
 def add_notice(state: SessionState, text: str, severity: Severity = "info") -> list[Change]:
+    """One of rat-tui's own lines; it may quote the agent (an error, its stderr), so it is cleaned."""
     state.open_message = None
-    return _add(state, NoticeEntry(_new_key(state, "n"), text, severity))
+    return _add(state, NoticeEntry(_new_key(state, "n"), clean(text), severity))
 
 
 def is_agent_notice(entry: Entry) -> bool:
@@ -322,13 +329,14 @@ def set_status(state: SessionState, status: str, detail: str = "") -> list[Chang
 
 
 def set_agent(state: SessionState, name: str) -> list[Change]:
-    state.agent_name = name
+    state.agent_name = clean(name)
     return [FieldChanged("agent")]
 
 
 def set_session(state: SessionState, session_id: str, result: dict[str, Any]) -> list[Change]:
     """Take what `session/new` answered: id, modes, config options, legacy models."""
     state.session_id = session_id
+    result = clean_data(result)  # names and descriptions of modes, models and options are shown
     changes: list[Change] = [FieldChanged("session")]
     modes = result.get("modes")
     if isinstance(modes, dict):
@@ -352,6 +360,7 @@ def set_session(state: SessionState, session_id: str, result: dict[str, Any]) ->
 
 def set_config_options(state: SessionState, options: list[Any]) -> list[Change]:
     """The complete list of config options, as a `session/set_config_option` answer carries it."""
+    options = clean_data(options) if isinstance(options, list) else []
     state.config_options = tuple(o for o in options if isinstance(o, dict))
     return [FieldChanged("config")]
 
@@ -369,7 +378,7 @@ def set_current_model(state: SessionState, model_id: str) -> list[Change]:
 
 
 def end_turn(state: SessionState, stop_reason: str) -> list[Change]:
-    state.stop_reason = stop_reason
+    state.stop_reason = clean(stop_reason)
     state.open_message = None
     state.pending_echo = None
     changes: list[Change] = [FieldChanged("turn")]

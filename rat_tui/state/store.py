@@ -10,6 +10,7 @@ from typing import Any
 from ..protocol.v2 import UpdateMapper
 from ..protocol.wire import parse_update
 from . import reducer
+from ..protocol.sanitize import clean_update
 from .models import Change, SessionState, TextAppended
 
 log = logging.getLogger("rat.store")
@@ -48,7 +49,9 @@ class SessionStore:
         return unsubscribe
 
     def apply_update(self, raw_update: Any) -> None:
-        """One `session/update` `update` object off the wire, in the protocol version the session speaks."""
+        """One `session/update` `update` object off the wire, in the protocol version the session speaks;
+        every string in it is sanitised first (terminal bytes, base64 in v2, once decoded)."""
+        raw_update = clean_update(raw_update)
         if self.state.protocol_version == 1:
             self._emit(reducer.apply_update(self.state, parse_update(raw_update)))
             return

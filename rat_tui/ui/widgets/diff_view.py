@@ -19,6 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...state.diffing import FileDiff, Row, SplitRow
+from ...protocol.sanitize import clean
 
 MODES = ("unified", "split")
 CHUNK_LINES = 32  # source lines highlighted together: keeps most multi-line strings intact, stays cheap
@@ -27,7 +28,6 @@ STRIP_CACHE = 1024  # drawn rows kept: scrolling by a line or a page redraws onl
 MAX_LINE_CHARS = 2000  # longer lines (minified code) are cut before highlighting and measuring
 TAB_SIZE = 4
 # Control characters would reach the terminal raw; draw them as their Unicode "control pictures".
-_CONTROLS = {c: 0x2400 + c for c in range(32) if c != 9} | {0x7F: 0x2421}
 _MARKERS = {"added": "+", "removed": "-", "context": " "}
 
 
@@ -40,7 +40,7 @@ def _lexer_for(path: str) -> Lexer | None:
 
 
 def _clean(line: str) -> str:
-    return line[:MAX_LINE_CHARS].rstrip("\r\n").expandtabs(TAB_SIZE).translate(_CONTROLS)
+    return clean(line[:MAX_LINE_CHARS].rstrip("\r\n").expandtabs(TAB_SIZE))
 
 
 class DiffView(ScrollView, can_focus=True):
@@ -325,7 +325,7 @@ class DiffView(ScrollView, can_focus=True):
         tail += [Segment("  "), Segment(f"+{diff.added}", style + self._marker_style("added")),
                  Segment(" "), Segment(f"−{diff.removed}", style + self._marker_style("removed")), Segment(" ")]
         room = width - 1 - sum(cell_len(s.text) for s in tail)
-        path = diff.path
+        path = clean(diff.path)
         if cell_len(path) > room:  # keep the file name, drop the start of the directory
             path = "…" + path[len(path) - max(room - 1, 0):] if room > 1 else ""
         segments = [Segment(" " + path, style), *(Segment(s.text, s.style or style) for s in tail)]

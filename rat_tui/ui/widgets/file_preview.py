@@ -12,6 +12,8 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from ...protocol.sanitize import clean
+
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp")
 CONTEXT_LINES = 300  # lines shown on each side of the target line: big files stay cheap
 MAX_BYTES = 4 * 1024 * 1024
@@ -25,7 +27,7 @@ def read_window(path: Path, line: int | None) -> tuple[str, int, int]:
     target = max(1, line or 1)
     start = max(1, target - CONTEXT_LINES)
     end = min(len(lines), target + CONTEXT_LINES)
-    return "\n".join(lines[start - 1 : end]), start, len(lines)
+    return clean("\n".join(lines[start - 1 : end])), start, len(lines)
 
 
 class FilePreview(VerticalScroll):
@@ -79,8 +81,8 @@ class FilePreview(VerticalScroll):
         self.path, self.line = None, None
         if self._load is not None and not self._load.done():
             self._load.cancel()
-        self._title.update(title)
-        self._put_image(data, caption)
+        self._title.update(clean(title))
+        self._put_image(data, clean(caption))
 
     def _put_image(self, data: str | bytes, caption: str) -> None:
         from .. import images
@@ -100,6 +102,8 @@ class FilePreview(VerticalScroll):
 
     async def _show(self, path: Path, line: int | None) -> None:
         label = f"{path}" + (f":{line}" if line else "") + ("  · following" if self.follow else "")
+from ...protocol.sanitize import clean
+
         self._title.update(label)
         mime = mimetypes.guess_type(path.name)[0]
         if mime in IMAGE_TYPES:

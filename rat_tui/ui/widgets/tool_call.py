@@ -11,6 +11,7 @@ from rich.text import Text
 
 from ...state.media import annotation_badge, media_placeholder
 from ...state.models import TerminalState, ToolCallEntry
+from ...protocol.sanitize import clean, clean_ansi
 
 KIND_ICONS = {
     "read": "📖",
@@ -159,7 +160,7 @@ def _clip(text: str, limit: int, style: str, *, ansi: bool = False, tail: bool =
     cut = max(0, len(lines) - limit)
     shown = lines[-limit:] if tail else lines[:limit]
     joined = "\n".join(INDENT + line for line in shown)
-    return (Text.from_ansi(joined, style=style) if ansi else Text(joined, style=style)), cut
+    return (Text.from_ansi(clean_ansi(joined), style=style) if ansi else Text(clean(joined), style=style)), cut
 
 
 def _json(value: Any) -> str:

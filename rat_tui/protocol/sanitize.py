@@ -1,0 +1,132 @@
+"""Provides the one sanitiser of text that came from an agent, before it can reach the terminal.
+
+An agent is a program rat-tui did not write, fed by text nobody vetted. A string it sends that holds
+`ESC ] 52 ; …` would write the user's clipboard if it reached the terminal as is, `ESC [ 6n` would
+make the terminal type a reply, `ESC [ 2J` clear the screen. So every string from an agent passes
+through `clean` (or `clean_ansi` where the protocol says the text is terminal output) as it enters
+the session's state, and the few paths that bypass the state (toasts, dialogs, the stderr tail,
+rat-tui's own tools, the log) call the same functions.
+
+- `clean(text)`: control characters are shown visibly (ESC as `␛`, the other C0 controls as their
+  Control Pictures, DEL as `␡`); C1 controls (0x80–0x9f, which some terminals read as ESC + a
+  letter: 0x9b is CSI) and lone surrogates become `�`. Newline and tab stay; CR LF becomes LF and a
+  lone CR a line break (a bare CR would move the cursor to the start of the line).
+- `clean_ansi(text)`: terminal output. SGR sequences (`ESC [ … m`: colours, bold) are kept, every other
+  escape sequence (cursor moves, screen clears, OSC titles and clipboard, DCS, device queries) is
+  dropped whole, and what is left goes through `clean`.
+- `clean_data(value)`: `clean` applied to every string (keys too) in a JSON-like value, with a depth
+  limit (anything deeper is replaced by a placeholder string).
+
+No Textual, no I/O, in the lowest layer (protocol/) so that every layer can call it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Everything `clean` must change; the fast path is one regex search that finds nothing.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _table() -> dict[int, str]:
+    table = {code: chr(0x2400 + code) for code in range(0x20) if code not in (0x09, 0x0A)}
+    table[0x0D] = "\n"
+    table[0x7F] = "\u2421"  # ␡
+    for code in range(0x80, 0xA0):
+        table[code] = "\ufffd"
+    for code in range(0xD800, 0xE000):
+        table[code] = "\ufffd"
+    return table
+
+
+_TABLE = _table()
+
+# Where the protocol says a text is terminal output: keep SGR, drop every other escape sequence.
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+_ESCAPES = re.compile(
+    r"""
+      \x1b\[[0-?]*[ -/]*[@-~]                         # CSI … final byte (SGR handled before)
+    | \x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?        # OSC, DCS, SOS, PM, APC … BEL or ST (or cut off)
+    | \x1b[ -/]*[0-~]                                 # two-character and nF escapes (ESC 7, ESC ( B, ESC c)
+    | \x1b\[[0-?]*[ -/]*$                             # a CSI cut off at the end of the text
+    | \x1b$                                           # a lone ESC at the end
+    | \x9b[0-?]*[ -/]*[@-~]                           # 8-bit CSI
+    | [\x90\x9d\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?   # 8-bit DCS, OSC, PM, APC
+    """,
+    re.VERBOSE,
+)
+_ANSI_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# Placeholder for what lies beyond DATA_DEPTH_LIMIT levels of nesting.
+DATA_DEPTH_LIMIT = 64
+TOO_DEEP = "…(nested too deep)"
+
+
+def clean(text: str) -> str:
+    """`text` with every control character shown visibly (see the module docstring); safe to print."""
+    if not isinstance(text, str):
+        text = str(text)
+    if _UNSAFE.search(text) is None:
+        return text
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    return text.translate(_TABLE)
+
+
+def clean_ansi(text: str) -> str:
+    """Terminal output: SGR colour kept, every other escape sequence dropped, other controls shown."""
+    if not isinstance(text, str):
+        text = str(text)
+    if _ANSI_UNSAFE.search(text) is None:
+        return text
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    parts: list[str] = []
+    last = 0
+    for sgr in _SGR.finditer(text):
+        parts.append(clean(_ESCAPES.sub("", text[last : sgr.start()])))
+        parts.append(sgr.group())
+        last = sgr.end()
+    parts.append(clean(_ESCAPES.sub("", text[last:])))
+    return "".join(parts)
+
+
+def incomplete_escape(text: str) -> int:
+    """Where an escape sequence cut off at the end of `text` starts (len(text) if none).
+
+    Streamed terminal output may split a colour code between two chunks; the caller keeps this
+    tail and puts it before the next chunk, so the code is neither dropped nor shown as `␛[3`.
+    A tail longer than 256 characters is not held back (an unterminated OSC would else hold all).
+    """
+    start = text.rfind("\x1b", max(0, len(text) - 256))
+    if start < 0:
+        return len(text)
+    tail = text[start:]
+    if tail == "\x1b" or re.fullmatch(r"\x1b\[[0-?]*[ -/]*", tail) or re.fullmatch(r"\x1b[\]PX^_][^\x07\x1b]*\x1b?", tail):
+        return start
+    return len(text)
+
+
+def clean_data(value: Any, depth: int = 0) -> Any:
+    """`clean` applied to every string of a JSON-like value (dict keys too); other values as they are."""
+    if isinstance(value, str):
+        return clean(value)
+    if depth >= DATA_DEPTH_LIMIT and isinstance(value, (dict, list, tuple)):
+        return TOO_DEEP
+    if isinstance(value, dict):
+        return {(clean(k) if isinstance(k, str) else k): clean_data(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_data(item, depth + 1) for item in value]
+    return value
+
+
+def clean_update(update: Any) -> Any:
+    """A raw `session/update` `update`, every string cleaned; terminal output in `_meta` keeps its SGR."""
+    if not isinstance(update, dict):
+        return clean_data(update)
+    cleaned = clean_data(update)
+    meta = update.get("_meta")
+    output = meta.get("terminal_output") if isinstance(meta, dict) else None
+    if isinstance(output, dict) and isinstance(output.get("data"), str) and isinstance(cleaned.get("_meta"), dict):
+        cleaned["_meta"]["terminal_output"]["data"] = clean_ansi(output["data"])
+    return cleaned
