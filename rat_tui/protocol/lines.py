@@ -20,21 +20,22 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _MAYBE_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]|\xed[\xa0-\xbf]")
 
 
-def decode_line(line: bytes | str) -> Any:
+def decode_line(line: bytes | str, **options: Any) -> Any:
     """The JSON value of one line, with any character that is not valid Unicode text made U+FFFD.
 
     Raises ValueError (json's) when the line is not JSON. Lines that are valid UTF-8 with no
-    surrogate escape (all but the odd one) cost one `json.loads` and two substring tests.
+    surrogate escape (all but the odd one) cost one `json.loads` and two substring tests. `options`
+    go to `json.loads` (the router's limits on numbers).
     """
     if isinstance(line, str):
-        value = json.loads(line)
+        value = json.loads(line, **options)
         if "\\u" in line or _LONE_SURROGATE.search(line):
             value = mend(value)
         return value
     try:
-        value = json.loads(line)  # bytes: UTF-8, with surrogates let through ("surrogatepass")
+        value = json.loads(line, **options)  # bytes: UTF-8, with surrogates let through ("surrogatepass")
     except UnicodeDecodeError:
-        return mend(json.loads(line.decode("utf-8", "replace")))
+        return mend(json.loads(line.decode("utf-8", "replace"), **options))
     if (b"\\u" in line or b"\xed" in line) and _MAYBE_SURROGATE.search(line):
         value = mend(value)
     return value

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from .lines import decode_line
 from .rpc_log import RpcLog
+from .sanitize import clean
 from .traffic import TrafficLog
 from .transport import AgentProcess
 
@@ -25,6 +26,9 @@ INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 CANCEL_REQUEST = "$/cancel_request"
 
+# Limits on what one message may be (checked at the edge, before anything else looks at it).
+MAX_DEPTH = 200  # nesting of objects and arrays; json.loads itself dies of RecursionError near 1,000
+INT_LIMIT = 2**63  # integers beyond a signed 64-bit one are clamped: a float of them overflows
 RequestHandler = Callable[[dict[str, Any]], Awaitable[Any]]
 NotificationHandler = Callable[[str, dict[str, Any]], None]
 
@@ -91,7 +95,7 @@ class RpcError(Exception):
             detail = f": {self.data['details']}"
         elif isinstance(self.data, str):
             detail = f": {self.data}"
-        return f"{self.message} ({self.code}){detail}"
+        return clean(f"{self.message} ({self.code}){detail}")
 
 
 class ConnectionClosed(Exception):
@@ -135,6 +139,16 @@ class Connection:
         # other than v1 onto the v1 shapes the client uses (protocol/v2.py), None for v1 itself.
         self.protocol_version: int | None = None
         self.codec: Codec | None = None
+        # Hears what the user should know about the connection (a message dropped, the agent not
+        # reading): one sentence, said once per kind of problem.
+        self.on_problem: Callable[[str, str], None] | None = None
+        self._problems_said: set[str] = set()
+        process.on_oversized = lambda size: self._problem(
+            "oversized", f"The agent sent a message of {size // (1024 * 1024)} MB, over rat-tui's limit of "
+            f"{process.max_line_bytes // (1024 * 1024)} MB; it was skipped.")
+        process.on_stalled = lambda waited, queued: self._problem(
+            "stalled", f"The agent has not read its input for {waited:.0f} s ({queued // 1024} KiB of messages wait "
+            "for it): it looks stuck. Answers beyond the limit are dropped; Alt+R restarts it.")
 
     def set_protocol(self, version: int, codec: Codec | None = None) -> None:
         """The version `initialize` settled on: --rpc-log lines say it from now on; `codec` maps its wire shapes."""
@@ -256,17 +270,16 @@ class Connection:
                     log.exception("a recorder failed to write")
 
     def _route_line(self, line: bytes) -> None:
+        """Route one line; a malformed message is logged, answered where it is a request, and dropped."""
         self.last_inbound = time.monotonic()
-        try:
-            message = decode_line(line)  # not UTF-8 or a lone surrogate: U+FFFD; recorders get the exact bytes
-        except (ValueError, UnicodeDecodeError) as error:
-            self._malformed(line, f"not JSON ({error})")
-            return
-        if not isinstance(message, dict):
-            self._malformed(line, "not a JSON object")
+        message = self._parse(line)
+        if message is None:
             return
         method = message.get("method")
         has_id = "id" in message and message["id"] is not None
+        if has_id and not _valid_id(message["id"]):
+            self._invalid_request(line, None, "its id is neither a string nor an integer")
+            return
         if isinstance(method, str):
             if self.recorders:
                 self._record("in", message, len(line) + 1, raw=line)
@@ -278,23 +291,78 @@ class Connection:
             elif method == CANCEL_REQUEST:
                 self._cancel_serving(params)
             else:
-                if self.codec is not None and isinstance(params, dict):
-                    self.codec.notification(method, params)
                 try:
+                    if self.codec is not None and isinstance(params, dict):
+                        self.codec.notification(method, params)
                     self.on_notification(method, params if isinstance(params, dict) else {})
                 except Exception:
                     log.exception("handling notification %s failed", method)
-        elif has_id and ("result" in message or "error" in message):
+                    self._problem("handler", f"rat-tui could not handle a {clean(method)[:80]} message from the "
+                                  "agent; it was skipped (details in the log).")
+        elif has_id and ("result" in message or "error" in message) and "method" not in message:
             self._resolve(message, line)
+        elif has_id:
+            # JSON-RPC: a request without a valid method is answered -32600 (Invalid Request).
+            self._invalid_request(line, message["id"], "it has no method (and is not a response)")
         else:
             self._malformed(line, "neither a request, a notification nor a response")
 
+    def _parse(self, line: bytes) -> dict[str, Any] | None:
+        """The message as a dict, or None (logged and noticed) when it cannot be one."""
+        try:
+            # not UTF-8 or a lone surrogate: U+FFFD; recorders get the exact bytes
+            message = decode_line(line, parse_int=_bounded_int, parse_constant=_no_constant)
+        except RecursionError:
+            self._malformed(line, "nested too deep to parse")
+            return None
+        except (ValueError, UnicodeDecodeError) as error:
+            self._malformed(line, f"not JSON ({error})")
+            return None
+        if not isinstance(message, dict):
+            self._malformed(line, "not a JSON object")
+            return None
+        # Only a line with many brackets can be deep; counting them is cheap, walking is not.
+        if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _depth_exceeds(message, MAX_DEPTH):
+            if "id" in message and "method" in message and _valid_id(message["id"]):
+                self._invalid_request(line, message["id"], f"it is nested more than {MAX_DEPTH} levels deep")
+            else:
+                self._malformed(line, f"nested more than {MAX_DEPTH} levels deep")
+            return None
+        return message
+
+    def _invalid_request(self, line: bytes, request_id: Any, why: str) -> None:
+        self._malformed(line, why)
+        if self._closed:
+            return
+        response = {"jsonrpc": "2.0", "id": request_id, "error": RpcError(INVALID_REQUEST, f"Invalid Request: {why}").to_json()}
+        task = asyncio.get_running_loop().create_task(self._send_quietly(response), name="answer invalid request")
+        self._serving[f"invalid {id(task)}"] = task
+        task.add_done_callback(lambda _: self._serving.pop(f"invalid {id(task)}", None))
+
+    async def _send_quietly(self, message: dict[str, Any]) -> None:
+        try:
+            await self._send(message)
+        except ConnectionError:
+            log.info("could not send an error answer: agent stdin closed")
+
     def _malformed(self, line: bytes, why: str) -> None:
         self.malformed_lines += 1
-        preview = line[:200].decode("utf-8", "replace")
+        preview = clean(line[:200].decode("utf-8", "replace"))
         log.warning("skipped a line from the agent: %s: %r", why, preview)
         if self.recorders:
             self._record("in", preview, len(line) + 1)
+        self._problem("malformed", f"The agent sent a message rat-tui cannot use ({why}); it was skipped. "
+                      "Later ones are only logged.")
+
+    def _problem(self, kind: str, text: str) -> None:
+        """Tell the user once per kind of problem (the log has every occurrence): `on_problem(kind, text)`."""
+        if kind in self._problems_said or self.on_problem is None:
+            return
+        self._problems_said.add(kind)
+        try:
+            self.on_problem(kind, text)
+        except Exception:
+            log.exception("problem listener failed")
 
     def _resolve(self, message: dict[str, Any], line: bytes) -> None:
         size = len(line) + 1
@@ -312,8 +380,7 @@ class Connection:
         if future.done():
             return
         if "error" in message:
-            error = message["error"] if isinstance(message["error"], dict) else {}
-            failure = RpcError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "error")), error.get("data"))
+            failure = _error_from_wire(message["error"])
             if self.on_error is not None:
                 try:
                     self.on_error(asked, failure)
@@ -363,3 +430,50 @@ class Connection:
         if task is not None:
             log.info("agent cancelled its request %r", request_id)
             task.cancel()
+
+
+def _valid_id(value: Any) -> bool:
+    """JSON-RPC ids are strings or numbers (integers here: a fractional id is refused too)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _bounded_int(text: str) -> int:
+    """json's parse_int: integers beyond 64 bits are clamped, so that no float() of them overflows later."""
+    value = int(text)
+    if -INT_LIMIT <= value < INT_LIMIT:
+        return value
+    return INT_LIMIT - 1 if value > 0 else -INT_LIMIT
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether objects and arrays nest deeper than `limit` (iterative: no recursion to run out of)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values() if isinstance(child, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return False
+
+
+def _error_from_wire(raw: Any) -> RpcError:
+    """An agent's `error` object as an RpcError, whatever its shape (a code that is a string, null, a float)."""
+    error = raw if isinstance(raw, dict) else {}
+    code = error.get("code")
+    if isinstance(code, float) and code.is_integer():
+        code = int(code)
+    if isinstance(code, bool) or not isinstance(code, int) or not -(2**31) <= code < 2**31:
+        log.warning("error answer with an invalid code %r", code)
+        code = INTERNAL_ERROR
+    message = error.get("message")
+    if not isinstance(message, str):
+        message = "error" if message is None else json.dumps(message)[:500]
+    return RpcError(code, clean(message), error.get("data"))

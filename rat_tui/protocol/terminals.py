@@ -18,7 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .fs import ACCESS_DENIED
 from .router import INTERNAL_ERROR, INVALID_PARAMS, RequestHandler, RpcError
+from .transport import LIVE_GROUPS
 
 log = logging.getLogger("rat.terminal")
 
@@ -140,6 +142,7 @@ class TerminalManager:
         env = _environment(params.get("env"))
         terminal_id = f"term_{uuid.uuid4().hex[:16]}"
         process, fd = await _spawn(argv, cwd, env)
+        LIVE_GROUPS.add(process.pid)  # its own session: a SIGHUP handler can stop it (transport.py)
         terminal = _Terminal(terminal_id, process, fd, limit)
         self._terminals[terminal_id] = terminal
         asyncio.get_running_loop().add_reader(fd, self._on_readable, terminal)
@@ -199,6 +202,9 @@ class TerminalManager:
             cwd = Path(raw)
         if not cwd.is_dir():
             raise RpcError(INVALID_PARAMS, f"cwd is not a directory: {cwd}")
+        root = os.path.realpath(self.cwd)
+        if not Path(os.path.realpath(cwd)).is_relative_to(root):
+            raise RpcError(ACCESS_DENIED, f"Access denied: {cwd} is outside the session's directory ({root})")
         return cwd
 
     def _on_readable(self, terminal: _Terminal) -> int:
@@ -251,6 +257,8 @@ class TerminalManager:
         else:
             terminal.exit_code = returncode
         terminal.exited.set()
+        if terminal.eof.is_set():
+            LIVE_GROUPS.discard(terminal.process.pid)  # nothing holds its output: the group is gone
         log.info("terminal %s exited: %s", terminal.id, terminal.exit_status())
         if self.on_exit is not None:
             try:
@@ -264,6 +272,7 @@ class TerminalManager:
         if not (terminal.exited.is_set() and terminal.eof.is_set()):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(terminal.process.pid, signal.SIGKILL)
+            LIVE_GROUPS.discard(terminal.process.pid)
         if terminal.watcher is not None and not terminal.exited.is_set():
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(terminal.exited.wait(), KILL_WAIT_SECONDS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import shutil
@@ -12,11 +13,43 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 
+from .sanitize import clean
+
 log = logging.getLogger("rat.agent")
 
 READ_CHUNK = 256 * 1024
 # How long the reader may hold the event loop before it yields (keystrokes must echo meanwhile).
 READ_SLICE_SECONDS = 0.002
+# A line longer than this is skipped (its bytes are read and dropped up to its newline): a message
+# of this size is not one an agent means to send, and holding it would cost the memory.
+MAX_LINE_BYTES = 256 * 1024 * 1024
+# Messages for the agent waiting in our buffers; past this, new ones are refused (the agent has
+# stopped reading its stdin) instead of growing memory without bound.
+MAX_QUEUED_BYTES = 64 * 1024 * 1024
+# A write still waiting on the agent after this long means it has stopped reading its input.
+WRITE_STALL_SECONDS = 10.0
+
+# Process groups of every agent (and terminal command) this process started and that still run:
+# a SIGHUP or SIGTERM handler stops them all without needing the app (see __main__.py).
+LIVE_GROUPS: set[int] = set()
+
+
+def signal_live_groups(sig: int) -> int:
+    """Send `sig` to every live process group we started; returns how many were still there."""
+    reached = 0
+    for pgid in list(LIVE_GROUPS):
+        try:
+            os.killpg(pgid, sig)
+            reached += 1
+        except ProcessLookupError:
+            LIVE_GROUPS.discard(pgid)
+        except PermissionError:
+            pass
+    return reached
+
+
+class WriteBackedUp(ConnectionError):
+    """The agent is not reading its stdin and our queue for it is full: the message was not sent."""
 
 
 class AgentSpawnError(Exception):
@@ -72,6 +105,16 @@ class AgentProcess:
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
+        # Bytes handed to write_line and not yet taken by the agent (ours and the pipe transport's).
+        self.queued_bytes = 0
+        self.max_queued_bytes = MAX_QUEUED_BYTES
+        self.max_line_bytes = MAX_LINE_BYTES
+        self.write_stall_seconds = WRITE_STALL_SECONDS
+        # Told (once per episode) that the agent stopped reading: (seconds waiting, bytes queued).
+        self.on_stalled: Callable[[float, int], None] | None = None
+        # Told of each line skipped for its size (bytes).
+        self.on_oversized: Callable[[int], None] | None = None
+        self.stalled = False
 
     @property
     def pid(self) -> int | None:
@@ -100,6 +143,7 @@ class AgentProcess:
             )
         except OSError as error:
             raise AgentSpawnError(f"Cannot start agent {program!r}: {error.strerror or error}") from error
+        LIVE_GROUPS.add(self._proc.pid)  # start_new_session: its pid is its group id
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name="agent-stderr")
         log.info("agent started pid=%s argv=%s cwd=%s", self._proc.pid, self.argv, self.cwd)
 
@@ -110,20 +154,57 @@ class AgentProcess:
             if not data:
                 return
             self.stderr.add(data)
-            for line in data.decode("utf-8", "replace").splitlines():
-                log.debug("agent stderr: %s", line[:2000])
+            if log.isEnabledFor(logging.DEBUG):
+                for line in data.decode("utf-8", "replace").splitlines():
+                    log.debug("agent stderr: %s", clean(line[:2000]))
 
     async def write_line(self, line: bytes) -> None:
-        """Write one framed message; raises ConnectionError when the agent's stdin is gone."""
+        """Write one framed message; raises ConnectionError when the agent's stdin is gone, and
+        WriteBackedUp (a ConnectionError) when the agent stopped reading and the queue is full."""
         proc = self._proc
         if proc is None or proc.stdin is None or proc.stdin.is_closing():
             raise ConnectionError("agent stdin is closed")
-        async with self._write_lock:
+        size = len(line) + 1
+        if self.queued_bytes and self.queued_bytes + size > self.max_queued_bytes:
+            self._report_stall(None)
+            raise WriteBackedUp(f"the agent is not reading its input ({self.queued_bytes // 1024} KiB waiting)")
+        self.queued_bytes += size
+        try:
+            async with self._write_lock:
+                try:
+                    proc.stdin.write(line + b"\n")
+                    await self._drain(proc.stdin)
+                except (BrokenPipeError, ConnectionResetError) as error:
+                    raise ConnectionError("agent stdin is closed") from error
+        finally:
+            self.queued_bytes -= size
+
+    async def _drain(self, stdin: asyncio.StreamWriter) -> None:
+        """drain(), noticing when the agent has not taken our bytes for `write_stall_seconds`."""
+        drain = asyncio.ensure_future(stdin.drain())
+        started = time.monotonic()
+        try:
+            done, _ = await asyncio.wait({drain}, timeout=self.write_stall_seconds)
+            if not done:
+                self._report_stall(time.monotonic() - started)
+                await drain
+            else:
+                drain.result()
+                self.stalled = False
+        finally:
+            if not drain.done():
+                drain.cancel()
+
+    def _report_stall(self, waited: float | None) -> None:
+        if self.stalled:
+            return
+        self.stalled = True
+        log.warning("agent pid=%s is not reading its input: %d bytes waiting", self.pid, self.queued_bytes)
+        if self.on_stalled is not None:
             try:
-                proc.stdin.write(line + b"\n")
-                await proc.stdin.drain()
-            except (BrokenPipeError, ConnectionResetError) as error:
-                raise ConnectionError("agent stdin is closed") from error
+                self.on_stalled(waited or self.write_stall_seconds, self.queued_bytes)
+            except Exception:
+                log.exception("stall listener failed")
 
     async def lines(self, before_wait: Callable[[], None] | None = None) -> AsyncIterator[bytes]:
         """Yield stdout lines (without the newline) until EOF, yielding the loop every few ms.
@@ -135,6 +216,7 @@ class AgentProcess:
         stdout = self._proc.stdout
         buffer = bytearray()
         scan_from = 0
+        skipping, skipped = False, 0  # inside a line longer than max_line_bytes, dropped as it comes
         slice_start = time.monotonic()
         while True:
             if before_wait is not None:
@@ -144,6 +226,13 @@ class AgentProcess:
                 if buffer.strip():
                     yield bytes(buffer)
                 return
+            if skipping:
+                end = data.find(b"\n")
+                if end < 0:
+                    skipped += len(data)
+                    continue
+                self._oversized(skipped + end)
+                data, skipping, skipped = data[end + 1 :], False, 0
             buffer += data
             start = 0
             while True:
@@ -162,15 +251,28 @@ class AgentProcess:
             if start:
                 del buffer[:start]
             scan_from = len(buffer)
+            if len(buffer) > self.max_line_bytes:
+                skipping, skipped = True, len(buffer)
+                buffer.clear()
+                scan_from = 0
             if time.monotonic() - slice_start > READ_SLICE_SECONDS:
                 if before_wait is not None:
                     before_wait()
                 await asyncio.sleep(0)
                 slice_start = time.monotonic()
 
+    def _oversized(self, size: int) -> None:
+        log.warning("skipped a line of %d bytes from the agent (limit %d)", size, self.max_line_bytes)
+        if self.on_oversized is not None:
+            try:
+                self.on_oversized(size)
+            except Exception:
+                log.exception("oversized-line listener failed")
+
     async def wait(self) -> int:
         assert self._proc
         code = await self._proc.wait()
+        LIVE_GROUPS.discard(self._proc.pid)
         if self._stderr_task:
             try:
                 await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
@@ -179,12 +281,19 @@ class AgentProcess:
         return code
 
     async def close(self, grace: float = 2.0) -> int | None:
-        """Stop the agent politely: close stdin, wait, then SIGTERM, then SIGKILL (whole group)."""
+        """Stop the agent: close stdin, wait, then SIGTERM, then SIGKILL (whole group), `grace` each.
+
+        Bytes still queued for an agent that stopped reading are dropped (the pipe is aborted, not
+        flushed), so a writer waiting on it cannot hold the shutdown up.
+        """
         proc = self._proc
         if proc is None:
             return None
-        if proc.returncode is None and proc.stdin and not proc.stdin.is_closing():
-            proc.stdin.close()
+        if proc.stdin is not None and not proc.stdin.is_closing():
+            if self.queued_bytes or proc.returncode is not None:
+                proc.stdin.transport.abort()
+            else:
+                proc.stdin.close()
         for sig in (None, signal.SIGTERM, signal.SIGKILL):
             if proc.returncode is not None:
                 break
@@ -194,6 +303,11 @@ class AgentProcess:
                 await asyncio.wait_for(proc.wait(), grace)
             except asyncio.TimeoutError:
                 continue
+        if proc.returncode is not None:
+            # The leader is gone; anything it left in its group goes too.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            LIVE_GROUPS.discard(proc.pid)
         if self._stderr_task and not self._stderr_task.done():
             self._stderr_task.cancel()
         log.info("agent pid=%s stopped with code %s", proc.pid, proc.returncode)

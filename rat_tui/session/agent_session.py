@@ -30,6 +30,7 @@ from ..protocol.rpc_log import RpcLog
 from ..protocol.traffic import TrafficLog
 from ..protocol.terminals import TerminalManager
 from ..protocol.transport import AgentProcess, AgentSpawnError
+from .edge import for_this_session
 from ..state import reducer
 from ..state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
 from ..state.permission_policy import PermissionPolicy
@@ -191,7 +192,9 @@ class AgentSession:
             "elicitation/create": self.elicitations.handle,
             **(self.client_tools.handlers() if self.client_tools else {}),
         }
+        handlers = for_this_session(handlers, lambda: self.session_id)  # fs, terminals, permissions
         self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
+        self.connection.on_problem = self._connection_problem
         self.connection.recorders.extend(self.recorders)
         self.connection.on_error = self._on_request_error
         self.client = AcpClient(self.connection, int(getattr(self.command, "protocol", 1) or 1))
@@ -324,6 +327,12 @@ class AgentSession:
             return
         self.store.apply_update(update)
         self._track_tool_call(update)
+
+    def _connection_problem(self, kind: str, text: str) -> None:
+        """A message dropped, a line too big, an agent that stopped reading: a notice (stuck: in the status too)."""
+        self.store.dispatch(reducer.add_notice, text, "warning")
+        if kind == "stalled":
+            self.store.dispatch(reducer.set_status, self.state.status, "stuck: not reading its input · Alt+R restarts")
 
     def _on_file_write(self, write: FileWrite) -> None:
         for listener in list(self.file_listeners):

@@ -338,17 +338,17 @@ def set_session(state: SessionState, session_id: str, result: dict[str, Any]) ->
     state.session_id = session_id
     result = clean_data(result)  # names and descriptions of modes, models and options are shown
     changes: list[Change] = [FieldChanged("session")]
-    modes = result.get("modes")
-    if isinstance(modes, dict):
+    modes = _shaped(result.get("modes"), "availableModes", "id", "currentModeId")
+    if modes is not None:
         state.modes = modes
         state.current_mode_id = modes.get("currentModeId")
         changes.append(FieldChanged("mode"))
     options = result.get("configOptions")
     if isinstance(options, list):
-        state.config_options = tuple(o for o in options if isinstance(o, dict))
+        state.config_options = tuple(o for o in options if _is_config_option(o))
         changes.append(FieldChanged("config"))
-    models = result.get("models")
-    if isinstance(models, dict):
+    models = _shaped(result.get("models"), "availableModels", "modelId", "currentModelId")
+    if models is not None:
         state.models = models
         changes.append(FieldChanged("models"))
     commands = result.get("availableCommands")  # v2 answers with the initial command list
@@ -358,10 +358,30 @@ def set_session(state: SessionState, session_id: str, result: dict[str, Any]) ->
     return changes
 
 
+def _shaped(raw: Any, items: str, key: str, current: str) -> dict[str, Any] | None:
+    """Legacy modes or models as the UI reads them: entries that are objects with a string id, a string
+    current id (else none); anything else of the wrong shape is dropped, never shown half-broken."""
+    if not isinstance(raw, dict):
+        return None
+    entries = raw.get(items)
+    kept = [e for e in entries if isinstance(e, dict) and isinstance(e.get(key), str)] if isinstance(entries, list) else []
+    shaped = {**raw, items: kept}
+    if not isinstance(raw.get(current), str):
+        shaped.pop(current, None)
+    return shaped
+
+
+def _is_config_option(option: Any) -> bool:
+    """A config option the UI can show: an object with a string id, and for a select a list of options."""
+    if not isinstance(option, dict) or not isinstance(option.get("id"), str):
+        return False
+    return option.get("type") != "select" or isinstance(option.get("options"), list)
+
+
 def set_config_options(state: SessionState, options: list[Any]) -> list[Change]:
     """The complete list of config options, as a `session/set_config_option` answer carries it."""
     options = clean_data(options) if isinstance(options, list) else []
-    state.config_options = tuple(o for o in options if isinstance(o, dict))
+    state.config_options = tuple(o for o in options if _is_config_option(o))
     return [FieldChanged("config")]
 
 
