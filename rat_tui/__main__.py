@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from . import paths
@@ -48,7 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     images.probe(config.images.mode)  # asks the terminal: only possible before the app reads stdin
     from .app import RatApp  # Textual is imported only once the arguments are known to be good
 
-    RatApp(command, args.cwd, config=config, rpc_log_path=rpc_log, problems=problems).run()
+    app = RatApp(command, args.cwd, config=config, rpc_log_path=rpc_log, problems=problems)
+    install_stop_signals(app)
+    app.run()
     return 0
 
 
@@ -70,6 +75,49 @@ def serve(args) -> int:
         return 2
     return run_server(ServeOptions(host=host, port=port, cwd=args.cwd, config=args.config, agent=args.agent,
                                    rpc_log=args.rpc_log, command=tuple(args.command), protocol=args.protocol))
+
+
+# After SIGHUP or SIGTERM: agents still alive this long after SIGTERM get SIGKILL, and the app, if it
+# has not exited this long after (a closed terminal can wedge its output), ends the process.
+KILL_AFTER_SECONDS = 1.0
+EXIT_AFTER_SECONDS = 3.0
+
+
+def install_stop_signals(app) -> None:
+    """SIGHUP (the terminal closed) and SIGTERM stop every agent and terminal command rat started.
+
+    They run in their own process groups (so a Ctrl+C typed for rat does not reach them), which also
+    means nothing else would tell them: the handler sends SIGTERM to each group at once, SIGKILL to
+    those left after a second, and asks the app to exit; if it cannot (its terminal is gone), the
+    process ends after a few seconds anyway.
+    """
+    from .protocol.transport import LIVE_GROUPS, signal_live_groups
+
+    def stop(signum: int, _frame) -> None:
+        log = logging.getLogger("rat")
+        log.warning("%s: stopping %d agent and terminal process groups", signal.Signals(signum).name, len(LIVE_GROUPS))
+        signal_live_groups(signal.SIGTERM)
+
+        def finish() -> None:
+            threading.Event().wait(KILL_AFTER_SECONDS)
+            signal_live_groups(signal.SIGKILL)
+            threading.Event().wait(EXIT_AFTER_SECONDS - KILL_AFTER_SECONDS)
+            log.warning("the app did not exit after %s; ending the process", signal.Signals(signum).name)
+            logging.shutdown()
+            os._exit(128 + signum)
+
+        threading.Thread(target=finish, name="stop-after-signal", daemon=True).start()
+        threading.Thread(target=_exit_app, args=(app,), name="exit-app", daemon=True).start()
+
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, stop)
+
+
+def _exit_app(app) -> None:
+    try:
+        app.call_from_thread(app.exit)
+    except Exception:  # the app is not running (yet, or any more)
+        pass
 
 
 def replay(path: Path, config, problems: list[str]) -> int:

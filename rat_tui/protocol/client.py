@@ -9,6 +9,7 @@ from typing import Any
 from .. import __version__
 from . import v2
 from .router import Connection, ConnectionClosed, RpcError
+from .sanitize import clean, clean_data
 
 PROTOCOL_VERSION = 1
 # The versions rat-tui speaks: v1 natively, v2 through protocol/v2.py (asked for per agent profile).
@@ -117,7 +118,8 @@ class AcpClient:
             title=_str_or_none(info.get("title")),
             version=_str_or_none(info.get("version")),
             capabilities=capabilities if isinstance(capabilities, dict) else {},
-            auth_methods=[m for m in auth if isinstance(m, dict)] if isinstance(auth, list) else [],
+            # Shown in the login picker: sanitised (a method id of control characters would not match).
+            auth_methods=[clean_data(m) for m in auth if isinstance(m, dict)] if isinstance(auth, list) else [],
             raw=result,
         )
 
@@ -133,7 +135,7 @@ class AcpClient:
             title=_str_or_none(info.get("title")),
             version=_str_or_none(info.get("version")),
             capabilities=v2.v1_capabilities(result),
-            auth_methods=v2.v1_auth_methods(result.get("authMethods")),
+            auth_methods=[clean_data(m) for m in v2.v1_auth_methods(result.get("authMethods"))],
             raw=result,
         )
 
@@ -179,7 +181,8 @@ class AcpClient:
         result = result if isinstance(result, dict) else {}
         raw = result.get("sessions")
         sessions = [
-            s for s in (raw if isinstance(raw, list) else [])
+            {**clean_data(s), "sessionId": s["sessionId"], "cwd": s["cwd"]}  # ids stay as sent: they are sent back
+            for s in (raw if isinstance(raw, list) else [])
             if isinstance(s, dict) and isinstance(s.get("sessionId"), str) and isinstance(s.get("cwd"), str)
         ]
         next_cursor = result.get("nextCursor")
@@ -245,4 +248,4 @@ class AcpClient:
 
 
 def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+    return clean(value) if isinstance(value, str) and value else None

@@ -38,6 +38,9 @@ from ..state.store import SessionStore
 
 log = logging.getLogger("rat.session")
 
+# Seconds between closing the agent's stdin, SIGTERM and SIGKILL when the session stops.
+STOP_GRACE = 0.4
+
 STOP_REASON_NOTICES = {
     "max_tokens": ("The agent stopped: it reached its token limit.", "warning"),
     "max_turn_requests": ("The agent stopped: it reached its limit of model requests for one turn.", "warning"),
@@ -375,7 +378,8 @@ class AgentSession:
         await self.stop()
 
     async def stop(self) -> None:
-        """Shut the agent down: close stdin, wait, terminate, kill."""
+        """Shut the agent down: close stdin, then SIGTERM, then SIGKILL its group, STOP_GRACE apart (quit
+        must take a second at most, even with an agent that stopped reading or ignores SIGTERM)."""
         self._stopping = True
         if self._turn and not self._turn.done():
             self._turn.cancel()
@@ -385,7 +389,7 @@ class AgentSession:
         if self.client_tools is not None:
             await self.client_tools.close()
         if self.process is not None:
-            await self.process.close()
+            await self.process.close(STOP_GRACE)
 
     def _notice(self, text: str, severity: str = "info") -> None:
         self.store.dispatch(reducer.add_notice, text, severity)

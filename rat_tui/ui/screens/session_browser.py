@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...protocol.sanitize import clean
 from ...protocol.router import ConnectionClosed, RpcError
 from .confirm import ConfirmScreen
 
@@ -140,7 +141,7 @@ class SessionBrowserScreen(ModalScreen[dict[str, Any] | None]):
         if isinstance(updated, str) and updated:
             text.append(f"  {updated.replace('T', ' ')[:19]}", style="dim")
         where = f"\n  {info['sessionId']}" + (f" · {info['cwd']}" if self.all_dirs or info["cwd"] != str(self.cwd) else "")
-        text.append(where, style="dim")
+        text.append(clean(where), style="dim")
         return text
 
     # -- choosing ------------------------------------------------------------------------------

@@ -102,9 +102,7 @@ class FilePreview(VerticalScroll):
 
     async def _show(self, path: Path, line: int | None) -> None:
         label = f"{path}" + (f":{line}" if line else "") + ("  · following" if self.follow else "")
-from ...protocol.sanitize import clean
-
-        self._title.update(label)
+        self._title.update(clean(label))
         mime = mimetypes.guess_type(path.name)[0]
         if mime in IMAGE_TYPES:
             await self._show_image_file(path, mime)
