@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -43,6 +44,15 @@ async def start(case: str, cwd: Path, args: dict | None = None, **kwargs) -> tup
     task = asyncio.create_task(session.run())
     await wait_for(lambda: session.state.status != "starting", what="handshake")
     return session, task
+
+
+@pytest.fixture
+def record_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """What the agent received, without conftest's schema check: a hostile agent's own requests are
+    invalid on purpose, and so are some ids our error answers must echo."""
+    path = tmp_path / "received.jsonl"
+    monkeypatch.setenv("RAT_FAKE_RECORD", str(path))
+    return path
 
 
 # -- the sanitiser itself ----------------------------------------------------------------------------
@@ -171,3 +181,94 @@ def test_escape_sequences_from_every_field_never_reach_the_terminal(tmp_path: Pa
     # Textual's own: OSC 8 (links) and OSC 22 (the mouse pointer's shape).
     assert not [k for k in kinds if k.startswith(b"OSC") and k not in (b"OSC 8", b"OSC 22")], kinds
     assert b"CSI n" not in kinds and b"CSI J" not in kinds, kinds  # no device query, no screen clear
+
+
+# -- 3. one bad message never ends a session --------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_malformed_messages_are_answered_or_dropped_and_the_session_goes_on(tmp_path: Path, record_file: Path) -> None:
+    session, task = await start("malformed", tmp_path)
+    assert session.state.status == "ready"  # modes, models and config options of the wrong shape
+    assert session.state.modes == {"availableModes": []} and session.state.config_options == ()
+    for n in range(4):
+        turn = session.start_prompt(f"prompt {n}")
+        assert turn is not None, session.state.entries[-1]
+        await asyncio.wait_for(turn, 60)
+    answers = {str(m.get("id")): m for m in received(record_file) if "method" not in m}
+    assert answers["no-method"]["error"]["code"] == INVALID_REQUEST
+    assert answers["bad-method"]["error"]["code"] == INVALID_REQUEST
+    assert answers["None"]["error"]["code"] == INVALID_REQUEST  # the id that was an object
+    assert answers["deep"]["error"]["code"] == INVALID_REQUEST  # nested deeper than the limit
+    assert answers["bad-params"]["error"]["code"] == INVALID_PARAMS
+    texts = [getattr(e, "text", "") for e in session.state.entries]
+    assert sum("still alive after the garbage" in t for t in texts) == 1 and "turn four is fine" in texts
+    failures = [t for t in texts if t.startswith("The agent failed this turn")]
+    assert failures == ["The agent failed this turn: string code (-32603)", "The agent failed this turn: error (-32603)",
+                        'The agent failed this turn: ["a", "list"] (-32603)']
+    assert sum("rat-tui cannot use" in t for t in texts) == 1  # said once; the rest is in the log
+    assert session.connection.malformed_lines >= 8
+    assert session.state.status == "ready" and session.process.returncode is None
+    await finish(session, task)
+
+
+# -- 2. file access decided on what is opened --------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_nothing_outside_the_cwd_is_read_written_run_or_reverted(tmp_path: Path, record_file: Path) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("top secret\n")
+    (outside / "victim.txt").write_text("victim\n")
+    (project / "in.txt").write_text("inside\n")
+    (project / "link").symlink_to(outside)
+    args = {"outside": str(outside), "link": str(project / "link"), "inside_file": str(project / "in.txt"),
+            "inside_dir": str(project)}
+    session, task = await start("scope", project, args)
+    await asyncio.wait_for(session.start_prompt("go"), 60)
+    answers = [m for m in received(record_file) if "method" not in m]
+    assert [("error" in a, a.get("error", {}).get("code")) for a in answers] == [
+        (True, -32001),  # read outside
+        (True, -32001),  # read through a symlink leading outside
+        (True, -32001),  # write through it
+        (True, INVALID_PARAMS),  # another session's id
+        (True, INVALID_PARAMS),  # no session id
+        (True, INVALID_PARAMS),  # a permission request for a session that does not exist: no dialog
+        (True, -32001),  # terminal/create with a cwd outside
+        (False, None),  # a read inside still works
+    ], answers
+    assert "top secret" not in json.dumps(answers)
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt", "victim.txt"]
+    assert session.state.pending_permissions == 0
+    # The diff reported for a file outside is not tracked, so F3 cannot revert it there.
+    tracker = session.changes
+    assert all(not change.path.startswith(str(outside)) for turn in tracker.turns for change in turn.files)
+    await finish(session, task)
+    assert (outside / "victim.txt").read_text() == "victim\n"
+
+
+@pytest.mark.slow
+async def test_symlink_race_thousands_of_writes_all_land_inside_the_cwd(tmp_path: Path, record_file: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # On tmpfs where there is one: every write fsyncs, which the race does not need to wait for.
+    shm = Path("/dev/shm")
+    base = Path(tempfile.mkdtemp(prefix="rat-race-", dir=shm)) if shm.is_dir() and os.access(shm, os.W_OK) else tmp_path
+    project, outside = base / "project", base / "outside"
+    project.mkdir()
+    outside.mkdir()
+    monkeypatch.setenv("XDG_DATA_HOME", str(base / "data"))  # the change tracker's records too
+    count = 2000
+    session, task = await start("race", project, {"dir": str(project / "d"), "outside": str(outside), "count": count})
+    await asyncio.wait_for(session.start_prompt("race"), 300)
+    await finish(session, task)
+    assert list(outside.iterdir()) == [], f"{len(list(outside.iterdir()))} files landed outside the cwd"
+    written = [p for p in project.rglob("f*.txt")]
+    assert written, "no write succeeded at all: the race did not run"
+    assert all(p.resolve().is_relative_to(project.resolve()) for p in written)
+    answers = [m for m in received(record_file) if "method" not in m]
+    refused = [a for a in answers if a.get("error", {}).get("code") == -32001]
+    assert len(answers) == count and refused, "the race never met the symlink"
+    if base != tmp_path:
+        shutil.rmtree(base)

@@ -200,36 +200,55 @@ class HostileAgent(ScriptedAgent):
             await super().step(step, handling)
 
     async def write_race(self, dir: str, outside: str, count: int) -> None:
-        directory, parked, link = Path(dir), Path(dir + ".real"), Path(dir + ".link")
+        """Exchange D (a directory) and D.link (a symlink to `outside`) atomically, over and over, while
+        writing files into D: at any moment D is one or the other, never missing."""
+        directory, link = Path(dir), Path(dir + ".link")
         directory.mkdir(exist_ok=True)
         if not link.is_symlink():
             link.symlink_to(outside)
+        exchange = _exchanger()
         stop = threading.Event()
+        swaps = [0]
 
         def swap() -> None:
             while not stop.is_set():
-                for a, b in ((directory, parked), (link, directory), (directory, link), (parked, directory)):
-                    try:
-                        os.rename(a, b)
-                    except OSError:
-                        pass
+                exchange(directory, link)
+                swaps[0] += 1
 
         swapper = threading.Thread(target=swap, daemon=True)
         swapper.start()
         try:
             for start in range(0, count, 64):
                 await asyncio.gather(*(self.wire.request("fs/write_text_file", {
-                    "sessionId": self.session_id, "path": f"{dir}/f{n}.txt", "content": f"write {n}\n"})
+                    "sessionId": self.session_id, "path": f"{dir}/f{n % 100}.txt", "content": f"write {n}\n"})
                     for n in range(start, min(count, start + 64))))
         finally:
             stop.set()
             swapper.join()
-        # Leave the real directory in place for the test to count.
-        if not directory.exists() and parked.exists():
-            os.rename(parked, directory)
-        elif directory.is_symlink() and parked.exists():
-            os.rename(directory, link)
-            os.rename(parked, directory)
+        if directory.is_symlink():
+            exchange(directory, link)  # leave the real directory in place for the test to look at
+        sys.stderr.write(f"hostile-agent: {swaps[0]} swaps\n")
+
+
+def _exchanger():
+    """renameat2(RENAME_EXCHANGE) on Linux; elsewhere two renames through a parking name."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is not None:
+        def exchange(a: Path, b: Path) -> None:
+            renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2)  # AT_FDCWD, RENAME_EXCHANGE
+        return exchange
+
+    def fallback(a: Path, b: Path) -> None:
+        parked = a.with_name(a.name + ".parked")
+        for x, y in ((a, parked), (b, a), (parked, b)):
+            try:
+                os.rename(x, y)
+            except OSError:
+                pass
+    return fallback
 
 
 def deaf_script(args: dict) -> dict:
