@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     app = RatApp(command, args.cwd, config=config, rpc_log_path=rpc_log, problems=problems)
     install_stop_signals(app)
     app.run()
+    logging.getLogger("rat").info("the app has exited")
     return 0
 
 

@@ -330,6 +330,7 @@ class RatApp(App[None]):
     async def on_unmount(self) -> None:
         self.notifier.restore_title()
         # Every agent process ends with the app (the views may already be gone at this point).
+        log.info("quitting: stopping every agent")
         await self.sessions.stop_all()
         if self.rpc_log:
             self.rpc_log.close()

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -264,7 +263,7 @@ async def test_symlink_race_thousands_of_writes_all_land_inside_the_cwd(tmp_path
     await asyncio.wait_for(session.start_prompt("race"), 300)
     await finish(session, task)
     assert list(outside.iterdir()) == [], f"{len(list(outside.iterdir()))} files landed outside the cwd"
-    written = [p for p in project.rglob("f*.txt")]
+    written = list(project.rglob("f*.txt"))
     assert written, "no write succeeded at all: the race did not run"
     assert all(p.resolve().is_relative_to(project.resolve()) for p in written)
     answers = [m for m in received(record_file) if "method" not in m]
@@ -272,3 +271,112 @@ async def test_symlink_race_thousands_of_writes_all_land_inside_the_cwd(tmp_path
     assert len(answers) == count and refused, "the race never met the symlink"
     if base != tmp_path:
         shutil.rmtree(base)
+
+
+# -- 4. back-pressure and shutdown -------------------------------------------------------------------
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process under `pid` (children, grandchildren, ...), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parents[int(entry.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def start_deaf(tmp_path: Path) -> tuple[CapturedTmux, int, int]:
+    """rat on the deaf agent (stopped reading, ignores SIGTERM, a grandchild in its group) in tmux:
+    (tmux, rat's pid, the grandchild's pid), once the agent has asked for 160 MB it will never take."""
+    project = tmp_path / "project"
+    project.mkdir()
+    big = project / "big.txt"
+    big.write_text(("x" * 1023 + "\n") * 4096)  # 4 MB, asked for 40 times
+    child_pid = tmp_path / "child.pid"
+    args = {"big_file": str(big), "reads": 40, "child_pid": str(child_pid)}
+    tmux = CapturedTmux(tmux_env(tmp_path))
+    tmux.start_captured([sys.executable, "-m", "rat_tui", "--cwd", str(project), "--", *hostile_argv("deaf", args)],
+                        project, tmp_path / "pane.bytes")
+    tmux.wait_for("ready")
+    rat = tmux.pid()
+    tmux.keys("-l", "go")
+    tmux.keys("Enter")
+    tmux.wait_for("deaf now")
+    tmux.wait_for("not read its input")  # the notice: the queue for the agent is full
+    return tmux, rat, int(child_pid.read_text())
+
+
+def wait_gone(pid: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+@needs_tmux
+def test_quit_works_with_an_agent_that_stopped_reading(tmp_path: Path) -> None:
+    tmux, rat, grandchild = start_deaf(tmp_path)
+    try:
+        tree = descendants(rat)
+        assert grandchild in tree and len(tree) >= 2
+        screen = tmux.screen()
+        assert "stuck" in screen  # the status bar says so
+        # Bounded: 40 answers of 4 MB were never queued whole (without the bound rat grew by 1.2 GB).
+        assert rss_kib(rat) < 400 * 1024, f"rat uses {rss_kib(rat) // 1024} MB"
+        started = time.monotonic()
+        tmux.keys("C-q")
+        wait_gone(rat)
+        took = time.monotonic() - started
+        assert not alive(rat), "Ctrl+Q did not quit"
+        print(f"quit took {took:.2f} s")  # reported, not asserted: timing is noisy on a shared machine
+        left = [pid for pid in tree if alive(pid)]
+        assert not left, f"processes left behind: {left}"
+    finally:
+        tmux.kill()
+
+
+@pytest.mark.slow
+@needs_tmux
+@pytest.mark.parametrize("how", ["SIGHUP", "SIGTERM"])
+def test_a_closed_terminal_or_sigterm_leaves_no_agent_process_behind(tmp_path: Path, how: str) -> None:
+    tmux, rat, grandchild = start_deaf(tmp_path)
+    try:
+        tree = descendants(rat)
+        assert grandchild in tree
+        if how == "SIGHUP":
+            tmux.kill()  # the terminal closes: tmux sends SIGHUP to the pane's process
+        else:
+            os.kill(rat, signal.SIGTERM)
+        wait_gone(rat)
+        assert not alive(rat), f"rat survived {how}"
+        for pid in tree:
+            wait_gone(pid, 5.0)
+        left = [pid for pid in tree if alive(pid)]
+        assert not left, f"processes left behind after {how}: {left}"
+    finally:
+        tmux.kill()

@@ -142,6 +142,8 @@ class Connection:
         # Hears what the user should know about the connection (a message dropped, the agent not
         # reading): one sentence, said once per kind of problem.
         self.on_problem: Callable[[str, str], None] | None = None
+        # AgentProcess's back-pressure check (stand-ins used by benchmarks may lack it).
+        self._refuse: Callable[[int], None] | None = getattr(process, "refuse_if_backed_up", None)
         self._problems_said: set[str] = set()
         process.on_oversized = lambda size: self._problem(
             "oversized", f"The agent sent a message of {size // (1024 * 1024)} MB, over rat-tui's limit of "
@@ -226,6 +228,8 @@ class Connection:
 
     async def _send(self, message: dict[str, Any], *, method: str | None = None, latency: float | None = None) -> None:
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        if self._refuse is not None:
+            self._refuse(len(line) + 1)  # before recording: a refused message is not kept
         if self.recorders:
             self._record("out", message, len(line) + 1, method, latency, line)
         await self.process.write_line(line)
@@ -240,6 +244,12 @@ class Connection:
                 recorder.record(direction, message, size, method=method, latency=latency, raw=raw)
             except Exception:
                 log.exception("recording a message failed")
+
+    def close(self) -> None:
+        """We are stopping the agent: stop serving its requests now (their answers could not go out)."""
+        self._closed = True
+        for task in list(self._serving.values()):
+            task.cancel()
 
     # -- incoming -----------------------------------------------------------------------------
 
@@ -402,6 +412,9 @@ class Connection:
         started = time.monotonic()
         handler = self.handlers.get(method)
         response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if getattr(self.process, "backed_up", False):  # its answer could not be sent: skip the work (a big read)
+            log.warning("dropped the agent's %s request: it is not reading its input", method)
+            return
         try:
             if handler is None:
                 raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -417,7 +430,9 @@ class Connection:
         except Exception as error:
             log.exception("handler for %s failed", method)
             response["error"] = RpcError(INTERNAL_ERROR, f"Internal error: {error}").to_json()
-        if self._closed:
+        if self._closed or getattr(self.process, "backed_up", False):
+            if not self._closed:
+                log.warning("dropped the answer to %s: the agent is not reading its input", method)
             return
         try:
             await self._send(response, method=method, latency=time.monotonic() - started)

@@ -25,7 +25,7 @@ READ_SLICE_SECONDS = 0.002
 MAX_LINE_BYTES = 256 * 1024 * 1024
 # Messages for the agent waiting in our buffers; past this, new ones are refused (the agent has
 # stopped reading its stdin) instead of growing memory without bound.
-MAX_QUEUED_BYTES = 64 * 1024 * 1024
+MAX_QUEUED_BYTES = 16 * 1024 * 1024
 # A write still waiting on the agent after this long means it has stopped reading its input.
 WRITE_STALL_SECONDS = 10.0
 
@@ -158,6 +158,17 @@ class AgentProcess:
                 for line in data.decode("utf-8", "replace").splitlines():
                     log.debug("agent stderr: %s", clean(line[:2000]))
 
+    @property
+    def backed_up(self) -> bool:
+        """Whether the queue for the agent is full: it stopped reading (new messages would be refused)."""
+        return self.queued_bytes >= self.max_queued_bytes
+
+    def refuse_if_backed_up(self, size: int) -> None:
+        """Raise WriteBackedUp when a message of `size` bytes would not fit in the queue (and say so once)."""
+        if self.queued_bytes and self.queued_bytes + size > self.max_queued_bytes:
+            self._report_stall(None)
+            raise WriteBackedUp(f"the agent is not reading its input ({self.queued_bytes // 1024} KiB waiting)")
+
     async def write_line(self, line: bytes) -> None:
         """Write one framed message; raises ConnectionError when the agent's stdin is gone, and
         WriteBackedUp (a ConnectionError) when the agent stopped reading and the queue is full."""
@@ -165,9 +176,7 @@ class AgentProcess:
         if proc is None or proc.stdin is None or proc.stdin.is_closing():
             raise ConnectionError("agent stdin is closed")
         size = len(line) + 1
-        if self.queued_bytes and self.queued_bytes + size > self.max_queued_bytes:
-            self._report_stall(None)
-            raise WriteBackedUp(f"the agent is not reading its input ({self.queued_bytes // 1024} KiB waiting)")
+        self.refuse_if_backed_up(size)
         self.queued_bytes += size
         try:
             async with self._write_lock:

@@ -39,7 +39,7 @@ from ..state.store import SessionStore
 log = logging.getLogger("rat.session")
 
 # Seconds between closing the agent's stdin, SIGTERM and SIGKILL when the session stops.
-STOP_GRACE = 0.4
+STOP_GRACE = 0.25
 
 STOP_REASON_NOTICES = {
     "max_tokens": ("The agent stopped: it reached its token limit.", "warning"),
@@ -380,7 +380,10 @@ class AgentSession:
     async def stop(self) -> None:
         """Shut the agent down: close stdin, then SIGTERM, then SIGKILL its group, STOP_GRACE apart (quit
         must take a second at most, even with an agent that stopped reading or ignores SIGTERM)."""
+        log.info("stopping the agent %s", self.command.name)
         self._stopping = True
+        if self.connection is not None:
+            self.connection.close()
         if self._turn and not self._turn.done():
             self._turn.cancel()
         self.permissions.cancel_all()
