@@ -17,8 +17,12 @@ from .protocol import wire
 def setup_logging() -> Path:
     """Log to a file in the platform log dir: the terminal belongs to the UI."""
     log_file = paths.log_dir() / "rat.log"
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(log_file, encoding="utf-8")
+    try:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(log_file, encoding="utf-8")
+    except OSError as error:  # no log is no reason not to start
+        print(f"rat: cannot write the log {log_file}: {error.strerror or error}; running without it", file=sys.stderr)
+        handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from pathlib import Path
@@ -14,7 +15,7 @@ from .session.agent_session import AgentCommand, AgentSession
 from .config import Config
 from .history.journal import HistoryJournal, default_path, open_journal
 from .session.registry import Sessions
-from .protocol.rpc_log import RpcLog
+from .protocol.rpc_log import open_rpc_log
 from .session.permission_rules_file import load_policy
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.tabs.permission_queue import PermissionQueue
@@ -30,6 +31,7 @@ from .ui.palette.lifecycle import LifecycleCommandsProvider
 from .ui.screens.confirm import ConfirmScreen
 from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
+from .ui.keymap import binding_ids, checked_keymap, unknown_ids
 from .ui.tabs.tab_bar import SessionTabs
 from .ui.tabs.tab_ui import TabUI
 from .ui.notifications import Notifier, notify_settings
@@ -73,7 +75,8 @@ class RatApp(App[None]):
         self._themes, theme_problems = load_themes()
         self._problems.extend(theme_problems)
         super().__init__()
-        self.rpc_log = RpcLog(rpc_log_path) if rpc_log_path else None
+        self.rpc_log, problem = open_rpc_log(rpc_log_path)
+        self._problems.extend([problem] if problem else [])
         self.policy = load_policy()
         self._problems.extend(self.policy.problems)
         self.permission_queue = PermissionQueue(self)
@@ -209,10 +212,20 @@ class RatApp(App[None]):
             self._problems.append(f"Unknown theme {self.config.theme!r}; using the default.")
             self.theme = "rat-dark" if "rat-dark" in self.available_themes else "textual-dark"
         if self.config.keymap:
-            self.set_keymap(self.config.keymap)
+            keymap, problems = checked_keymap(self.config.keymap)  # a bad key never unbinds an action
+            self._problems.extend(problems)
+            self.set_keymap(keymap)
+            self.run_worker(self._report_unknown_keymap_ids(keymap), name="keymap-ids")
         self.notifier.save_title()
         self.update_title()
         for problem in self._problems:
+            log.warning("%s", problem)
+            self.notify(problem, title="Configuration", severity="warning", timeout=10)
+
+    async def _report_unknown_keymap_ids(self, keymap: dict[str, str]) -> None:
+        """Off the first frame: importing every screen to list the binding ids takes a moment."""
+        known = await asyncio.to_thread(binding_ids)
+        for problem in unknown_ids(keymap, known):
             log.warning("%s", problem)
             self.notify(problem, title="Configuration", severity="warning", timeout=10)
 

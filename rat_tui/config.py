@@ -209,16 +209,27 @@ def load_config(path: Path | None = None) -> tuple[Config, list[str]]:
     """
     explicit = path is not None or paths.config_file_is_explicit()
     path = Path(path).expanduser() if path is not None else paths.config_file()
+    text = ""
     try:
         if not path.exists():
+            if path.is_symlink():  # exists() follows links: a loop or a dangling link reads as missing
+                return Config(), [f"{path}: the config file is a symbolic link that leads nowhere (a loop, "
+                                  "or its target is missing); using the defaults"]
             return Config(), ([f"Config file not found: {path}"] if explicit else [])
+        if path.is_dir():
+            return Config(), [f"{path}: is a directory, not a config file; using the defaults"]
         text = path.read_bytes().decode("utf-8")
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         return Config(), [f"{path}: TOML syntax error: {_with_line(str(error), text)}; using the defaults"]
+    except RecursionError:
+        return Config(), [f"{path}: the config file nests tables or arrays too deeply to read; using the defaults"]
     except (OSError, UnicodeDecodeError) as error:
         return Config(), [f"{path}: cannot read the config file ({error}); using the defaults"]
-    config, problems = validate_config(data)
+    try:
+        config, problems = validate_config(data)
+    except RecursionError:
+        return Config(), [f"{path}: the config file nests tables or arrays too deeply to check; using the defaults"]
     return config, [f"{path}: {problem}" for problem in problems]
 
 

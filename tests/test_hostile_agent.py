@@ -380,3 +380,64 @@ def test_a_closed_terminal_or_sigterm_leaves_no_agent_process_behind(tmp_path: P
         assert not left, f"processes left behind after {how}: {left}"
     finally:
         tmux.kill()
+
+
+# -- 6. config and startup never die -----------------------------------------------------------------
+
+
+def test_config_nested_ten_thousand_deep_or_a_symlink_loop_gives_a_message_and_the_defaults(tmp_path: Path) -> None:
+    from rat_tui.config import Config, load_config
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 10000 + "]" * 10000 + "\n")
+    config, problems = load_config(deep)
+    assert config == Config() and "too deeply" in problems[0]
+    tables = tmp_path / "tables.toml"
+    tables.write_text("a = " + "{b = " * 10000 + "1" + "}" * 10000 + "\n")
+    assert "too deeply" in load_config(tables)[1][0]
+    loop = tmp_path / "loop.toml"
+    loop.symlink_to(tmp_path / "loop2.toml")
+    (tmp_path / "loop2.toml").symlink_to(loop)
+    config, problems = load_config(loop)
+    assert config == Config() and "symbolic link that leads nowhere" in problems[0]
+
+
+def test_keymap_entries_with_bad_keys_are_reported_and_never_unbind(tmp_path: Path) -> None:
+    from rat_tui.ui.keymap import binding_ids, checked_keymap, unknown_ids
+
+    keymap = {"app.quit": "ctrl+nonsense", "app.history": "blah+r", "session.cancel": "escape", "app.new_session": "f12",
+              "app.no_such_thing": "f11"}
+    valid, problems = checked_keymap(keymap)
+    assert valid == {"session.cancel": "escape", "app.new_session": "f12", "app.no_such_thing": "f11"}
+    assert len(problems) == 2 and "app.quit" in problems[0] and "nonsense" in problems[0]
+    assert unknown_ids(valid, binding_ids()) == [
+        "[keymap] 'app.no_such_thing' is not a binding id (ignored); the ids are listed in the README."]
+
+
+@pytest.mark.slow
+async def test_startup_survives_a_bad_rpc_log_path_a_bad_keymap_and_a_locked_history(tmp_path: Path) -> None:
+    import sqlite3
+
+    from rat_tui.app import RatApp
+    from rat_tui.config import Config
+    from rat_tui.history.journal import default_path
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    history = default_path()
+    history.parent.mkdir(parents=True, exist_ok=True)
+    lock = sqlite3.connect(history, isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")  # another process holds the history database
+    try:
+        config = Config(keymap={"app.quit": "ctrl+nonsense", "app.nothing": "f11"})
+        command = SimpleNamespace(name="hostile", argv=hostile_argv("malformed"), env={})
+        app = RatApp(command, tmp_path, config=config, rpc_log_path=blocker / "rpc.jsonl")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(lambda: app.session.state.status == "ready", what="ready")
+            await wait_for(lambda: any("not a binding id" in n.message for n in app._notifications), what="id report")
+            toasts = " ".join(n.message for n in app._notifications)
+            assert "Cannot write the rpc log" in toasts and "History is off" in toasts and "ctrl+nonsense" in toasts
+            await pilot.press("ctrl+q")  # the bad keymap entry did not unbind quitting
+            await wait_for(lambda: not app.is_running, what="quit")
+    finally:
+        lock.close()

@@ -282,7 +282,9 @@ class HistoryJournal:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = self._connect()
+        # The UI thread's connection waits at most UI_BUSY_SECONDS on a lock (another rat writing, a
+        # stuck process): startup must not hang on it; the writer thread's may wait longer.
+        self._db = self._connect(UI_BUSY_SECONDS)
         self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # takes effect on a new file only
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
@@ -567,6 +569,9 @@ def _info(row: tuple[Any, ...]) -> SessionInfo:
     return SessionInfo(session_id, agent, agent_title, argv_list if isinstance(argv_list, list) else [], cwd,
                        agent_session_id, title, first_prompt, created, updated, messages, size, draft or "",
                        _loads(settings))
+
+
+UI_BUSY_SECONDS = 1.0
 
 
 def open_journal(path: Path) -> tuple[HistoryJournal | None, str | None]:

@@ -135,3 +135,14 @@ def _as_on_the_wire(message: dict[str, Any], raw: bytes | None) -> Any:
         return json.loads(raw.decode("utf-8", "surrogateescape"))
     except (ValueError, RecursionError):
         return message
+
+
+def open_rpc_log(path: Path | None) -> tuple[RpcLog | None, str | None]:
+    """The rpc log at `path` (None: none wanted), or None and why it cannot be written: never raises."""
+    if path is None:
+        return None, None
+    try:
+        return RpcLog(path), None
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        return None, f"Cannot write the rpc log {path}: {reason}; running without it."
