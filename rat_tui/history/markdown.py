@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from ..state.models import GenericEntry, MessageEntry, NoticeEntry, SessionState, ToolCallEntry
+from ..protocol.sanitize import clean_data
 
 STATUS_MARKS = {"completed": "✓", "failed": "✗", "cancelled": "⊘", "in_progress": "…", "pending": "…"}
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]"}
@@ -16,7 +17,7 @@ MAX_OUTPUT = 20_000  # characters of one tool output or terminal kept in the exp
 
 def to_markdown(state: SessionState, facts: dict[str, Any] | None = None) -> str:
     """The transcript as Markdown; `facts` are the journal's session facts (agent, cwd, created, ...)."""
-    facts = facts or {}
+    facts = clean_data(facts or {})  # the journal's facts are the agent's raw words (its title, name)
     first_prompt = next((e.text for e in state.entries if isinstance(e, MessageEntry) and e.role == "user"), "")
     title = facts.get("title") or state.title or " ".join(first_prompt.split())[:80] or "Session"
     out = [f"# {title}", ""]

@@ -15,6 +15,7 @@ from .agent_session import AgentSession
 from ..state import reducer
 from ..history.rebuild import TranscriptBuilder
 from ..history.records import Recorded
+from ..protocol.sanitize import clean
 
 REPLAYING, REPLAYED = "replaying", "replayed"
 SLICE_SECONDS = 0.008  # play this long, then give the loop a turn (keys and frames keep going)
@@ -38,7 +39,7 @@ class ReplaySession(AgentSession):
         self.records = records
         self.builder = TranscriptBuilder(self.store)
         if title:
-            self.store.state.title = title
+            self.store.state.title = clean(title)
 
     async def run(self) -> None:
         started = time.perf_counter()

@@ -321,6 +321,7 @@ def notice_severity(severity: str) -> Severity:
 
 
 def set_status(state: SessionState, status: str, detail: str = "") -> list[Change]:
+    detail = clean(detail)  # often an error's text, the agent's words
     if state.status == status and state.status_detail == detail:
         return []
     state.status = status

@@ -28,6 +28,7 @@ from ...history.rebuild import rebuild
 from ...history.records import dump_recording
 from ...session.replay import ReplaySession
 from ..tabs.view import SessionView
+from ...protocol.sanitize import clean
 
 log = logging.getLogger("rat.history")
 
@@ -108,8 +109,8 @@ class HistoryScreen(Screen[None]):
             self.notify(f"Search failed: {error}", severity="error")
         self.table.clear()
         for info in self.rows:
-            self.table.add_row(when(info.updated), info.agent_title or info.agent, short_dir(info.cwd),
-                               info.label[:80] or "(no prompt)", str(info.messages), key=str(info.id))
+            self.table.add_row(when(info.updated), clean(info.agent_title or info.agent), clean(short_dir(info.cwd)),
+                               clean(info.label[:80]) or "(no prompt)", str(info.messages), key=str(info.id))
         found = f"{len(self.rows)} session{'' if len(self.rows) == 1 else 's'}"  # never-prompted ones are not listed
         self.status.update(f"History · {found}" + (f" matching {query!r}" if query else "")
                            + " · Enter opens · Del deletes · Esc closes")
@@ -199,8 +200,8 @@ class HistoryTranscriptScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         info = self.info
-        yield Static(f"{info.agent_title or info.agent} · {short_dir(info.cwd, 80)} · {when(info.created)} · "
-                     f"{info.messages} messages · e Markdown · j journal · c continue · Esc back",
+        yield Static(clean(f"{info.agent_title or info.agent} · {short_dir(info.cwd, 80)} · {when(info.created)} · "
+                           f"{info.messages} messages · e Markdown · j journal · c continue · Esc back"),
                      id="history-info", markup=False)
         yield SessionView(self.session)
         yield Footer()
