@@ -108,15 +108,32 @@ def incomplete_escape(text: str) -> int:
 
 
 def clean_data(value: Any, depth: int = 0) -> Any:
-    """`clean` applied to every string of a JSON-like value (dict keys too); other values as they are."""
-    if isinstance(value, str):
+    """`clean` applied to every string of a JSON-like value (dict keys too); other values as they are.
+
+    Returns `value` itself when nothing in it needs cleaning (the usual case: no copy is made).
+    """
+    kind = type(value)
+    if kind is str:
+        return value if _UNSAFE.search(value) is None else clean(value)
+    if kind is dict:
+        if depth >= DATA_DEPTH_LIMIT:
+            return TOO_DEEP
+        changed: dict[Any, Any] | None = None
+        for index, (key, item) in enumerate(value.items()):
+            new_key = clean(key) if type(key) is str and _UNSAFE.search(key) is not None else key
+            new_item = clean_data(item, depth + 1) if type(item) is not str or _UNSAFE.search(item) else item
+            if changed is None and (new_key is not key or new_item is not item):
+                changed = dict(list(value.items())[:index])
+            if changed is not None:
+                changed[new_key] = new_item
+        return value if changed is None else changed
+    if kind is list or kind is tuple:
+        if depth >= DATA_DEPTH_LIMIT:
+            return TOO_DEEP
+        items = [clean_data(item, depth + 1) for item in value]
+        return value if all(a is b for a, b in zip(items, value)) else items
+    if isinstance(value, str):  # a str subclass
         return clean(value)
-    if depth >= DATA_DEPTH_LIMIT and isinstance(value, (dict, list, tuple)):
-        return TOO_DEEP
-    if isinstance(value, dict):
-        return {(clean(k) if isinstance(k, str) else k): clean_data(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean_data(item, depth + 1) for item in value]
     return value
 
 
@@ -127,6 +144,9 @@ def clean_update(update: Any) -> Any:
     cleaned = clean_data(update)
     meta = update.get("_meta")
     output = meta.get("terminal_output") if isinstance(meta, dict) else None
-    if isinstance(output, dict) and isinstance(output.get("data"), str) and isinstance(cleaned.get("_meta"), dict):
-        cleaned["_meta"]["terminal_output"]["data"] = clean_ansi(output["data"])
+    if isinstance(output, dict) and isinstance(output.get("data"), str) and cleaned is not update:
+        data = clean_ansi(output["data"])
+        cleaned_output = cleaned.get("_meta", {}).get("terminal_output") if isinstance(cleaned.get("_meta"), dict) else None
+        if isinstance(cleaned_output, dict) and cleaned_output is not output:
+            cleaned_output["data"] = data
     return cleaned
