@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..screens.confirm import ConfirmScreen
 from ..screens.modal_answer import modal_answer
+from ...protocol.sanitize import clean
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -61,7 +62,7 @@ class TabUI:
             self.app.update_title()
 
     async def ask_outside(self, path: Path, access: str) -> bool:
-        question = (f"The agent wants to {access} {path}, which is outside the session's directories. "
+        question = (f"The agent wants to {access} {clean(str(path))}, which is outside the session's directories. "
                     "Allow it this once?")
         return bool(await modal_answer(self.app, ConfirmScreen("File access outside the project", question)))
 
