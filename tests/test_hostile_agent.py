@@ -76,6 +76,27 @@ def test_clean_ansi_keeps_colour_and_drops_every_other_sequence() -> None:
     assert incomplete_escape(cut) == 4 and incomplete_escape("done") == 4
 
 
+def test_the_traffic_inspector_and_the_markdown_export_show_no_raw_control_character() -> None:
+    from rat_tui.history.markdown import to_markdown
+    from rat_tui.protocol.traffic import TrafficLog
+    from rat_tui.state.store import SessionStore
+    from rat_tui.ui.screens.traffic import pretty_json
+
+    from .agents.hostile_agent import HOSTILE, escapes_script
+
+    traffic = TrafficLog()
+    traffic.record("in", {"jsonrpc": "2.0", "method": "x/\x1b]0;t\x07", "params": {"c1": "\x9b6n", "esc": HOSTILE}}, 10)
+    shown = pretty_json(traffic.records[-1])
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", shown), shown
+    store = SessionStore()
+    for step in escapes_script()["turns"][0]:
+        if "update" in step:
+            store.apply_update(step["update"])
+    exported = to_markdown(store.state, {"title": HOSTILE, "agent_title": HOSTILE})
+    assert "\x1b" not in exported and "\x9b" not in exported and "\x07" not in exported
+    assert "plan entry<␛]52" in exported or "message<␛]52" in exported
+
+
 # -- 1. no escape from the agent reaches the terminal ----------------------------------------------
 
 # What only the agent's text could have made the app write: OSC 52 (clipboard), OSC 0 (title), a

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from ..state.models import GenericEntry, MessageEntry, NoticeEntry, SessionState, ToolCallEntry
-from ..protocol.sanitize import clean_data
+from ..protocol.sanitize import clean_data, plain
 
 STATUS_MARKS = {"completed": "✓", "failed": "✗", "cancelled": "⊘", "in_progress": "…", "pending": "…"}
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]"}
@@ -77,7 +77,7 @@ def _tool_call(call: ToolCallEntry, state: SessionState) -> list[str]:
         elif kind == "terminal":
             terminal = state.terminals.get(str(item.get("terminalId")))
             if terminal is not None and terminal.output:
-                out += [_fence(_cut(terminal.output), "console"), ""]
+                out += [_fence(_cut(plain(terminal.output)), "console"), ""]
     return out
 
 

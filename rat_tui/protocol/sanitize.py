@@ -91,6 +91,11 @@ def clean_ansi(text: str) -> str:
     return "".join(parts)
 
 
+def plain(text: str) -> str:
+    """Terminal output for a file (an export): no escape sequence at all, not even colour."""
+    return clean(_ESCAPES.sub("", _SGR.sub("", text)))
+
+
 def incomplete_escape(text: str) -> int:
     """Where an escape sequence cut off at the end of `text` starts (len(text) if none).
 

@@ -96,7 +96,11 @@ def escapes_script() -> dict:
     mcp_init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "1"}}}
     notify = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "notify", "arguments": {"message": evil("notify")}}}
-    turn1 = [{"update": u} for u in updates] + [
+    odd_names = [  # a method name and an id are shown too (the traffic inspector)
+        {"send": {"jsonrpc": "2.0", "method": evil("x/method"), "params": {}}},
+        {"request": {"method": evil("x/request"), "params": {}, "id": evil("id")}},
+    ]
+    turn1 = [{"update": u} for u in updates] + odd_names + [
         {"stderr": evil("stderr line")},
         {"request": {"method": "session/request_permission", "params": permission}},
         {"request": {"method": "elicitation/create", "params": form}},

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from ...protocol.traffic import TrafficLog, TrafficRecord
+from ...protocol.sanitize import clean
 
 COLUMNS = (("#", "seq"), ("time", "time"), ("", "dir"), ("method", "method"), ("id", "id"),
            ("bytes", "bytes"), ("latency", "latency"))  # fmt: skip
@@ -51,8 +52,8 @@ def pretty_json(record: TrafficRecord) -> str:
     """The redacted message, indented; a malformed line is shown as the text it was."""
     message = record.redacted(max_string=PANE_MAX_STRING)
     if not isinstance(message, (dict, list)):
-        return str(message)
-    lines = json.dumps(message, indent=2, ensure_ascii=False).splitlines()
+        return clean(str(message))
+    lines = clean(json.dumps(message, indent=2, ensure_ascii=False)).splitlines()  # C1 and DEL are not escaped
     if len(lines) > PANE_MAX_LINES:
         lines = [*lines[:PANE_MAX_LINES], f"… {len(lines) - PANE_MAX_LINES} more lines"]
     return "\n".join(lines)
@@ -162,7 +163,7 @@ class TrafficScreen(Screen[None]):
     def _cells(self, record: TrafficRecord) -> tuple[Any, ...]:
         variables = self.app.theme_variables
         arrow = Text(ARROWS.get(record.direction, "?"), style=variables.get("text-primary" if record.direction == "out" else "text-accent", ""))
-        method = Text(record.method or ("(malformed)" if record.is_malformed else "?"))
+        method = Text(clean(record.method or ("(malformed)" if record.is_malformed else "?")))
         if record.is_error:
             method.stylize(variables.get("text-error", ""))
         latency = Text(f"{record.latency_ms:,.1f} ms" if record.latency_ms is not None else "", justify="right")
@@ -171,7 +172,7 @@ class TrafficScreen(Screen[None]):
             format_time(record.time),
             arrow,
             method,
-            "" if record.id is None else str(record.id),
+            "" if record.id is None else clean(str(record.id)),
             Text(f"{record.size:,}", justify="right"),
             latency,
         )
