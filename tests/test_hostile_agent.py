@@ -234,6 +234,20 @@ async def test_malformed_messages_are_answered_or_dropped_and_the_session_goes_o
     await finish(session, task)
 
 
+@pytest.mark.slow
+async def test_a_line_over_the_size_limit_is_skipped_with_a_notice(tmp_path: Path, record_file: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from rat_tui.protocol import transport
+
+    monkeypatch.setattr(transport, "MAX_LINE_BYTES", 1024 * 1024)  # the malformed case sends a 2 MB line
+    session, task = await start("malformed", tmp_path)
+    await asyncio.wait_for(session.start_prompt("big line"), 60)
+    texts = [getattr(e, "text", "") for e in session.state.entries]
+    assert any("over rat-tui's limit of 1 MB; it was skipped" in t for t in texts), texts
+    assert any("still alive after the garbage" in t for t in texts)
+    await finish(session, task)
+
+
 # -- 2. file access decided on what is opened --------------------------------------------------------
 
 
@@ -352,6 +366,22 @@ def start_deaf(tmp_path: Path) -> tuple[CapturedTmux, int, int]:
     tmux.wait_for("deaf now")
     tmux.wait_for("not read its input")  # the notice: the queue for the agent is full
     return tmux, rat, int(child_pid.read_text())
+
+
+@pytest.mark.slow
+async def test_an_agent_that_stops_reading_is_reported_stuck(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rat_tui.protocol import transport
+
+    monkeypatch.setattr(transport, "WRITE_STALL_SECONDS", 0.5)
+    big = tmp_path / "big.txt"
+    big.write_text("y" * (1024 * 1024))
+    session, task = await start("deaf", tmp_path, {"big_file": str(big), "reads": 2})  # 2 MB: under the bound
+    session.start_prompt("go")
+    await wait_for(lambda: "stuck" in session.state.status_detail, what="the stuck status")
+    assert any("has not read its input" in getattr(e, "text", "") for e in session.state.entries)
+    assert session.process.queued_bytes <= session.process.max_queued_bytes
+    await finish(session, task)  # stdin, SIGTERM (ignored), SIGKILL
+    assert session.process.returncode == -signal.SIGKILL
 
 
 def wait_gone(pid: int, timeout: float = 20.0) -> None:
