@@ -262,9 +262,11 @@ async def test_nothing_outside_the_cwd_is_read_written_run_or_reverted(tmp_path:
     (project / "link").symlink_to(outside)
     args = {"outside": str(outside), "link": str(project / "link"), "inside_file": str(project / "in.txt"),
             "inside_dir": str(project)}
-    session, task = await start("scope", project, args)
+    from rat_tui.client_tools.settings import ClientToolsSettings
+
+    session, task = await start("scope", project, args, client_tools=ClientToolsSettings())
     await asyncio.wait_for(session.start_prompt("go"), 60)
-    answers = [m for m in received(record_file) if "method" not in m]
+    answers = [m for m in received(record_file) if "method" not in m][:8]  # then the MCP connection's
     assert [("error" in a, a.get("error", {}).get("code")) for a in answers] == [
         (True, -32001),  # read outside
         (True, -32001),  # read through a symlink leading outside
@@ -276,6 +278,9 @@ async def test_nothing_outside_the_cwd_is_read_written_run_or_reverted(tmp_path:
         (False, None),  # a read inside still works
     ], answers
     assert "top secret" not in json.dumps(answers)
+    mcp = [json.loads(line)["message"] for line in Path(f"{record_file}.mcp").read_text().splitlines()]
+    [shown] = [m["result"] for m in mcp if m.get("id") == 2]
+    assert shown["isError"] and "did not allow showing" in shown["content"][0]["text"]  # asked, and refused
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt", "victim.txt"]
     assert session.state.pending_permissions == 0
     # The diff reported for a file outside is not tracked, so F3 cannot revert it there.

@@ -181,8 +181,15 @@ def scope_script(args: dict) -> dict:
                     "content": [{"type": "diff", "path": f"{outside}/victim.txt", "oldText": "agent-chosen original\n",
                                  "newText": "victim\n"}]}},
         {"request": {"method": "fs/read_text_file", "params": {"sessionId": "$SESSION", "path": args["inside_file"]}}},
+        # rat-tui's own show_file, for a file outside: it must ask (and with nobody to ask, refuse)
+        {"mcp_acp": {"conn": "t", "messages": [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "show_file", "arguments": {"path": f"{outside}/secret.txt"}}}]}},
     ]
-    return {"turns": [steps]}
+    return {"initialize_result": {"agentCapabilities": {"mcpCapabilities": {"acp": True}}}, "turns": [steps]}
 
 
 class HostileAgent(ScriptedAgent):
