@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from .helpers.agents import received
+from .helpers.agents import assert_sent_messages_valid
 
 
 @pytest.fixture(autouse=True)
@@ -32,19 +31,6 @@ def record_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("RAT_FAKE_RECORD", str(path))
     yield path
     assert_sent_messages_valid(path)
-
-
-def assert_sent_messages_valid(path: Path) -> None:
-    from .helpers.acp_schema import def_name, validate_message
-
-    sent = Path(str(path) + ".sent")
-    asked = [json.loads(line) for line in sent.read_text().splitlines()] if sent.exists() else []
-    methods = {request["id"]: request["method"] for request in asked}
-    for message in received(path):
-        method = methods.get(message.get("id")) if "method" not in message else None
-        if method is not None and def_name(method, "response") is None:
-            continue  # our answer to a made-up method (the tests' "x/unknown"): nothing to check
-        validate_message(message, "client", {message["id"]: method} if method else {})
 
 
 @pytest.fixture

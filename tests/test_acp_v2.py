@@ -21,7 +21,7 @@ from rat_tui.state.models import MessageEntry
 from rat_tui.ui.screens.traffic import TrafficScreen
 from rat_tui.ui.widgets.status_bar import StatusBar
 
-from .helpers.agents import received, scripted_argv
+from .helpers.agents import assert_sent_messages_valid, received, scripted_argv
 from .helpers.harness import RatThemedApp, finish, wait_for
 
 V2_SCHEMA = Path(__file__).resolve().parent / "fixtures" / "acp-schema" / "v2-preview"
@@ -41,8 +41,6 @@ def v2_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     yield path
     monkeypatch.setenv("RAT_ACP_SCHEMA_DIR", str(V2_SCHEMA))
     monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")
-    from .conftest import assert_sent_messages_valid
-
     assert_sent_messages_valid(path)
 
 

@@ -45,3 +45,16 @@ def answered(record: Path, method: str = PROBE_METHOD) -> int:
     lines = asked.read_text().splitlines() if asked.exists() else []
     ids = {request["id"] for request in map(json.loads, lines) if request.get("method") == method}
     return sum(1 for m in received(record) if "method" not in m and m.get("id") in ids)
+
+
+def assert_sent_messages_valid(path: Path) -> None:
+    from .acp_schema import def_name, validate_message
+
+    sent = Path(str(path) + ".sent")
+    asked = [json.loads(line) for line in sent.read_text().splitlines()] if sent.exists() else []
+    methods = {request["id"]: request["method"] for request in asked}
+    for message in received(path):
+        method = methods.get(message.get("id")) if "method" not in message else None
+        if method is not None and def_name(method, "response") is None:
+            continue  # our answer to a made-up method (the tests' "x/unknown"): nothing to check
+        validate_message(message, "client", {message["id"]: method} if method else {})
