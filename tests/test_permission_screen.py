@@ -226,7 +226,7 @@ async def test_command_diff_and_context_are_visible() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         seen = screen_text(app)
-        assert "/home/user/project/notes.txt" in seen and "@@ -3," in seen
+        assert "/home/user/project/notes.txt" in seen and "@@ -2," in seen  # three lines of context, as the diff viewer
         assert "−line 5" in seen and "+LINE FIVE" in seen and "−line 11" in seen
         assert "edit · pending" in seen  # the request's status wins over what was known
         assert "↳ /home/user/project/notes.txt" in seen

@@ -15,8 +15,12 @@ from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlparse
 
+import regex
+
 log = logging.getLogger("rat.elicitation")
 
+PATTERN_TIMEOUT = 0.02  # seconds a field's `pattern` may take on one value before it is left unchecked
+_SLOW_PATTERNS: set[str] = set()  # patterns that once ran out of time: not tried again
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -201,12 +205,19 @@ def _check_string(field: FormField, text: str) -> tuple[Any, str | None]:
     problem = _format_problem(field.format, text)
     if problem:
         return None, problem
-    if field.pattern:
+    if field.pattern and field.pattern not in _SLOW_PATTERNS:
         try:
-            matched = re.search(field.pattern, text) is not None
-        except re.error:
+            # The `regex` engine, with a time limit: a pattern that backtracks catastrophically (`^(a+)+$`
+            # on "aaaa…!") would hold the UI thread for seconds per keystroke with `re`.
+            matched = regex.search(field.pattern, text, timeout=PATTERN_TIMEOUT) is not None
+        except regex.error:
             log.warning("elicitation field %s has a pattern Python cannot read: %r", field.name, field.pattern)
             matched = True  # the agent checks its own pattern; do not block the user on ours
+        except TimeoutError:
+            log.warning("elicitation field %s: pattern %r took over %.2f s on a value; no longer checked",
+                        field.name, field.pattern, PATTERN_TIMEOUT)
+            _SLOW_PATTERNS.add(field.pattern)  # one stall at most, not one per keystroke
+            matched = True  # the agent checks its own pattern; do not freeze the user on ours
         if not matched:
             return None, f"Must match the pattern {field.pattern}"
     return text, None

@@ -222,6 +222,7 @@ class FileDiff:
         self.hunks = group_hunks(diff_opcodes(self.old_lines, self.new_lines))
         self.added = sum(j2 - j1 for h in self.hunks for tag, _, _, j1, j2 in h.opcodes if tag != "equal")
         self.removed = sum(i2 - i1 for h in self.hunks for tag, i1, i2, _, _ in h.opcodes if tag != "equal")
+        self._widest: dict[str, int] = {}
 
     @cached_property
     def unified(self) -> list[Row]:
@@ -273,6 +274,17 @@ class FileDiff:
     def split_starts(self) -> list[int]:
         """Row index of each hunk's header in `split`."""
         return [i for i, row in enumerate(self.split) if row.header is not None]
+
+    def widest(self, mode: str) -> int:
+        """The longest row text of a mode, in characters (for horizontal scrolling); computed once."""
+        widest = self._widest.get(mode)
+        if widest is None:
+            if mode == "split":
+                texts = (cell.text for row in self.split for cell in (row.left, row.right) if cell)
+            else:
+                texts = (row.text for row in self.unified if row.kind != "hunk")
+            widest = self._widest[mode] = max(map(len, texts), default=0)
+        return widest
 
     def rows(self, mode: str) -> list[Row] | list[SplitRow]:
         return self.split if mode == "split" else self.unified

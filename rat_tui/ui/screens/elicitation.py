@@ -48,6 +48,34 @@ DIALOG_CSS = """
 """
 
 
+FIELD_BATCH = 20  # fields mounted at a time
+
+
+_NO_VALUE = object()
+
+
+def _initial(field: FormField) -> Any:
+    """What a field's control holds when built, in the form `raw_values` reports it."""
+    if field.kind == "boolean":
+        return bool(field.default)
+    if field.kind == "enum":
+        return field.default
+    if field.kind == "multi":
+        return list(field.default or ())
+    if field.kind in ("string", "number", "integer"):
+        return "" if field.default is None else str(field.default)
+    return _NO_VALUE  # unsupported: its control is a note, and has no value
+
+
+class LazyFields(VerticalScroll):
+    """The form's fields; scrolling near the end builds the next batch."""
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new >= self.max_scroll_y - 2 and isinstance(self.screen, ElicitationScreen):
+            self.screen.build_fields()
+
+
 class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
     """A form: one row group per property, in the agent's order; messages appear under bad fields."""
 
@@ -78,6 +106,7 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
         self.question = question
         self.form = question.form
         self._tried = False
+        self._built = 0  # fields mounted so far (the first FIELD_BATCH at once, more as they are reached)
 
     def compose(self) -> ComposeResult:
         form = self.form
@@ -89,18 +118,15 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
                 yield Static(Text(form.message), id="message")
             if form.title or form.description:
                 yield Static(Text("\n".join(t for t in (form.title, form.description) if t)), classes="muted")
-            with VerticalScroll(id="fields", can_focus=False):
-                for index, field in enumerate(form.fields):
-                    with Vertical(classes="field", id=f"field-{index}"):
-                        if field.kind != "boolean":  # a checkbox carries its own label
-                            yield Static(Text(field.title + (" *" if field.required else "")), classes="label")
-                        if field.description:
-                            yield Static(Text(field.description), classes="muted")
-                        yield self._control(index, field)
-                        hint = constraints(field)
-                        if hint:
-                            yield Static(Text(hint), classes="muted")
-                        yield Static("", id=f"error-{index}", classes="error -empty")
+            with LazyFields(id="fields", can_focus=False):
+                # A big form is built as it is reached: FIELD_BATCH fields now, more as the focus or the
+                # scroll nears the last one built (1,000 fields mounted at once took minutes).
+                self._built = min(FIELD_BATCH, len(form.fields))
+                for index in range(self._built):
+                    yield self._field_group(index, form.fields[index])
+                more = Static(self._more_text(), id="more", classes="muted")
+                more.display = self._built < len(form.fields)
+                yield more
             if form.blocked_by:
                 names = ", ".join(f.title for f in form.blocked_by)
                 yield Static(Text(f"This form needs {names}, which rat-tui cannot show: you can only decline or cancel."),
@@ -111,6 +137,41 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
                 yield Button("Cancel", id="cancel", compact=True)
             required = " · * required" if any(f.required for f in form.fields) else ""
             yield Static(f"Tab next field · Ctrl+S accept · Esc cancel{required}", id="hint")
+
+    def _field_group(self, index: int, field: FormField) -> Widget:
+        children: list[Widget] = []
+        if field.kind != "boolean":  # a checkbox carries its own label
+            children.append(Static(Text(field.title + (" *" if field.required else "")), classes="label"))
+        if field.description:
+            children.append(Static(Text(field.description), classes="muted"))
+        children.append(self._control(index, field))
+        hint = constraints(field)
+        if hint:
+            children.append(Static(Text(hint), classes="muted"))
+        children.append(Static("", id=f"error-{index}", classes="error -empty"))
+        return Vertical(*children, classes="field", id=f"field-{index}")
+
+    def _more_text(self) -> str:
+        left = len(self.form.fields) - self._built
+        return f"… {left} more field{'s' if left != 1 else ''} below" if left else ""
+
+    def build_fields(self, upto: int | None = None):
+        """Mount the next batch of fields (or all up to index `upto`); returns the mount's awaitable."""
+        total = len(self.form.fields)
+        target = min(total, max(self._built + FIELD_BATCH, (upto + 1) if upto is not None else 0))
+        if target <= self._built:
+            return None
+        groups = [self._field_group(i, self.form.fields[i]) for i in range(self._built, target)]
+        self._built = target
+        more = self.query_one("#more", Static)
+        more.update(self._more_text())
+        more.display = target < total
+        return self.query_one("#fields", LazyFields).mount_all(groups, before=more)
+
+    def on_descendant_focus(self, event: Any) -> None:
+        control_id = getattr(event.widget, "id", None) or ""
+        if control_id.startswith("input-") and int(control_id.split("-", 1)[1]) >= self._built - FIELD_BATCH // 2:
+            self.build_fields()
 
     def _control(self, index: int, field: FormField) -> Widget:
         control_id = f"input-{index}"
@@ -151,19 +212,30 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
     # -- values and messages --------------------------------------------------------------------
 
     def raw_values(self) -> dict[str, Any]:
-        """What each control holds, by field name, in the form `check` reads."""
+        """What each control holds, by field name, in the form `check` reads (a field not built yet
+        holds what its control would start with)."""
         values: dict[str, Any] = {}
         for index, field in enumerate(self.form.fields):
-            control = self.query_one(f"#input-{index}")
-            if isinstance(control, (Input, Checkbox)):
-                values[field.name] = control.value
-            elif isinstance(control, Select):
-                values[field.name] = None if control.value is Select.NULL else control.value
-            elif isinstance(control, SelectionList):
-                values[field.name] = list(control.selected)
+            control = self.query_one(f"#input-{index}") if index < self._built else None
+            value = self._value_of(field, control)
+            if value is not _NO_VALUE:
+                values[field.name] = value
         return values
 
+    def _value_of(self, field: FormField, control: Widget | None) -> Any:
+        if control is None:
+            return _initial(field)
+        if isinstance(control, (Input, Checkbox)):
+            return control.value
+        if isinstance(control, Select):
+            return None if control.value is Select.NULL else control.value
+        if isinstance(control, SelectionList):
+            return list(control.selected)
+        return _NO_VALUE
+
     def _show_error(self, index: int, message: str | None) -> None:
+        if index >= self._built:
+            return
         error = self.query_one(f"#error-{index}", Static)
         error.update(Text(message or ""))
         error.set_class(not message, "-empty")
@@ -172,7 +244,7 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
     def errors(self) -> dict[str, str]:
         """The messages now shown, by field name (for tests and the log)."""
         shown = {}
-        for index, field in enumerate(self.form.fields):
+        for index, field in enumerate(self.form.fields[: self._built]):
             error = self.query_one(f"#error-{index}", Static)
             if not error.has_class("-empty"):
                 shown[field.name] = str(error.render())
@@ -184,7 +256,8 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
             return
         index = int((control.id or "").split("-", 1)[1])
         field = self.form.fields[index]
-        _, problem = check(field, self.raw_values().get(field.name))
+        value = self._value_of(field, control)  # this field only: a form may have 1,000
+        _, problem = check(field, None if value is _NO_VALUE else value)
         self._show_error(index, problem)
 
     @on(Input.Changed)
@@ -201,17 +274,19 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
 
     # -- answering ------------------------------------------------------------------------------
 
-    def action_accept(self) -> None:
+    async def action_accept(self) -> None:
         if self.form.blocked_by:
             self.app.bell()
             return
         self._tried = True
         content, problems = content_of(self.form, self.raw_values())
-        first = None
-        for index, field in enumerate(self.form.fields):
+        first = next((i for i, f in enumerate(self.form.fields) if f.name in problems), None)
+        if first is not None and first >= self._built:
+            mounting = self.build_fields(upto=first)  # the first bad field must be on screen
+            if mounting is not None:
+                await mounting
+        for index, field in enumerate(self.form.fields[: self._built]):
             self._show_error(index, problems.get(field.name))
-            if field.name in problems and first is None:
-                first = index
         if first is not None:
             self.app.bell()
             control = self.query_one(f"#input-{first}")
@@ -225,10 +300,10 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
         self.dismiss({"action": "cancel"})
 
     @on(Button.Pressed)
-    def _button(self, event: Button.Pressed) -> None:
+    async def _button(self, event: Button.Pressed) -> None:
         event.stop()
         if event.button.id == "accept":
-            self.action_accept()
+            await self.action_accept()
         elif event.button.id == "decline":
             self.dismiss({"action": "decline"})
         else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+import asyncio
 from typing import Any
 
 from rich.console import RenderableType
@@ -15,6 +15,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...state import diff_cache
+from ...state.diffing import FileDiff
 from ...state.permission_policy import command_of, merge_tool_call
 from .modal_answer import DismissOnce
 
@@ -35,10 +37,14 @@ MOVE = Binding.Group("Move", compact=True)
 
 def compact_diff(old: str | None, new: str, limit: int = MAX_DIFF_LINES) -> tuple[list[str], int]:
     """The first `limit` lines of a unified diff without the file headers, and how many were cut."""
-    lines = list(
-        difflib.unified_diff((old or "").splitlines(), new.splitlines(), lineterm="", n=2)
-    )[2:]  # the ---/+++ headers repeat the path the preview already shows
-    return lines[:limit], max(0, len(lines) - limit)
+    return _first_lines(FileDiff("", old, new), limit)
+
+
+def _first_lines(diff: FileDiff, limit: int) -> tuple[list[str], int]:
+    """O(limit): the rows are built with the diff (off the UI thread when it is big)."""
+    marks = {"added": "+", "removed": "-", "context": " ", "hunk": ""}
+    rows = diff.unified
+    return [marks[row.kind] + row.text for row in rows[:limit]], max(0, len(rows) - limit)
 
 
 class DiffPreview(Static):
@@ -59,12 +65,31 @@ class DiffPreview(Static):
         super().__init__()
         self.path = str(item.get("path") or "?")
         self.new_file = item.get("oldText") is None
-        self.lines, self.cut = compact_diff(item.get("oldText"), str(item.get("newText") or ""))
+        old = item.get("oldText")
+        self._source = (self.path, None if old is None else str(old), str(item.get("newText") or ""))
+        self.lines: list[str] = []
+        self.cut = 0
+        # Shared with the tool-call card and the diff viewer (state/diff_cache.py); a big diff is
+        # computed in a worker thread, so the dialog opens at once and the preview fills in.
+        loop = asyncio.get_running_loop()
+        diff = diff_cache.shared.diff(*self._source, lambda: loop.call_soon_threadsafe(self._ready))
+        self.pending = diff is None
+        if diff is not None:
+            self.lines, self.cut = _first_lines(diff, MAX_DIFF_LINES)
+
+    def _ready(self) -> None:
+        diff = diff_cache.shared.get(*self._source)
+        if diff is not None:
+            self.lines, self.cut = _first_lines(diff, MAX_DIFF_LINES)
+        self.pending = False
+        self.refresh(layout=True)
 
     @property
     def plain_text(self) -> str:
         head = self.path + ("  (new file)" if self.new_file else "")
         tail = [f"… {self.cut} more lines"] if self.cut else []
+        if self.pending:
+            tail = ["computing the diff…"]
         return "\n".join([head, *self.lines, *tail])
 
     def render(self) -> RenderableType:
@@ -74,6 +99,8 @@ class DiffPreview(Static):
         text.append(self.path, style=style("diff-preview--path"))
         if self.new_file:
             text.append("  (new file)", style=style("diff-preview--hunk"))
+        if self.pending:
+            text.append("\ncomputing the diff…", style=style("diff-preview--hunk"))
         for line in self.lines:
             name = {"+": "diff-preview--added", "-": "diff-preview--removed", "@": "diff-preview--hunk"}.get(line[:1])
             text.append("\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 
@@ -172,6 +173,7 @@ class SessionView(Vertical):
     def _on_changes(self, batch: list[Change]) -> None:
         transcript = self.transcript
         status_dirty = plan_dirty = False
+        cards: dict[str, None] = {}  # each changed card drawn once per batch, however many updates it had
         for change in batch:
             if isinstance(change, TextAppended):
                 transcript.append_text(change.key, change.text)
@@ -183,10 +185,7 @@ class SessionView(Vertical):
                 if reducer.is_agent_notice(entry):
                     self._toast(entry)  # type: ignore[arg-type]
             elif isinstance(change, EntryChanged):
-                entry = self.session.state.by_key.get(change.key)
-                if isinstance(entry, ToolCallEntry):
-                    transcript.set_renderable(entry.key, self._card(entry))
-                    self._follow_along(entry)
+                cards[change.key] = None
             elif isinstance(change, FieldChanged):
                 status_dirty = True
                 plan_dirty = plan_dirty or change.name == "plan"
@@ -194,6 +193,11 @@ class SessionView(Vertical):
                     self.composer.set_commands(list(self.session.state.commands))
                 elif change.name == "status":
                     self.flow.status_changed()
+        for key in cards:
+            entry = self.session.state.by_key.get(key)
+            if isinstance(entry, ToolCallEntry):
+                transcript.set_renderable(entry.key, self._card(entry))
+                self._follow_along(entry)
         if plan_dirty:
             self.plan_panel.show_plan(self.session.state.plan)
         if len(self.session.state.images) != self._images_seen:
@@ -227,7 +231,15 @@ class SessionView(Vertical):
     def _card(self, call: ToolCallEntry):
         variables = self.app.theme_variables
         colours = {name: variables.get(name, "") for name in CARD_COLOURS}
-        return render_tool_call(call, self.session.state.terminals, colours)
+        loop, key = asyncio.get_running_loop(), call.key
+        # A big diff is computed off the loop: the card is drawn again once it is ready.
+        return render_tool_call(call, self.session.state.terminals, colours,
+                                lambda: loop.call_soon_threadsafe(self._redraw_card, key))
+
+    def _redraw_card(self, key: str) -> None:
+        entry = self.session.state.by_key.get(key)
+        if self.is_attached and isinstance(entry, ToolCallEntry):
+            self.transcript.set_renderable(key, self._card(entry))
 
     def _follow_along(self, call: ToolCallEntry) -> None:
         preview = self.preview

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 
 from pygments.lexer import Lexer
@@ -18,6 +19,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...state import diff_cache
 from ...state.diffing import FileDiff, Row, SplitRow
 from ...protocol.sanitize import clean
 
@@ -240,25 +242,42 @@ class DiffView(ScrollView, can_focus=True):
     # -- model and sizes ----------------------------------------------------------------------------
 
     def _load(self, path: str, old_text: str | None, new_text: str) -> None:
-        self._diff = FileDiff(path, old_text, new_text)
+        # The diff is shared with the tool-call card (state/diff_cache.py): computed once, a big one in a
+        # worker thread; until it is ready the view shows its header saying so.
+        self._source = (path, old_text, new_text)
+        ready = None
+        try:
+            loop = asyncio.get_running_loop()
+            ready = lambda: loop.call_soon_threadsafe(self._diff_ready, path, old_text, new_text)  # noqa: E731
+        except RuntimeError:  # no loop (built outside an app): compute in place
+            pass
+        diff = diff_cache.shared.diff(path, old_text, new_text, ready) if ready else FileDiff(path, old_text, new_text)
+        self.pending = diff is None
+        self._set_model(diff if diff is not None else FileDiff(path, "", ""))
+
+    def _diff_ready(self, path: str, old_text: str | None, new_text: str) -> None:
+        if self._source != (path, old_text, new_text):
+            return  # another diff was loaded meanwhile
+        diff = diff_cache.shared.get(path, old_text, new_text) or FileDiff(path, old_text, new_text)
+        self.pending = False
+        self._set_model(diff)
+        if self.is_attached:
+            self._sync_size()
+            self.refresh()
+
+    def _set_model(self, diff: FileDiff) -> None:
+        self._diff = diff
+        path = diff.path
         self._lexer = _lexer_for(path)
         self._chunks.clear()
         self._strips.clear()
         self._nav = None
         lines = len(self._diff.old_lines), len(self._diff.new_lines)
         self._number_width = len(str(max(*lines, 1)))
-        self._widest: dict[str, int] = {}
 
     def _widest_line(self) -> int:
         """The longest row text of the current mode, in characters (for horizontal scrolling)."""
-        if self.mode not in self._widest:
-            rows = self._diff.rows(self.mode)
-            if self.mode == "split":
-                texts = (cell.text for row in rows for cell in (row.left, row.right) if cell)
-            else:
-                texts = (row.text for row in rows if row.kind != "hunk")
-            self._widest[self.mode] = min(max(map(len, texts), default=0), MAX_LINE_CHARS)
-        return self._widest[self.mode]
+        return min(self._diff.widest(self.mode), MAX_LINE_CHARS)
 
     def _sync_size(self) -> None:
         width = self.scrollable_content_region.width
@@ -322,6 +341,10 @@ class DiffView(ScrollView, can_focus=True):
         style = self._base_style() + self._style("diff-view--header")
         diff = self._diff
         tail = [Segment("  new file", style)] if diff.is_new else []
+        if self.pending:
+            tail += [Segment("  computing the diff…", style)]
+            room = width - 1 - sum(cell_len(s.text) for s in tail)
+            return Strip([Segment(" " + diff.path[:max(room, 0)], style), *tail]).crop_extend(0, width, style)
         tail += [Segment("  "), Segment(f"+{diff.added}", style + self._marker_style("added")),
                  Segment(" "), Segment(f"−{diff.removed}", style + self._marker_style("removed")), Segment(" ")]
         room = width - 1 - sum(cell_len(s.text) for s in tail)

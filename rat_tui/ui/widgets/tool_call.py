@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import json
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from ...state import diff_cache
 from ...state.media import annotation_badge, media_placeholder
 from ...state.models import TerminalState, ToolCallEntry
 from ...protocol.sanitize import clean, clean_ansi
@@ -38,11 +38,14 @@ INDENT = "   "
 
 
 def render_tool_call(
-    call: ToolCallEntry, terminals: dict[str, TerminalState], colours: dict[str, str] | None = None
+    call: ToolCallEntry, terminals: dict[str, TerminalState], colours: dict[str, str] | None = None,
+    on_diff_ready: Callable[[], None] | None = None,
 ) -> RenderableType:
     """The card: header, locations, content (text, diffs, terminals), raw input/output when expanded.
 
-    `colours` maps theme variable names (tool-completed, diff-added, …) to colours.
+    `colours` maps theme variable names (tool-completed, diff-added, …) to colours. A big diff is
+    computed in a worker thread (state/diff_cache.py, shared with the diff viewer): the card shows a
+    placeholder until then, and `on_diff_ready` is called (from that thread) once it can be drawn.
     """
     colours = colours or {}
     mark, variable = STATUS_MARKS.get(call.status, ("?", "tool-pending"))
@@ -61,7 +64,7 @@ def render_tool_call(
     limit = EXPANDED_LINES if call.expanded else COLLAPSED_LINES
     hidden = 0
     for item in call.content:
-        body, cut = _content(item, terminals, colours, limit)
+        body, cut = _content(item, terminals, colours, limit, on_diff_ready)
         hidden += cut
         if body is not None:
             parts.append(body)
@@ -82,7 +85,8 @@ def render_tool_call(
     return Group(*parts)
 
 
-def _content(item: dict[str, Any], terminals: dict[str, TerminalState], colours: dict[str, str], limit: int):
+def _content(item: dict[str, Any], terminals: dict[str, TerminalState], colours: dict[str, str], limit: int,
+             on_diff_ready: Callable[[], None] | None = None):
     kind = item.get("type")
     if kind == "content":
         block = item.get("content") or {}
@@ -108,34 +112,38 @@ def _content(item: dict[str, Any], terminals: dict[str, TerminalState], colours:
             return head, 0
         return Text(f"{INDENT}[{block.get('type', 'content')}: {block.get('mimeType', '')}]", style="dim"), 0
     if kind == "diff":
-        return _diff(item, colours, limit)
+        return _diff(item, colours, limit, on_diff_ready)
     if kind == "terminal":
         return _terminal(str(item.get("terminalId", "")), terminals, colours, limit)
     return _clip(_json(item), limit, "dim")
 
 
-def _diff(item: dict[str, Any], colours: dict[str, str], limit: int):
-    old, new = item.get("oldText"), str(item.get("newText") or "")
-    old_lines = [] if old is None else str(old).splitlines()
-    lines = list(difflib.unified_diff(old_lines, new.splitlines(), lineterm="", n=2))[2:]
-    added = sum(1 for line in lines if line.startswith("+"))
-    removed = sum(1 for line in lines if line.startswith("-"))
-    head = Text(f"{INDENT}{item.get('path', '?')}", style="bold")
+def _diff(item: dict[str, Any], colours: dict[str, str], limit: int, on_ready: Callable[[], None] | None):
+    old = item.get("oldText")
+    old = None if old is None else str(old)
+    path = str(item.get("path") or "?")
+    diff = diff_cache.shared.diff(path, old, str(item.get("newText") or ""), on_ready)
+    head = Text(f"{INDENT}{clean(path)}", style="bold")
     head.append("  (new file)" if old is None else "", style="dim")
-    head.append(f"  +{added}", style=colours.get("diff-added", "green"))
-    head.append(f" −{removed}", style=colours.get("diff-removed", "red"))
+    if diff is None:
+        head.append("  computing the diff…", style="dim italic")
+        return head, 0
+    head.append(f"  +{diff.added}", style=colours.get("diff-added", "green"))
+    head.append(f" −{diff.removed}", style=colours.get("diff-removed", "red"))
+    rows = diff.unified
     body = Text()
-    for line in lines[:limit]:
-        style = ""
-        if line.startswith("+"):
-            style = colours.get("diff-added", "green")
-        elif line.startswith("-"):
-            style = colours.get("diff-removed", "red")
-        elif line.startswith("@@"):
-            style = "dim cyan"
-        body.append(INDENT + line + "\n", style=style)
+    for row in rows[:limit]:  # O(limit): the rows were built with the diff, off the UI thread if big
+        row = row._replace(text=clean(row.text))
+        if row.kind == "added":
+            body.append(f"{INDENT}+{row.text}\n", style=colours.get("diff-added", "green"))
+        elif row.kind == "removed":
+            body.append(f"{INDENT}-{row.text}\n", style=colours.get("diff-removed", "red"))
+        elif row.kind == "hunk":
+            body.append(f"{INDENT}{row.text}\n", style="dim cyan")
+        else:
+            body.append(f"{INDENT} {row.text}\n")
     body.rstrip()
-    return Group(head, body), max(0, len(lines) - limit)
+    return Group(head, body), max(0, len(rows) - limit)
 
 
 def _terminal(terminal_id: str, terminals: dict[str, TerminalState], colours: dict[str, str], limit: int):
@@ -155,12 +163,31 @@ def _terminal(terminal_id: str, terminals: dict[str, TerminalState], colours: di
 
 
 def _clip(text: str, limit: int, style: str, *, ansi: bool = False, tail: bool = False) -> tuple[Text, int]:
-    """At most `limit` lines (the last ones for terminal output), indented."""
-    lines = text.rstrip("\n").splitlines()
-    cut = max(0, len(lines) - limit)
+    """At most `limit` lines (the last ones for terminal output), indented.
+
+    Only the lines shown are split and parsed: a 2 MB tool output or 256 KB of terminal output costs
+    a scan for newlines (in C), not a Python pass over every line.
+    """
+    text = text.rstrip("\n")
+    total = text.count("\n") + 1 if text else 0
+    if total > limit:
+        if tail:
+            cut_at = len(text)
+            for _ in range(limit):
+                cut_at = text.rfind("\n", 0, cut_at)
+            window = text[cut_at + 1 :]
+        else:
+            cut_at = -1
+            for _ in range(limit):
+                cut_at = text.find("\n", cut_at + 1)
+            window = text[:cut_at]
+    else:
+        window = text
+    lines = window.splitlines()
     shown = lines[-limit:] if tail else lines[:limit]
     joined = "\n".join(INDENT + line for line in shown)
-    return (Text.from_ansi(clean_ansi(joined), style=style) if ansi else Text(clean(joined), style=style)), cut
+    return (Text.from_ansi(clean_ansi(joined), style=style) if ansi else Text(clean(joined), style=style)), \
+        max(0, total - limit)
 
 
 def _json(value: Any) -> str:

@@ -1,0 +1,334 @@
+"""Bench: rat-tui in a real terminal (tmux, 200x50) against bench/stress_agent.py, one workload at a time.
+
+Run: .venv/bin/python bench/stress.py [--only NAME,NAME] [--scale 1.0] [--timeout 90] [--json FILE]
+
+Per workload a fresh `rat` runs in its own tmux server; the workload's name is typed as the prompt. Printed:
+- `shown s`: Enter -> the last piece on screen (`END-<name>` and what the workload must show; for a dialog,
+  the dialog), read from `tmux capture-pane`;
+- `floor s`: a parse-only client on the same agent and workload in the same run (spawn, json.loads every
+  line, answer the agent's requests) from the prompt to its answer; `ratio` = shown / floor;
+- `echo max/p50 ms`: keystrokes typed into the focused field while the workload runs (one every 0.1 s,
+  `~` then Backspace), each timed until capture-pane shows it; the WORST is what a user feels;
+- `RSS MB`: the app's peak resident memory (VmHWM) at the end of the workload.
+Startup: launch -> first frame and -> `ready` in the status bar, against bench/bare_app.py (a bare Textual
+app that spawns the same agent, does initialize + session/new and shows `ready`), best of N each.
+Targets (#11): echo <= 50 ms everywhere; chunks20000 <= 4x floor, chunks2000 <= 6x; ready <= 1.5x bare;
+RSS <= 100 MB after chunks20000. The machine is shared: read ratios, not seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+AGENT = [sys.executable, str(HERE / "stress_agent.py")]
+RAT = [sys.executable, "-m", "rat_tui", "--"]
+BARE = [sys.executable, str(HERE / "bare_app.py")]
+SIZE = (200, 50)
+PROBE = "~"
+PROBE_GAP = 0.1
+
+# name -> (what must be on screen at the end, dialog workload: keys to press once it shows)
+WORKLOADS: dict[str, tuple[list[str], list[str] | None]] = {
+    "chunks20000": (["END-chunks20000"], None),
+    "chunks2000": (["END-chunks2000"], None),
+    "diff": (["END-diff", "−2000"], None),
+    "output": (["END-output"], None),
+    "terminal": (["END-terminal", "exit code 0"], None),
+    "markdown": (["END-markdown"], None),
+    "code": (["END-code"], None),
+    "plan": (["END-plan"], None),
+    "commands": (["END-commands"], None),
+    "toolcalls": (["END-toolcalls"], None),
+    "notifications": (["END-notifications"], None),
+    "form": (["FORM-READY"], ["probe", "Escape"]),
+    "pattern": (["PATTERN-READY"], ["C-s", "probe", "Escape"]),
+    "permission": (["PERMISSION-READY"], ["Escape"]),
+}
+READY = re.compile(r"\bready\b")
+
+
+class Tmux:
+    """One tmux server running one command in a 200x50 window, read and typed into through a control-mode
+    client (`tmux -C`, output notifications off): a capture costs the server a screen dump, not a fork
+    and exec of a tmux client, so polling every few milliseconds leaves the CPU to the app."""
+
+    count = 0
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        Tmux.count += 1
+        self.socket = f"rat-stress-{os.getpid()}-{Tmux.count}"
+        exports = " ".join(f"{k}={_quote(v)}" for k, v in env.items())
+        command = f"cd {_quote(str(ROOT))} && exec env {exports} " + " ".join(_quote(a) for a in argv)
+        self.started = time.perf_counter()
+        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "w",
+                        "-x", str(SIZE[0]), "-y", str(SIZE[1]), command], check=True)
+        self.control = subprocess.Popen(["tmux", "-L", self.socket, "-C", "attach-session", "-f", "no-output",
+                                         "-t", "w"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self._block()  # the attach's own answer
+        self._run("set-option -g window-size manual")
+        self.pid = int(self._run("display-message -p -t w '#{pane_pid}'").strip())
+
+    def _run(self, command: str) -> str:
+        assert self.control.stdin
+        self.control.stdin.write(command.encode() + b"\n")
+        self.control.stdin.flush()
+        return self._block()
+
+    def _block(self) -> str:
+        assert self.control.stdout
+        lines: list[bytes] = []
+        inside = False
+        for line in self.control.stdout:
+            if not inside:
+                inside = line.startswith(b"%begin")
+                continue
+            if line.startswith((b"%end", b"%error")):
+                break
+            lines.append(line)
+        return b"".join(lines).decode("utf-8", "replace")
+
+    def screen(self) -> str:
+        return self._run("capture-pane -p -t w")
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self._run("send-keys -t w " + ("-l " if literal else "") + " ".join(_quote(k) for k in keys))
+
+    def peak_rss_mb(self) -> float | None:
+        try:
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return None
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        self.control.wait(5)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def fresh_env(scale: float) -> dict[str, str]:
+    base = Path(tempfile.mkdtemp(prefix="rat-stress-"))
+    env = {name: str(base / name.lower()) for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")}
+    env.update(RAT_STRESS_SCALE=str(scale), LANG="C.UTF-8", TERM="tmux-256color", TEXTUAL_ANIMATIONS="none")
+    return env
+
+
+def wait_for(tmux: Tmux, test, timeout: float, interval: float = 0.005) -> tuple[float | None, str]:
+    deadline = time.perf_counter() + timeout
+    screen = ""
+    while time.perf_counter() < deadline:
+        screen = tmux.screen()
+        if test(screen):
+            return time.perf_counter(), screen
+        time.sleep(interval)
+    return None, screen
+
+
+class Prober:
+    """Types `~`, then Backspace, one key per PROBE_GAP, timing each until the screen shows it."""
+
+    def __init__(self, tmux: Tmux) -> None:
+        self.tmux = tmux
+        self.latencies: list[float] = []
+        self.typed = False
+        self.next_at = 0.0
+        self.lost = 0
+
+    def probe(self, screen: str, timeout: float) -> str:
+        before = screen.count(PROBE)
+        if self.typed:
+            self.tmux.keys("BSpace")
+            want = lambda s: s.count(PROBE) < before  # noqa: E731
+        else:
+            self.tmux.keys(PROBE, literal=True)
+            want = lambda s: s.count(PROBE) > before  # noqa: E731
+        sent = time.perf_counter()
+        seen, screen = wait_for(self.tmux, want, timeout, 0.002)
+        if seen is None:
+            self.lost += 1
+            self.latencies.append(timeout)
+        else:
+            self.latencies.append(seen - sent)
+            self.typed = not self.typed
+        self.next_at = time.perf_counter() + PROBE_GAP
+        return screen
+
+    def summary(self) -> dict:
+        got = sorted(self.latencies)
+        return {"keys": len(got), "echo_max_ms": 1000 * got[-1] if got else None,
+                "echo_p50_ms": 1000 * got[len(got) // 2] if got else None, "lost": self.lost}
+
+
+def run_app(name: str, scale: float, timeout: float) -> dict:
+    needles, dialog_keys = WORKLOADS[name]
+    tmux = Tmux([*RAT, *AGENT], fresh_env(scale))
+    try:
+        ready, screen = wait_for(tmux, lambda s: READY.search(s) is not None, 30, 0.02)
+        if ready is None:
+            return {"error": "never ready: " + screen.strip()[-200:]}
+        tmux.keys(name, literal=True)
+        wait_for(tmux, lambda s: name in s, 5, 0.005)
+        tmux.keys("Enter")
+        start = time.perf_counter()
+        prober = Prober(tmux)
+        prober.next_at = start + 0.02
+        deadline = start + timeout
+        shown = None
+        while time.perf_counter() < deadline:
+            screen = tmux.screen()
+            if all(n in screen for n in needles):
+                shown = time.perf_counter() - start
+                break
+            if time.perf_counter() >= prober.next_at:
+                prober.probe(screen, max(0.5, deadline - time.perf_counter()))
+                continue
+            time.sleep(0.01)
+        result = {"shown_s": shown, **prober.summary()}
+        if shown is not None and dialog_keys:
+            dialog = Prober(tmux)
+            for key in dialog_keys:
+                if key == "probe":
+                    for _ in range(6):  # three characters typed and erased in the dialog's field
+                        screen = dialog.probe(tmux.screen(), 30)
+                        time.sleep(PROBE_GAP)
+                else:
+                    tmux.keys(key)
+                    time.sleep(0.2)
+            summary = dialog.summary()
+            result["dialog_echo_max_ms"] = summary["echo_max_ms"]
+            ended, _ = wait_for(tmux, lambda s: f"END-{name}" in s, 60, 0.05)
+            result["answered"] = ended is not None
+        result["rss_mb"] = tmux.peak_rss_mb()
+        if shown is None:
+            result["error"] = f"timed out after {timeout:.0f} s"
+        return result
+    finally:
+        tmux.close()
+
+
+async def floor(name: str, scale: float) -> float:
+    """A parse-only client: prompt sent -> its answer, every line json-parsed, requests answered."""
+    env = {**os.environ, "RAT_STRESS_SCALE": str(scale)}
+    proc = await asyncio.create_subprocess_exec(*AGENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                limit=1 << 30, env=env)
+    assert proc.stdin and proc.stdout
+
+    async def call(mid: int, method: str, params: dict) -> None:
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": mid, "method": method, "params": params}) + "\n").encode())
+        await proc.stdin.drain()
+        while True:
+            msg = json.loads(await proc.stdout.readline())
+            if msg.get("id") == mid and "method" not in msg:
+                return
+            if "method" in msg and "id" in msg:
+                result = {"action": "cancel"} if msg["method"] == "elicitation/create" else \
+                    {"outcome": {"outcome": "cancelled"}}
+                proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n").encode())
+                await proc.stdin.drain()
+
+    await call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    await call(1, "session/new", {"cwd": os.getcwd(), "mcpServers": []})
+    start = time.perf_counter()
+    await call(2, "session/prompt", {"sessionId": "stress", "prompt": [{"type": "text", "text": name}]})
+    elapsed = time.perf_counter() - start
+    proc.stdin.close()
+    await proc.wait()
+    return elapsed
+
+
+def startup(argv: list[str], ready_text: re.Pattern[str]) -> dict:
+    tmux = Tmux(argv, fresh_env(1.0))
+    try:
+        first, _ = wait_for(tmux, lambda s: s.strip() != "", 30, 0.003)
+        ready, _ = wait_for(tmux, lambda s: ready_text.search(s) is not None, 30, 0.003)
+        return {"first_s": first - tmux.started if first else None, "ready_s": ready - tmux.started if ready else None,
+                "rss_mb": tmux.peak_rss_mb()}
+    finally:
+        tmux.close()
+
+
+def fmt(value, spec: str = ".2f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", help="comma-separated workloads (and/or 'startup'); default: all")
+    parser.add_argument("--scale", type=float, default=1.0, help="scale every workload's size (default 1.0)")
+    parser.add_argument("--timeout", type=float, default=90.0, help="seconds before a workload counts as stuck")
+    parser.add_argument("--startup-runs", type=int, default=3)
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        sys.exit("stress.py needs tmux")
+    chosen = args.only.split(",") if args.only else ["startup", *WORKLOADS]
+    unknown = [n for n in chosen if n != "startup" and n not in WORKLOADS]
+    if unknown:
+        sys.exit(f"unknown workload(s) {unknown}; known: startup, {', '.join(WORKLOADS)}")
+    results: dict[str, dict] = {}
+    if "startup" in chosen:
+        bare_runs, rat_runs = [], []
+        for _ in range(args.startup_runs):  # interleaved, so both see the same noise
+            bare_runs.append(startup([*BARE, *AGENT], re.compile(r"bare: ready")))
+            rat_runs.append(startup([*RAT, *AGENT], READY))
+        best = lambda runs, key: min((r[key] for r in runs if r[key] is not None), default=None)  # noqa: E731
+        results["startup"] = {"bare_first_s": best(bare_runs, "first_s"), "bare_ready_s": best(bare_runs, "ready_s"),
+                              "rat_first_s": best(rat_runs, "first_s"), "rat_ready_s": best(rat_runs, "ready_s"),
+                              "rat_rss_mb": max((r["rss_mb"] or 0) for r in rat_runs)}
+        s = results["startup"]
+        print(f"startup (best of {args.startup_runs}): bare first frame {fmt(s['bare_first_s'], '.3f')} s, "
+              f"ready {fmt(s['bare_ready_s'], '.3f')} s | rat first frame {fmt(s['rat_first_s'], '.3f')} s, "
+              f"ready {fmt(s['rat_ready_s'], '.3f')} s | ready ratio "
+              f"{fmt(s['rat_ready_s'] / s['bare_ready_s'] if s['rat_ready_s'] and s['bare_ready_s'] else None)}x "
+              f"(target <= 1.5), first-frame ratio "
+              f"{fmt(s['rat_first_s'] / s['bare_first_s'] if s['rat_first_s'] and s['bare_first_s'] else None)}x, "
+              f"RSS {fmt(s['rat_rss_mb'], '.0f')} MB", flush=True)
+    header = (f"{'workload':<14} {'floor s':>8} {'shown s':>8} {'ratio':>7} {'echo max':>9} {'echo p50':>9} "
+              f"{'keys':>5} {'RSS MB':>7}  notes")
+    printed = False
+    for name in chosen:
+        if name == "startup":
+            continue
+        if not printed:
+            print(header, flush=True)
+            printed = True
+        base = asyncio.run(floor(name, args.scale))
+        got = run_app(name, args.scale, args.timeout)
+        got["floor_s"] = base
+        results[name] = got
+        shown = got.get("shown_s")
+        notes = []
+        if got.get("dialog_echo_max_ms") is not None:
+            notes.append(f"in dialog echo max {got['dialog_echo_max_ms']:.0f} ms")
+        if "answered" in got and not got["answered"]:
+            notes.append("dialog answer never reached the agent")
+        if got.get("lost"):
+            notes.append(f"{got['lost']} keys never echoed")
+        if got.get("error"):
+            notes.append(got["error"])
+        print(f"{name:<14} {base:>8.3f} {fmt(shown, '.3f'):>8} {fmt(shown / base if shown else None):>7} "
+              f"{fmt(got.get('echo_max_ms'), '.0f'):>9} {fmt(got.get('echo_p50_ms'), '.0f'):>9} {got.get('keys', 0):>5} "
+              f"{fmt(got.get('rss_mb'), '.0f'):>7}  {'; '.join(notes)}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
