@@ -48,7 +48,7 @@ DIALOG_CSS = """
 """
 
 
-FIELD_BATCH = 20  # fields mounted at a time
+FIELD_BATCH = 20  # fields on one page of a long form
 
 
 _NO_VALUE = object()
@@ -65,15 +65,6 @@ def _initial(field: FormField) -> Any:
     if field.kind in ("string", "number", "integer"):
         return "" if field.default is None else str(field.default)
     return _NO_VALUE  # unsupported: its control is a note, and has no value
-
-
-class LazyFields(VerticalScroll):
-    """The form's fields; scrolling near the end builds the next batch."""
-
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        super().watch_scroll_y(old, new)
-        if new >= self.max_scroll_y - 2 and isinstance(self.screen, ElicitationScreen):
-            self.screen.build_fields()
 
 
 class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
@@ -98,6 +89,11 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
     BINDINGS = [
         Binding("ctrl+s", "accept", "Accept", id="elicitation.accept", tooltip="Send the form"),
         Binding("escape", "cancel", "Cancel", id="elicitation.cancel", tooltip="Close without answering (cancel)"),
+        # Priority: the fields' scroll view would take PgDn first. Only on a form of several pages.
+        Binding("pagedown", "page(1)", "Next fields", id="elicitation.next_page", show=False, priority=True,
+                tooltip="The next page of fields (a long form is shown FIELD_BATCH fields at a time)"),
+        Binding("pageup", "page(-1)", "Previous fields", id="elicitation.previous_page", show=False, priority=True,
+                tooltip="The previous page of fields"),
     ]
 
     def __init__(self, question: Elicitation) -> None:
@@ -106,7 +102,11 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
         self.question = question
         self.form = question.form
         self._tried = False
-        self._built = 0  # fields mounted so far (the first FIELD_BATCH at once, more as they are reached)
+        # A long form is shown a page of FIELD_BATCH fields at a time (1,000 fields mounted at once took
+        # minutes); what the fields off the page hold is kept here, by field index.
+        self._page = 0
+        self._values: dict[int, Any] = {}
+        self._problems: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         form = self.form
@@ -118,15 +118,11 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
                 yield Static(Text(form.message), id="message")
             if form.title or form.description:
                 yield Static(Text("\n".join(t for t in (form.title, form.description) if t)), classes="muted")
-            with LazyFields(id="fields", can_focus=False):
-                # A big form is built as it is reached: FIELD_BATCH fields now, more as the focus or the
-                # scroll nears the last one built (1,000 fields mounted at once took minutes).
-                self._built = min(FIELD_BATCH, len(form.fields))
-                for index in range(self._built):
-                    yield self._field_group(index, form.fields[index])
-                more = Static(self._more_text(), id="more", classes="muted")
-                more.display = self._built < len(form.fields)
-                yield more
+            with VerticalScroll(id="fields", can_focus=False):
+                yield from self._page_groups()
+            pages = Static(self._pages_text(), id="pages", classes="muted")
+            pages.display = len(form.fields) > FIELD_BATCH
+            yield pages
             if form.blocked_by:
                 names = ", ".join(f.title for f in form.blocked_by)
                 yield Static(Text(f"This form needs {names}, which rat-tui cannot show: you can only decline or cancel."),
@@ -138,6 +134,18 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
             required = " · * required" if any(f.required for f in form.fields) else ""
             yield Static(f"Tab next field · Ctrl+S accept · Esc cancel{required}", id="hint")
 
+    @property
+    def _shown(self) -> range:
+        """Indexes of the fields on the current page."""
+        return range(self._page * FIELD_BATCH, min(len(self.form.fields), (self._page + 1) * FIELD_BATCH))
+
+    def _page_groups(self) -> list[Widget]:
+        return [self._field_group(i, self.form.fields[i]) for i in self._shown]
+
+    def _pages_text(self) -> str:
+        shown, total = self._shown, len(self.form.fields)
+        return f"Fields {shown.start + 1}–{shown.stop} of {total} · PgDn/PgUp for the others"
+
     def _field_group(self, index: int, field: FormField) -> Widget:
         children: list[Widget] = []
         if field.kind != "boolean":  # a checkbox carries its own label
@@ -148,45 +156,54 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
         hint = constraints(field)
         if hint:
             children.append(Static(Text(hint), classes="muted"))
-        children.append(Static("", id=f"error-{index}", classes="error -empty"))
+        problem = self._problems.get(field.name) if self._tried else None
+        children.append(Static(Text(problem or ""), id=f"error-{index}", classes="error" + ("" if problem else " -empty")))
         return Vertical(*children, classes="field", id=f"field-{index}")
 
-    def _more_text(self) -> str:
-        left = len(self.form.fields) - self._built
-        return f"… {left} more field{'s' if left != 1 else ''} below" if left else ""
+    async def show_page(self, page: int, focus: int | None = None) -> None:
+        """Swap the fields on screen for another page's, keeping what the user typed in the ones leaving."""
+        page = max(0, min(page, (len(self.form.fields) - 1) // FIELD_BATCH))
+        if page != self._page:
+            for index in self._shown:
+                field = self.form.fields[index]
+                value = self._value_of(field, self.query_one(f"#input-{index}"))
+                if value is not _NO_VALUE:
+                    self._values[index] = value
+            self._page = page
+            fields = self.query_one("#fields", VerticalScroll)
+            await fields.remove_children()
+            await fields.mount_all(self._page_groups())
+            fields.scroll_home(animate=False)
+            self.query_one("#pages", Static).update(self._pages_text())
+        target = focus if focus is not None else self._shown.start
+        control = self.query_one(f"#input-{target}")
+        if control.focusable:
+            control.focus()
+        control.scroll_visible(animate=False)
 
-    def build_fields(self, upto: int | None = None):
-        """Mount the next batch of fields (or all up to index `upto`); returns the mount's awaitable."""
-        total = len(self.form.fields)
-        target = min(total, max(self._built + FIELD_BATCH, (upto + 1) if upto is not None else 0))
-        if target <= self._built:
-            return None
-        groups = [self._field_group(i, self.form.fields[i]) for i in range(self._built, target)]
-        self._built = target
-        more = self.query_one("#more", Static)
-        more.update(self._more_text())
-        more.display = target < total
-        return self.query_one("#fields", LazyFields).mount_all(groups, before=more)
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "page":
+            return len(self.form.fields) > FIELD_BATCH  # else PgDn/PgUp scroll as usual
+        return True
 
-    def on_descendant_focus(self, event: Any) -> None:
-        control_id = getattr(event.widget, "id", None) or ""
-        if control_id.startswith("input-") and int(control_id.split("-", 1)[1]) >= self._built - FIELD_BATCH // 2:
-            self.build_fields()
+    async def action_page(self, step: int) -> None:
+        await self.show_page(self._page + step)
 
     def _control(self, index: int, field: FormField) -> Widget:
         control_id = f"input-{index}"
+        value = self._values.get(index, _initial(field))  # what it held when its page was left, or its default
         if field.kind == "boolean":
-            return Checkbox(Content(field.title), value=bool(field.default), id=control_id, compact=True)
+            return Checkbox(Content(field.title), value=bool(value), id=control_id, compact=True)
         if field.kind == "enum":
             options = [(Content(c.title + (f" — {c.description}" if c.description else "")), c.value) for c in field.choices]
-            return Select(options, value=field.default if field.default is not None else Select.NULL,
+            return Select(options, value=value if value is not None else Select.NULL,
                           allow_blank=field.default is None, prompt="Choose…", id=control_id, compact=True)
         if field.kind == "multi":
-            chosen = set(field.default or ())
+            chosen = set(value or ())
             return SelectionList(*((Content(c.title), c.value, c.value in chosen) for c in field.choices), id=control_id,
                                  compact=True)
         if field.kind in ("string", "number", "integer"):
-            default = "" if field.default is None else str(field.default)
+            default = value
             placeholder = FORMAT_PLACEHOLDERS.get(field.format or "", "") if field.kind == "string" else field.kind
             return Input(default, placeholder=placeholder, id=control_id, compact=True, select_on_focus=False)
         return Static(Text(f"(a field of type {field.raw_type!r}, which rat-tui cannot show; it is left out)"),
@@ -215,16 +232,17 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
         """What each control holds, by field name, in the form `check` reads (a field not built yet
         holds what its control would start with)."""
         values: dict[str, Any] = {}
+        shown = self._shown
         for index, field in enumerate(self.form.fields):
-            control = self.query_one(f"#input-{index}") if index < self._built else None
-            value = self._value_of(field, control)
+            if index in shown:
+                value = self._value_of(field, self.query_one(f"#input-{index}"))
+            else:
+                value = self._values.get(index, _initial(field))
             if value is not _NO_VALUE:
                 values[field.name] = value
         return values
 
-    def _value_of(self, field: FormField, control: Widget | None) -> Any:
-        if control is None:
-            return _initial(field)
+    def _value_of(self, field: FormField, control: Widget) -> Any:
         if isinstance(control, (Input, Checkbox)):
             return control.value
         if isinstance(control, Select):
@@ -234,7 +252,7 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
         return _NO_VALUE
 
     def _show_error(self, index: int, message: str | None) -> None:
-        if index >= self._built:
+        if index not in self._shown:
             return
         error = self.query_one(f"#error-{index}", Static)
         error.update(Text(message or ""))
@@ -244,7 +262,8 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
     def errors(self) -> dict[str, str]:
         """The messages now shown, by field name (for tests and the log)."""
         shown = {}
-        for index, field in enumerate(self.form.fields[: self._built]):
+        for index in self._shown:
+            field = self.form.fields[index]
             error = self.query_one(f"#error-{index}", Static)
             if not error.has_class("-empty"):
                 shown[field.name] = str(error.render())
@@ -280,13 +299,12 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
             return
         self._tried = True
         content, problems = content_of(self.form, self.raw_values())
+        self._problems = problems
         first = next((i for i, f in enumerate(self.form.fields) if f.name in problems), None)
-        if first is not None and first >= self._built:
-            mounting = self.build_fields(upto=first)  # the first bad field must be on screen
-            if mounting is not None:
-                await mounting
-        for index, field in enumerate(self.form.fields[: self._built]):
-            self._show_error(index, problems.get(field.name))
+        if first is not None and first not in self._shown:
+            await self.show_page(first // FIELD_BATCH, focus=first)  # the first bad field must be on screen
+        for index in self._shown:
+            self._show_error(index, problems.get(self.form.fields[index].name))
         if first is not None:
             self.app.bell()
             control = self.query_one(f"#input-{first}")

@@ -1,0 +1,209 @@
+"""No work on the UI thread that grows with one message: big diffs, big forms, slow patterns, long outputs.
+
+Nothing here is timed (speed is bench/stress.py's): each test checks WHERE or HOW OFTEN the big work runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from textual.app import ComposeResult
+from textual.widgets import Input, Static
+
+from rat_tui.session.elicitation_broker import Elicitation
+from rat_tui.session.elicitation_form import _SLOW_PATTERNS, FormField, check, parse_form
+from rat_tui.state import diff_cache
+from rat_tui.state.diffing import FileDiff
+from rat_tui.state.models import TerminalState, ToolCallEntry
+from rat_tui.ui.screens.elicitation import FIELD_BATCH, ElicitationScreen
+from rat_tui.ui.screens.permission import DiffPreview
+from rat_tui.ui.widgets.diff_view import DiffView
+from rat_tui.ui.widgets.tool_call import render_tool_call
+
+from .harness import RatThemedApp, wait_for
+
+
+def big_edit(lines: int = 20000, tag: str = "") -> tuple[str, str]:
+    old = [f"value_{i} = compute({i}){tag}" for i in range(lines)]
+    new = [line + "  # changed" if i % 10 == 5 else line for i, line in enumerate(old)]
+    return "\n".join(old) + "\n", "\n".join(new) + "\n"
+
+
+def card_text(call: ToolCallEntry, on_ready=None) -> str:
+    from rich.console import Console
+
+    console = Console(width=120, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(render_tool_call(call, {}, None, on_ready))
+    return console.export_text()
+
+
+class BuildThreads:
+    """Records the thread each big FileDiff is built in (a real FileDiff, only its constructor observed;
+    the empty placeholder a view holds meanwhile is not counted)."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.threads: list[str] = []
+        original = FileDiff.__init__
+
+        def init(diff, path, old, new) -> None:
+            if len(new) > diff_cache.SYNC_CHARS:
+                self.threads.append(threading.current_thread().name)
+            original(diff, path, old, new)
+
+        monkeypatch.setattr(FileDiff, "__init__", init)
+
+
+async def test_card_with_a_20000_line_diff_diffs_once_off_the_ui_thread(monkeypatch) -> None:
+    builds = BuildThreads(monkeypatch)
+    old, new = big_edit(tag="card")
+    call = ToolCallEntry("tc", "tc", title="Edit big.py", kind="edit", status="completed",
+                         content=[{"type": "diff", "path": "/p/big.py", "oldText": old, "newText": new}])
+    loop = asyncio.get_running_loop()
+    ready = asyncio.Event()
+    first = card_text(call, lambda: loop.call_soon_threadsafe(ready.set))
+    assert "computing the diff…" in first and "+2000" not in first  # a placeholder, at once
+    await asyncio.wait_for(ready.wait(), 60)
+    for _ in range(5):  # every later render (a status change, a theme change) reuses the same diff
+        shown = card_text(call)
+    assert "/p/big.py  +2000 −2000" in shown and "… 17992 more lines" in shown
+    assert builds.threads and all(name.startswith("diff") for name in builds.threads)
+    assert len(builds.threads) == 1
+    # The diff viewer ("d") opens the very same diff: no second computation.
+    app = RatThemedApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = DiffView("/p/big.py", old, new)
+        await app.mount(view)
+        await pilot.pause()
+        assert not view.pending and view.diff.added == 2000
+    assert len(builds.threads) == 1
+
+
+async def test_small_diff_is_drawn_at_once_without_a_worker() -> None:
+    call = ToolCallEntry("tc", "tc", title="Edit", kind="edit", status="completed",
+                         content=[{"type": "diff", "path": "a.txt", "oldText": "a\nb\n", "newText": "a\nc\n"}])
+    before = diff_cache.shared.built_in_background
+    shown = card_text(call)
+    assert "a.txt  +1 −1" in shown and "-b" in shown and "+c" in shown
+    assert diff_cache.shared.built_in_background == before
+
+
+async def test_diff_view_shows_a_placeholder_then_the_diff(monkeypatch) -> None:
+    builds = BuildThreads(monkeypatch)
+    old, new = big_edit(tag="viewer")
+    app = RatThemedApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = DiffView("/p/big.py", old, new)
+        await app.mount(view)
+        await pilot.pause()
+        if view.pending:  # the worker may already be done on a fast machine
+            assert "computing the diff…" in view.visible_text()
+        await wait_for(lambda: not view.pending, 60, "the diff")
+        await pilot.pause()
+        assert "+2000 −2000" in view.visible_text()
+    assert [name[:4] for name in builds.threads] == ["diff"]
+
+
+async def test_permission_preview_of_a_20000_line_diff_opens_before_the_diff(monkeypatch) -> None:
+    builds = BuildThreads(monkeypatch)
+    old, new = big_edit(tag="permission")
+
+    class Host(RatThemedApp):
+        def compose(self) -> ComposeResult:
+            yield DiffPreview({"path": "/p/big.py", "oldText": old, "newText": new})
+
+    app = Host()
+    async with app.run_test(size=(100, 60)) as pilot:
+        preview = app.query_one(DiffPreview)
+        await wait_for(lambda: not preview.pending, 60, "the preview")
+        await pilot.pause()
+        assert "… 17960 more lines" in preview.plain_text
+    assert [name[:4] for name in builds.threads] == ["diff"]
+
+
+def test_catastrophic_pattern_is_given_up_once_not_per_keystroke() -> None:
+    field = FormField("name", "string", "Name", pattern="^(a|a)+$")
+    value, problem = check(field, "a" * 30 + "!")
+    assert problem is None and value == "a" * 30 + "!"  # unchecked: the agent checks its own pattern
+    assert "^(a|a)+$" in _SLOW_PATTERNS
+    assert check(field, "a" * 31 + "!") == ("a" * 31 + "!", None)  # not tried again
+    ok = FormField("code", "string", "Code", pattern="^[a-z]+$")  # ordinary patterns still work
+    assert check(ok, "Abc")[1] == "Must match the pattern ^[a-z]+$" and check(ok, "abc") == ("abc", None)
+
+
+def thousand_fields() -> dict:
+    props = {f"f{i}": {"type": "string", "title": f"Field {i}"} for i in range(1000)}
+    return {"sessionId": "s", "mode": "form", "message": "Big", "requestedSchema": {
+        "type": "object", "properties": props, "required": ["f999"]}}
+
+
+class FormHost(RatThemedApp):
+    def __init__(self, params: dict) -> None:
+        super().__init__()
+        self.params = params
+        self.answer: dict | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("session")
+
+    def on_mount(self) -> None:
+        question = Elicitation("form", self.params, "agent", form=parse_form(self.params))
+        self.push_screen(ElicitationScreen(question), lambda answer: setattr(self, "answer", answer))
+
+
+async def test_form_of_1000_fields_shows_a_page_at_a_time() -> None:
+    app = FormHost(thousand_fields())
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ElicitationScreen)
+        assert len(screen.query(".field")) == FIELD_BATCH
+        assert app.focused.id == "input-0"
+        await pilot.press(*"hello", "pagedown")
+        await pilot.pause()
+        assert app.focused.id == f"input-{FIELD_BATCH}" and len(screen.query(".field")) == FIELD_BATCH
+        assert f"Fields {FIELD_BATCH + 1}–{2 * FIELD_BATCH} of 1000" in str(screen.query_one("#pages").render())
+        await pilot.press(*"second", "pageup")
+        await pilot.pause()
+        assert screen.query_one("#input-0", Input).value == "hello"  # kept while its page was away
+        await pilot.press("ctrl+s")  # the required last field is empty: its page is shown, the field focused
+        await pilot.pause()
+        assert screen.errors == {"f999": "Required."}
+        assert app.focused.id == "input-999" and len(screen.query(".field")) == 1000 - 980
+        await pilot.press(*"x", "ctrl+s")
+        await pilot.pause()
+        assert app.answer is not None and app.answer["action"] == "accept"
+        content = app.answer["content"]
+        assert (content["f0"], content[f"f{FIELD_BATCH}"], content["f999"]) == ("hello", "second", "x")
+        assert "f500" not in content  # never shown, never typed into: left out as empty
+
+
+async def test_recheck_reads_only_the_field_typed_into() -> None:
+    params = thousand_fields()
+    params["requestedSchema"]["properties"]["f0"]["minLength"] = 3
+    app = FormHost(params)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        await pilot.press("a", "ctrl+s")  # f0 is the first bad field: its page stays
+        await pilot.pause()
+        assert app.focused.id == "input-0" and screen.errors == {"f0": "At least 3 characters."}
+        await pilot.press("b")
+        assert screen.errors.get("f0") == "At least 3 characters."
+        await pilot.press("c")
+        assert "f0" not in screen.errors
+
+
+def test_terminal_tail_keeps_the_last_lines_only() -> None:
+    terminal = TerminalState("t")
+    terminal.output = "".join(f"\x1b[32mline {i}\x1b[0m\n" for i in range(20000))
+    terminal.exited, terminal.exit_code = True, 0
+    call = ToolCallEntry("tc", "tc", title="run", kind="execute", status="completed",
+                         content=[{"type": "terminal", "terminalId": "t"}])
+    from rich.console import Console
+
+    console = Console(width=80, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(render_tool_call(call, {"t": terminal}))
+    shown = console.export_text()
+    assert "line 19999" in shown and "line 19992" in shown and "line 19991" not in shown
+    assert "19992 more lines" in shown and "\x1b" not in shown and "exit code 0" in shown
