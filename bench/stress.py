@@ -151,16 +151,20 @@ class Prober:
         self.next_at = 0.0
         self.lost = 0
 
-    def probe(self, screen: str, timeout: float) -> str:
+    def probe(self, screen: str, timeout: float, done=lambda s: False) -> str:
+        """One key, timed until it shows; given up (not counted) if `done(screen)` first: the key went
+        to a dialog that opened meanwhile."""
         before = screen.count(PROBE)
         if self.typed:
             self.tmux.keys("BSpace")
-            want = lambda s: s.count(PROBE) < before  # noqa: E731
+            echoed = lambda s: s.count(PROBE) < before  # noqa: E731
         else:
             self.tmux.keys(PROBE, literal=True)
-            want = lambda s: s.count(PROBE) > before  # noqa: E731
+            echoed = lambda s: s.count(PROBE) > before  # noqa: E731
         sent = time.perf_counter()
-        seen, screen = wait_for(self.tmux, want, timeout, 0.002)
+        seen, screen = wait_for(self.tmux, lambda s: echoed(s) or done(s), timeout, 0.002)
+        if seen is not None and not echoed(screen):
+            return screen
         if seen is None:
             self.lost += 1
             self.latencies.append(timeout)
@@ -197,7 +201,8 @@ def run_app(name: str, scale: float, timeout: float) -> dict:
                 shown = time.perf_counter() - start
                 break
             if time.perf_counter() >= prober.next_at:
-                prober.probe(screen, max(0.5, deadline - time.perf_counter()))
+                prober.probe(screen, max(0.5, deadline - time.perf_counter()),
+                             lambda s: all(n in s for n in needles))
                 continue
             time.sleep(0.01)
         result = {"shown_s": shown, **prober.summary()}
@@ -218,6 +223,8 @@ def run_app(name: str, scale: float, timeout: float) -> dict:
         result["rss_mb"] = tmux.peak_rss_mb()
         if shown is None:
             result["error"] = f"timed out after {timeout:.0f} s"
+            if os.environ.get("RAT_STRESS_DEBUG"):
+                print(tmux.screen(), file=sys.stderr)
         return result
     finally:
         tmux.close()

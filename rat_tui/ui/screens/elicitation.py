@@ -48,7 +48,7 @@ DIALOG_CSS = """
 """
 
 
-FIELD_BATCH = 20  # fields on one page of a long form
+FIELD_BATCH = 12  # fields on one page of a long form (a key typed re-lays out the page: keep it small)
 
 
 _NO_VALUE = object()

@@ -1,0 +1,68 @@
+"""Profile the UI thread (cProfile) while the headless app plays one bench/stress_agent.py workload.
+
+Run: .venv/bin/python bench/profile_workload.py NAME [--scale 1.0] [--top 30]
+Stops once the workload's end marker (or its dialog) is shown, or after 60 s; prints the functions
+with the most cumulative and own time. What bench/stress.py shows is slow, this says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import os
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+
+async def play(name: str, limit: float) -> None:
+    from textual import events
+
+    from rat_tui.agents.spec import AgentSpec
+    from rat_tui.app import RatApp
+    from rat_tui.protocol import wire
+    from rat_tui.ui.tabs.view import SessionView
+
+    wire.schema()
+    spec = AgentSpec(name="stress", argv=[sys.executable, str(HERE / "stress_agent.py")], env={}, is_demo=False)
+    app = RatApp(spec, Path.cwd())
+    async with app.run_test(size=(200, 50)):
+        view = app.query_one(SessionView)
+        while view.session.state.status != "ready":
+            await asyncio.sleep(0.01)
+        view.composer.insert(name)
+        profile = cProfile.Profile()
+        profile.enable()
+        app._driver.send_message(events.Key("enter", "\r"))
+        deadline = time.perf_counter() + limit
+        while time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)
+            if app.screen is not app.screen_stack[0]:
+                break  # a dialog
+            entries = view.session.state.entries
+            if entries and f"END-{name}" in "".join(getattr(entries[-1], "parts", [])[-3:]):
+                await asyncio.sleep(0.5)
+                break
+        profile.disable()
+    stats = pstats.Stats(profile)
+    stats.sort_stats("cumulative").print_stats(ARGS.top)
+    stats.sort_stats("tottime").print_stats(ARGS.top)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("name")
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--limit", type=float, default=60)
+    ARGS = parser.parse_args()
+    os.environ["RAT_STRESS_SCALE"] = str(ARGS.scale)
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        os.environ[var] = tempfile.mkdtemp()
+    asyncio.run(play(ARGS.name, ARGS.limit))
