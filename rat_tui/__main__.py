@@ -11,7 +11,6 @@ from pathlib import Path
 
 from . import paths
 from .cli import ConfigError, parse_args, resolve_agent
-from .protocol import wire
 
 
 def setup_logging() -> Path:
@@ -36,7 +35,6 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args)
     from .config import load_config  # pydantic: only once the arguments are known to be good
 
-    wire.preload()  # the ACP models take seconds to build: start now, off the first frame
     setup_logging()
     config, problems = load_config(args.config)
     if args.replay is not None:

@@ -17,6 +17,7 @@ from .history.journal import HistoryJournal, default_path, open_journal
 from .session.registry import Sessions
 from .protocol.rpc_log import open_rpc_log
 from .session.permission_rules_file import load_policy
+from .protocol import wire
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.tabs.permission_queue import PermissionQueue
 from .ui.tabs.elicitation_queue import ElicitationQueue
@@ -221,6 +222,9 @@ class RatApp(App[None]):
         for problem in self._problems:
             log.warning("%s", problem)
             self.notify(problem, title="Configuration", severity="warning", timeout=10)
+        # The ACP models (about 0.45 s of pydantic building that holds the GIL) after the first frame:
+        # in a thread started earlier they only slowed it down on two cores.
+        self.call_after_refresh(wire.preload)
 
     async def _report_unknown_keymap_ids(self, keymap: dict[str, str]) -> None:
         """Off the first frame: importing every screen to list the binding ids takes a moment."""

@@ -277,6 +277,12 @@ async def test_a_20000_line_diff_shows_at_once_and_highlights_only_what_is_seen(
     app = DiffApp("big.py", old, new)
     async with app.run_test(size=(100, 30)) as pilot:
         view = app.query_one(DiffView)
+        if view.pending:  # the diff is computed in a worker thread; the header says so meanwhile
+            assert "computing the diff…" in view.visible_text()
+        for _ in range(600):
+            if not view.pending:
+                break
+            await pilot.pause(0.05)
         lines = view.visible_text().splitlines()
         assert lines[0].split() == ["big.py", f"+{view.diff.added}", f"−{view.diff.removed}"]
         assert lines[1].startswith(" @@ -1,4 +1,4 @@") and "def f1(x):" in view.visible_text()

@@ -207,3 +207,47 @@ def test_terminal_tail_keeps_the_last_lines_only() -> None:
     shown = console.export_text()
     assert "line 19999" in shown and "line 19992" in shown and "line 19991" not in shown
     assert "19992 more lines" in shown and "\x1b" not in shown and "exit code 0" in shown
+
+
+FIRST_FRAME_CHECK = '''
+import asyncio, sys
+from rat_tui import __main__ as entry
+from rat_tui.app import RatApp
+
+print("AT-IMPORT", "acp.schema" in sys.modules)
+first = []
+original = RatApp._display
+
+def display(self, screen, renderable):  # observes the first frame written, then draws it as usual
+    if renderable is not None and not first:
+        first.append("acp.schema" in sys.modules)
+    return original(self, screen, renderable)
+
+async def headless(app):  # `rat` as launched, on Textual's headless driver instead of this terminal
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        print("COMPOSER", app.focused is not None and app.focused.id == "composer")
+
+RatApp._display = display
+RatApp.run = lambda app, **kwargs: asyncio.run(headless(app))
+entry.main(["--", sys.executable, "-c", "import time; time.sleep(30)"])  # an agent that never answers
+print("AT-FIRST-FRAME", first[0])
+'''
+
+
+def test_first_frame_comes_before_the_acp_models_are_imported(tmp_path) -> None:
+    """`acp.schema` costs about 0.45 s of pydantic building that holds the GIL: not before the first frame
+    (the agent here never answers `initialize`, and the composer is usable all the same)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
+           "XDG_STATE_HOME": str(tmp_path / "s"), "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", FIRST_FRAME_CHECK], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=120)
+    assert "AT-IMPORT False" in out.stdout, out.stdout + out.stderr
+    assert "AT-FIRST-FRAME False" in out.stdout, out.stdout + out.stderr
+    assert "COMPOSER True" in out.stdout, out.stdout + out.stderr

@@ -15,8 +15,6 @@ from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlparse
 
-import regex
-
 log = logging.getLogger("rat.elicitation")
 
 PATTERN_TIMEOUT = 0.02  # seconds a field's `pattern` may take on one value before it is left unchecked
@@ -206,6 +204,8 @@ def _check_string(field: FormField, text: str) -> tuple[Any, str | None]:
     if problem:
         return None, problem
     if field.pattern and field.pattern not in _SLOW_PATTERNS:
+        import regex  # here: 50 ms to import, and most sessions never see a pattern
+
         try:
             # The `regex` engine, with a time limit: a pattern that backtracks catastrophically (`^(a+)+$`
             # on "aaaa…!") would hold the UI thread for seconds per keystroke with `re`.

@@ -36,7 +36,7 @@ from .prompt_flow import PromptFlow
 from ..widgets.prompt import PromptComposer
 from ..widgets.prompt_queue import PromptQueueView
 from ..widgets.status_bar import StatusBar
-from ..widgets.tool_call import render_tool_call
+from ..widgets.tool_call import LazyCard, render_tool_call
 from ..widgets.transcript import Transcript
 
 log = logging.getLogger("rat.ui")
@@ -231,10 +231,10 @@ class SessionView(Vertical):
     def _card(self, call: ToolCallEntry):
         variables = self.app.theme_variables
         colours = {name: variables.get(name, "") for name in CARD_COLOURS}
-        loop, key = asyncio.get_running_loop(), call.key
-        # A big diff is computed off the loop: the card is drawn again once it is ready.
-        return render_tool_call(call, self.session.state.terminals, colours,
-                                lambda: loop.call_soon_threadsafe(self._redraw_card, key))
+        loop, key, terminals = asyncio.get_running_loop(), call.key, self.session.state.terminals
+        # Built when first drawn; a big diff is computed off the loop and the card drawn again once it is ready.
+        return LazyCard(lambda: render_tool_call(call, terminals, colours,
+                                                 lambda: loop.call_soon_threadsafe(self._redraw_card, key)))
 
     def _redraw_card(self, key: str) -> None:
         entry = self.session.state.by_key.get(key)

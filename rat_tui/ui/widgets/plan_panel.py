@@ -12,8 +12,13 @@ STATUS_MARKS = {"pending": "○", "in_progress": "◐", "completed": "●"}
 PRIORITY_LABELS = {"high": "high", "medium": "med", "low": "low"}
 
 
+WHOLE = 11  # a plan of up to this many entries is shown whole (the panel is 12 lines high)
+WINDOW = 9  # else this many entries around the first one not completed, with a line for those left out
+
+
 class PlanPanel(Static):
-    """A plan is small, so it is simply re-rendered whole when it changes (replace semantics)."""
+    """The plan, re-rendered when it changes (replace semantics). A long plan (an agent may send 1,000
+    entries) is drawn as a window around the work in progress, so an update costs the window, not the plan."""
 
     DEFAULT_CSS = """
     PlanPanel {
@@ -56,7 +61,14 @@ class PlanPanel(Static):
             return
         done = sum(1 for item in items if item.status == "completed")
         lines = [Text(f"Plan {done}/{len(items)}", style=self.get_component_rich_style("plan-panel--title"))]
-        for item in items:
+        start, shown = 0, items
+        if len(items) > WHOLE:
+            active = next((i for i, item in enumerate(items) if item.status != "completed"), len(items))
+            start = max(0, min(active - 2, len(items) - WINDOW))
+            shown = items[start : start + WINDOW]
+            if start:
+                lines.append(Text(f"… {start} earlier", style="dim"))
+        for item in shown:
             line = Text()
             line.append(f"{STATUS_MARKS.get(item.status, '?')} ")
             style = ""
@@ -69,6 +81,9 @@ class PlanPanel(Static):
             high = self.get_component_rich_style("plan-panel--high") if item.priority == "high" else "dim"
             line.append(f"  [{priority}]", style=high)
             lines.append(line)
+        later = len(items) - start - len(shown)
+        if later:
+            lines.append(Text(f"… {later} more", style="dim"))
         self.update(Group(*lines))
 
     def toggle(self) -> None:

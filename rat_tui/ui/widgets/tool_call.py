@@ -37,6 +37,24 @@ EXPANDED_LINES = 400
 INDENT = "   "
 
 
+class LazyCard:
+    """A card built when it is first drawn: the transcript draws only what is near the viewport, so
+    20,000 tool calls scrolled past (or replaced by their next update before a frame) cost nothing."""
+
+    def __init__(self, build: Callable[[], RenderableType]) -> None:
+        self._build = build
+        self._card: RenderableType | None = None
+
+    @property
+    def built(self) -> bool:
+        return self._card is not None
+
+    def __rich_console__(self, console, options):
+        if self._card is None:
+            self._card = self._build()
+        yield self._card
+
+
 def render_tool_call(
     call: ToolCallEntry, terminals: dict[str, TerminalState], colours: dict[str, str] | None = None,
     on_diff_ready: Callable[[], None] | None = None,
