@@ -123,10 +123,14 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
+EXTRA_ENV: dict[str, str] = {}
+
+
 def fresh_env(scale: float) -> dict[str, str]:
     base = Path(tempfile.mkdtemp(prefix="rat-stress-"))
     env = {name: str(base / name.lower()) for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")}
     env.update(RAT_STRESS_SCALE=str(scale), LANG="C.UTF-8", TERM="tmux-256color", TEXTUAL_ANIMATIONS="none")
+    env.update(EXTRA_ENV)
     return env
 
 
@@ -282,7 +286,10 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=90.0, help="seconds before a workload counts as stuck")
     parser.add_argument("--startup-runs", type=int, default=3)
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="set in the app's environment (e.g. TEXTUAL_SPEEDUPS=0)")
     args = parser.parse_args()
+    EXTRA_ENV.update(item.split("=", 1) for item in args.env)
     if shutil.which("tmux") is None:
         sys.exit("stress.py needs tmux")
     chosen = args.only.split(",") if args.only else ["startup", *WORKLOADS]
