@@ -66,11 +66,11 @@ class Tmux:
 
     count = 0
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], root: Path = ROOT) -> None:
         Tmux.count += 1
         self.socket = f"rat-stress-{os.getpid()}-{Tmux.count}"
         exports = " ".join(f"{k}={_quote(v)}" for k, v in env.items())
-        command = f"cd {_quote(str(ROOT))} && exec env {exports} " + " ".join(_quote(a) for a in argv)
+        command = f"cd {_quote(str(root))} && exec env {exports} " + " ".join(_quote(a) for a in argv)
         self.started = time.perf_counter()
         subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "w",
                         "-x", str(SIZE[0]), "-y", str(SIZE[1]), command], check=True)
@@ -184,9 +184,9 @@ class Prober:
                 "echo_p50_ms": 1000 * got[len(got) // 2] if got else None, "lost": self.lost}
 
 
-def run_app(name: str, scale: float, timeout: float) -> dict:
+def run_app(name: str, scale: float, timeout: float, root: Path = ROOT) -> dict:
     needles, dialog_keys = WORKLOADS[name]
-    tmux = Tmux([*RAT, *AGENT], fresh_env(scale))
+    tmux = Tmux([*RAT, *AGENT], fresh_env(scale), root)  # `python -m rat_tui` run in `root`: that tree's rat
     try:
         ready, screen = wait_for(tmux, lambda s: READY.search(s) is not None, 30, 0.02)
         if ready is None:
@@ -264,8 +264,8 @@ async def floor(name: str, scale: float) -> float:
     return elapsed
 
 
-def startup(argv: list[str], ready_text: re.Pattern[str]) -> dict:
-    tmux = Tmux(argv, fresh_env(1.0))
+def startup(argv: list[str], ready_text: re.Pattern[str], root: Path = ROOT) -> dict:
+    tmux = Tmux(argv, fresh_env(1.0), root)
     try:
         first, _ = wait_for(tmux, lambda s: s.strip() != "", 30, 0.003)
         ready, _ = wait_for(tmux, lambda s: ready_text.search(s) is not None, 30, 0.003)
@@ -286,6 +286,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=90.0, help="seconds before a workload counts as stuck")
     parser.add_argument("--startup-runs", type=int, default=3)
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--compare", metavar="DIR", help="also run the rat of another source tree (a checkout of "
+                        "an earlier commit), each workload right before ours, so both see the same noise")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set in the app's environment (e.g. TEXTUAL_SPEEDUPS=0)")
     args = parser.parse_args()
@@ -298,9 +300,11 @@ def main() -> None:
         sys.exit(f"unknown workload(s) {unknown}; known: startup, {', '.join(WORKLOADS)}")
     results: dict[str, dict] = {}
     if "startup" in chosen:
-        bare_runs, rat_runs = [], []
+        bare_runs, rat_runs, other_runs = [], [], []
         for _ in range(args.startup_runs):  # interleaved, so both see the same noise
             bare_runs.append(startup([*BARE, *AGENT], re.compile(r"bare: ready")))
+            if args.compare:
+                other_runs.append(startup([*RAT, *AGENT], READY, Path(args.compare)))
             rat_runs.append(startup([*RAT, *AGENT], READY))
         best = lambda runs, key: min((r[key] for r in runs if r[key] is not None), default=None)  # noqa: E731
         results["startup"] = {"bare_first_s": best(bare_runs, "first_s"), "bare_ready_s": best(bare_runs, "ready_s"),
@@ -314,6 +318,11 @@ def main() -> None:
               f"(target <= 1.5), first-frame ratio "
               f"{fmt(s['rat_first_s'] / s['bare_first_s'] if s['rat_first_s'] and s['bare_first_s'] else None)}x, "
               f"RSS {fmt(s['rat_rss_mb'], '.0f')} MB", flush=True)
+        if other_runs:
+            first, ready = best(other_runs, "first_s"), best(other_runs, "ready_s")
+            print(f"  compared tree: first frame {fmt(first, '.3f')} s, ready {fmt(ready, '.3f')} s | ready ratio "
+                  f"{fmt(ready / s['bare_ready_s'] if ready and s['bare_ready_s'] else None)}x, first-frame ratio "
+                  f"{fmt(first / s['bare_first_s'] if first and s['bare_first_s'] else None)}x", flush=True)
     header = (f"{'workload':<14} {'floor s':>8} {'shown s':>8} {'ratio':>7} {'echo max':>9} {'echo p50':>9} "
               f"{'keys':>5} {'RSS MB':>7}  notes")
     printed = False
@@ -324,24 +333,38 @@ def main() -> None:
             print(header, flush=True)
             printed = True
         base = asyncio.run(floor(name, args.scale))
+        rows = []
+        if args.compare:
+            other = run_app(name, args.scale, args.timeout, Path(args.compare))
+            other["floor_s"] = base
+            results[f"{name}@compared"] = other
+            rows.append((f"{name}@cmp", other))
         got = run_app(name, args.scale, args.timeout)
         got["floor_s"] = base
         results[name] = got
-        shown = got.get("shown_s")
-        notes = []
-        if got.get("dialog_echo_max_ms") is not None:
-            notes.append(f"in dialog echo max {got['dialog_echo_max_ms']:.0f} ms")
-        if "answered" in got and not got["answered"]:
-            notes.append("dialog answer never reached the agent")
-        if got.get("lost"):
-            notes.append(f"{got['lost']} keys never echoed")
-        if got.get("error"):
-            notes.append(got["error"])
-        print(f"{name:<14} {base:>8.3f} {fmt(shown, '.3f'):>8} {fmt(shown / base if shown else None):>7} "
-              f"{fmt(got.get('echo_max_ms'), '.0f'):>9} {fmt(got.get('echo_p50_ms'), '.0f'):>9} {got.get('keys', 0):>5} "
-              f"{fmt(got.get('rss_mb'), '.0f'):>7}  {'; '.join(notes)}", flush=True)
+        rows.append((name, got))
+        for label, got in rows:
+            print_row(label, got, base)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+def print_row(name: str, got: dict, base: float) -> None:
+    shown = got.get("shown_s")
+    notes = []
+    if got.get("dialog_echo_max_ms") is not None:
+        notes.append(f"in dialog echo max {got['dialog_echo_max_ms']:.0f} ms")
+    if "answered" in got and not got["answered"]:
+        notes.append("dialog answer never reached the agent")
+    if got.get("lost"):
+        notes.append(f"{got['lost']} keys never echoed")
+    if got.get("error"):
+        notes.append(got["error"])
+    print(f"{name:<14} {base:>8.3f} {fmt(shown, '.3f'):>8} {fmt(shown / base if shown else None):>7} "
+          f"{fmt(got.get('echo_max_ms'), '.0f'):>9} {fmt(got.get('echo_p50_ms'), '.0f'):>9} {got.get('keys', 0):>5} "
+          f"{fmt(got.get('rss_mb'), '.0f'):>7}  {'; '.join(notes)}", flush=True)
+
+
 
 
 if __name__ == "__main__":
