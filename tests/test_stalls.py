@@ -21,7 +21,7 @@ from rat_tui.ui.screens.permission import DiffPreview
 from rat_tui.ui.widgets.diff_view import DiffView
 from rat_tui.ui.widgets.tool_call import render_tool_call
 
-from .harness import RatThemedApp, wait_for
+from .helpers.harness import RatThemedApp, wait_for
 
 
 def big_edit(lines: int = 20000, tag: str = "") -> tuple[str, str]:
