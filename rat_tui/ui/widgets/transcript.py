@@ -424,13 +424,8 @@ class Transcript(ScrollView, can_focus=True):
         try:
             if self._follow:
                 need = height
-                budget_end = time.perf_counter() + RENDER_BUDGET  # as render_line: the rest catches up
                 for entry, seg in self._walk(len(self._rows.items) - 1, None, -1):
-                    if seg.strips is not None or time.perf_counter() < budget_end:
-                        self._strips(entry, seg)
-                    elif not self._catch_up_pending:
-                        self._catch_up_pending = True
-                        self.set_timer(RENDER_BUDGET, self._catch_up)
+                    self._strips(entry, seg)
                     need -= seg.height
                     if need <= 0:
                         break
