@@ -251,3 +251,47 @@ def test_first_frame_comes_before_the_acp_models_are_imported(tmp_path) -> None:
     assert "AT-IMPORT False" in out.stdout, out.stdout + out.stderr
     assert "AT-FIRST-FRAME False" in out.stdout, out.stdout + out.stderr
     assert "COMPOSER True" in out.stdout, out.stdout + out.stderr
+
+
+async def test_plan_of_1000_entries_draws_a_window_around_the_work_in_progress() -> None:
+    from rat_tui.state.models import PlanItem
+    from rat_tui.ui.widgets.plan_panel import WINDOW, PlanPanel
+
+    class Host(RatThemedApp):
+        def compose(self) -> ComposeResult:
+            yield PlanPanel()
+
+    items = tuple(PlanItem(f"step {i}", "medium", "completed" if i < 500 else "in_progress" if i == 500 else "pending")
+                  for i in range(1000))
+    app = Host()
+    async with app.run_test(size=(80, 30)) as pilot:
+        panel = app.query_one(PlanPanel)
+        panel.show_plan(items)
+        await pilot.pause()
+        drawn = [line.text.strip() for line in panel.render_lines(panel.region.reset_offset)]
+        text = "\n".join(drawn)
+        assert "Plan 500/1000" in text and "… 498 earlier" in text and "◐ step 500" in text
+        assert f"… {1000 - 498 - WINDOW} more" in text and "step 499" in text and "step 506" not in text
+        assert len(panel.plain_text.splitlines()) == 1000  # the whole plan is still there to copy
+
+
+async def test_thousands_of_tool_calls_build_only_the_cards_drawn() -> None:
+    from rat_tui.ui.widgets.tool_call import LazyCard
+    from rat_tui.ui.widgets.transcript import Transcript
+
+    class Host(RatThemedApp):
+        def compose(self) -> ComposeResult:
+            yield Transcript()
+
+    cards: list[LazyCard] = []
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        for i in range(5000):
+            call = ToolCallEntry(f"tc{i}", f"tc{i}", title=f"Read file_{i}.py", kind="read", status="completed")
+            cards.append(LazyCard(lambda call=call: render_tool_call(call, {})))
+            transcript.set_renderable(call.key, cards[-1])
+        await pilot.pause()
+        assert "Read file_4999.py" in transcript.visible_text()
+        built = sum(card.built for card in cards)
+        assert 0 < built < 100  # what is near the viewport, not 5,000

@@ -12,8 +12,8 @@ STATUS_MARKS = {"pending": "○", "in_progress": "◐", "completed": "●"}
 PRIORITY_LABELS = {"high": "high", "medium": "med", "low": "low"}
 
 
-WHOLE = 11  # a plan of up to this many entries is shown whole (the panel is 12 lines high)
-WINDOW = 9  # else this many entries around the first one not completed, with a line for those left out
+WHOLE = 10  # a plan of up to this many entries is shown whole (the panel has 11 lines below its border)
+WINDOW = 8  # else this many entries around the first one not completed, with a line for those left out
 
 
 class PlanPanel(Static):
