@@ -295,3 +295,22 @@ async def test_thousands_of_tool_calls_build_only_the_cards_drawn() -> None:
         assert "Read file_4999.py" in transcript.visible_text()
         built = sum(card.built for card in cards)
         assert 0 < built < 100  # what is near the viewport, not 5,000
+
+
+async def test_500_slash_commands_fill_the_menu_with_the_best_matches_only() -> None:
+    from rat_tui.ui.widgets.command_menu import CommandMenu
+
+    from .test_slash_commands import ComposerApp, parts
+
+    commands = [{"name": f"command-{i}", "description": f"does {i}"} for i in range(500)]
+    app = ComposerApp(commands)
+    async with app.run_test(size=(80, 24)) as pilot:
+        composer, menu = parts(app)
+        await pilot.press("/")
+        await pilot.pause()
+        assert menu.is_open and len(menu.matches) == menu.option_count == CommandMenu.MAX_MATCHES
+        await pilot.press(*"command-49")
+        await pilot.pause()
+        assert menu.selected_name == "command-49"  # the prefix match first; the rest as typing narrows
+        await pilot.press("tab")
+        assert composer.text == "/command-49 "

@@ -29,8 +29,9 @@ def match_commands(commands: list[dict[str, Any]], query: str) -> list[dict[str,
     lowered = query.lower()
     names = [str(c.get("name", "")) for c in commands]
     prefixed = [i for i, name in enumerate(names) if name.lower().startswith(lowered)]
+    taken = set(prefixed)  # a set: 500 commands made the list lookup quadratic per keystroke
     matcher = Matcher(query)
-    scored = [(-matcher.match(name), i) for i, name in enumerate(names) if i not in prefixed]
+    scored = [(-matcher.match(name), i) for i, name in enumerate(names) if i not in taken]
     fuzzy = [i for score, i in sorted(scored) if score < 0]
     return [commands[i] for i in prefixed + fuzzy]
 
@@ -64,6 +65,7 @@ class CommandMenu(OptionList, can_focus=False):
     """
 
     MAX_ROWS = 8
+    MAX_MATCHES = 100
 
     def __init__(self) -> None:
         super().__init__()
@@ -84,7 +86,8 @@ class CommandMenu(OptionList, can_focus=False):
 
     def show_matches(self, commands: list[dict[str, Any]], query: str, anchor: Region) -> bool:
         """Fill with the commands matching `query` and open next to `anchor`; False (closed) if none."""
-        matches = [c for c in match_commands(commands, query) if c.get("name")]
+        # The best MAX_MATCHES: the menu shows 8 rows and typing narrows it; an agent may send 500 commands.
+        matches = [c for c in match_commands(commands, query) if c.get("name")][: self.MAX_MATCHES]
         column = min(NAME_COLUMN_MAX, max((len(self._label(c)) for c in matches), default=0))
         return self._show(query, matches, lambda c: self._prompt(c, column), anchor)
 
