@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+import queue
 from typing import Callable
 
 from .diffing import FileDiff
@@ -34,7 +34,8 @@ class DiffCache:
         self._done: OrderedDict[Key, FileDiff] = OrderedDict()
         self._waiting: dict[Key, list[Callable[[], None]]] = {}
         self._lock = threading.Lock()
-        self._executor: ThreadPoolExecutor | None = None
+        self._jobs: queue.SimpleQueue[Key] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
         self.built = 0
         """FileDiffs built so far (tests check a diff is computed once, not once per render)."""
         self.built_in_background = 0
@@ -66,11 +67,13 @@ class DiffCache:
                 callbacks = self._waiting[key] = []
             if on_ready is not None:
                 callbacks.append(on_ready)
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="diff")
-            executor = self._executor
+            if first and self._worker is None:
+                # A daemon thread, not a ThreadPoolExecutor (whose workers are joined at exit): quitting
+                # while a huge diff is being computed must not wait for it.
+                self._worker = threading.Thread(target=self._work, name="diff", daemon=True)
+                self._worker.start()
         if first:
-            executor.submit(self._background, key)
+            self._jobs.put(key)
         return None
 
     def pending(self, path: str, old: str | None, new: str) -> bool:
@@ -93,6 +96,10 @@ class DiffCache:
             while len(self._done) > self.capacity:
                 self._done.popitem(last=False)
         return diff
+
+    def _work(self) -> None:
+        while True:
+            self._background(self._jobs.get())
 
     def _background(self, key: Key) -> None:
         try:
