@@ -216,6 +216,7 @@ def run_app(name: str, scale: float, timeout: float, root: Path = ROOT) -> dict:
             time.sleep(0.01)
         result = {"shown_s": shown, **prober.summary()}
         if shown is not None and dialog_keys:
+            time.sleep(0.5)  # a key typed into the composer before the dialog opened may still be drawn
             dialog = Prober(tmux)
             for key in dialog_keys:
                 if key == "probe":
