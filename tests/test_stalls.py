@@ -299,13 +299,26 @@ async def test_thousands_of_tool_calls_build_only_the_cards_drawn() -> None:
 
 async def test_500_slash_commands_fill_the_menu_with_the_best_matches_only() -> None:
     from rat_tui.ui.widgets.command_menu import CommandMenu
-
-    from .test_slash_commands import ComposerApp, parts
+    from rat_tui.ui.widgets.prompt import PromptComposer
 
     commands = [{"name": f"command-{i}", "description": f"does {i}"} for i in range(500)]
-    app = ComposerApp(commands)
+
+    class Host(RatThemedApp):
+        CSS = "#above { height: 1fr; }"
+
+        def compose(self) -> ComposeResult:
+            yield Static("transcript", id="above")
+            yield PromptComposer(id="composer")
+
+        def on_mount(self) -> None:
+            composer = self.query_one(PromptComposer)
+            composer.set_commands(commands)
+            composer.focus()
+
+    app = Host()
     async with app.run_test(size=(80, 24)) as pilot:
-        composer, menu = parts(app)
+        composer = app.query_one(PromptComposer)
+        menu = composer.menu
         await pilot.press("/")
         await pilot.pause()
         assert menu.is_open and len(menu.matches) == menu.option_count == CommandMenu.MAX_MATCHES
