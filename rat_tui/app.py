@@ -19,7 +19,9 @@ from .protocol.rpc_log import open_rpc_log
 from .session.permission_rules_file import load_policy
 from .protocol import wire
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
+from .ui.screens.dialog import KeyGuard
 from .ui.tabs.permission_queue import PermissionQueue
+from .ui.tabs.request_gate import OPEN_KEY, RequestGate
 from .ui.tabs.elicitation_queue import ElicitationQueue
 from .agents.spec import agent_choices
 from .ui.palette.agents import AgentsCommandProvider
@@ -41,7 +43,7 @@ from .ui.tabs.worktree_tabs import WorktreeTabs
 log = logging.getLogger("rat.app")
 
 
-class RatApp(App[None]):
+class RatApp(KeyGuard, App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
@@ -49,6 +51,8 @@ class RatApp(App[None]):
                                LifecycleCommandsProvider}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+        Binding(OPEN_KEY, "open_request", "Open request", id="app.open_request", priority=True,
+                tooltip="Open the agent's request waiting for an answer (jumps to its tab)"),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
                 tooltip="List, edit and revoke remembered permission rules"),
         Binding("ctrl+n", "new_session", "New tab", id="app.new_session", tooltip="Open a new session in a tab"),
@@ -80,8 +84,9 @@ class RatApp(App[None]):
         self._problems.extend([problem] if problem else [])
         self.policy = load_policy()
         self._problems.extend(self.policy.problems)
-        self.permission_queue = PermissionQueue(self)
-        self.elicitation_queue = ElicitationQueue(self)
+        self.request_gate = RequestGate(self)  # every agent-raised dialog goes through it
+        self.permission_queue = PermissionQueue(self.request_gate)
+        self.elicitation_queue = ElicitationQueue(self.request_gate)
         self.notifier = Notifier(self, notify_settings(self.config.notifications))
         self._agent_registry: registry.RegistrySnapshot | None = None
         self._agent_registry_stale = self._agent_registry_fetching = False

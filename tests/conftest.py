@@ -20,6 +20,16 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     monkeypatch.setenv("RAT_REGISTRY_OFF", "1")  # no test reaches the live agent registry
 
 
+@pytest.fixture(autouse=True)
+def instant_dialogs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pilot's keys arrive the instant a dialog shows, like no person's: the agent dialogs' grace period
+    (rat_tui/ui/screens/dialog.py) is off, except in tests marked `grace`, which type at human speed."""
+    if request.node.get_closest_marker("grace") is None:
+        from rat_tui.ui.screens import dialog
+
+        monkeypatch.setattr(dialog, "GRACE_SECONDS", 0.0)
+
+
 @pytest.fixture
 def record_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Where a fake agent writes every line it receives from rat-tui.

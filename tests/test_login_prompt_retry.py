@@ -66,6 +66,10 @@ async def test_prompt_given_back_when_the_login_is_dismissed(tmp_path: Path, rec
         await until(pilot, lambda: view.session.busy, "the second turn")
         await pilot.press(*"a newer draft")
         release.touch()
+        # The user is typing: the login waits, announced, until a deliberate key opens it.
+        await until(pilot, lambda: view.status_bar.waiting == 1, "the login announced")
+        assert not isinstance(app.screen, AuthScreen)
+        await pilot.press("ctrl+g")
         await until(pilot, lambda: isinstance(app.screen, AuthScreen), "the login picker again")
         await pilot.press("escape")
         await until(pilot, lambda: view.flow.queue.texts == ["my precious words"], "the prompt in the queue")

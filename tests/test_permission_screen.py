@@ -129,15 +129,15 @@ def ids(results: list[dict | None]) -> list[str | None]:
 @pytest.mark.parametrize(
     ("keys", "claude", "gemini"),
     [
-        (("1",), "allow_always", "proceed_always"),
+        (("1", "enter"), "allow_always", "proceed_always"),  # "always" takes Enter to confirm
         (("2",), "allow", "proceed_once"),
         (("3",), "reject", "cancel"),
         (("y",), "allow", "proceed_once"),
-        (("a",), "allow_always", "proceed_always"),
+        (("a", "enter"), "allow_always", "proceed_always"),
         (("n",), "reject", "cancel"),
         (("enter",), "allow", "proceed_once"),  # initially the first allow_once
         (("down", "enter"), "reject", "cancel"),
-        (("up", "enter"), "allow_always", "proceed_always"),
+        (("up", "enter", "enter"), "allow_always", "proceed_always"),
         (("down", "down", "down", "enter"), "reject", "cancel"),  # stops at the last
         (("escape",), "reject", "cancel"),
     ],

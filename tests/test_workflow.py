@@ -63,9 +63,9 @@ def dialog(app: RatApp) -> bool:
     ("keys", "options", "expected"),
     [
         (["y"], CLAUDE_OPTIONS, "allow"),
-        (["a"], CLAUDE_OPTIONS, "allow_always"),
+        (["a", "enter"], CLAUDE_OPTIONS, "allow_always"),  # "always" is confirmed with Enter
         (["n"], CLAUDE_OPTIONS, "reject"),
-        (["1"], GEMINI_OPTIONS, "proceed_always"),
+        (["1", "enter"], GEMINI_OPTIONS, "proceed_always"),
         (["2"], GEMINI_OPTIONS, "proceed_once"),
         (["3"], GEMINI_OPTIONS, "cancel"),
         (["enter"], GEMINI_OPTIONS, "proceed_once"),
@@ -113,7 +113,7 @@ async def test_always_rule_answers_the_next_request_without_a_dialog(tmp_path: P
         await start(app, pilot)
         await send(pilot, "first")
         await until(pilot, lambda: dialog(app), "the first dialog")
-        await pilot.press("a")
+        await pilot.press("a", "enter")
         await until(pilot, lambda: state_word(app) == "ready" and view(app).session.state.turns == 1, "first turn")
         assert [r.pattern for r in app.policy.rules] == ["npm test -- --watch=false"]
         await send(pilot, "second")

@@ -9,14 +9,16 @@ from types import SimpleNamespace
 
 from textual.app import App
 
+from rat_tui.ui.screens.dialog import KeyGuard
 from rat_tui.session.agent_session import AgentSession
 from rat_tui.themes import THEME_VARIABLE_DEFAULTS, load_themes
 
 from .agents import scripted_argv
 
 
-class RatThemedApp(App):
-    """Hosts one widget or screen alone, with rat's theme variables; `use_rat_theme` picks a theme."""
+class RatThemedApp(KeyGuard, App):
+    """Hosts one widget or screen alone, with rat's theme variables and RatApp's key guard for agent
+    dialogs (rat_tui/ui/screens/dialog.py); `use_rat_theme` picks a theme."""
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)

@@ -7,30 +7,19 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 
-from .modal_answer import DismissOnce
+from .dialog import AgentDialog
 
 
-class AskUserScreen(DismissOnce, ModalScreen[str | None]):
+class AskUserScreen(AgentDialog[str | None]):
     """Up/Down and Enter pick a suggested answer; or type one and press Enter; Esc dismisses (None)."""
 
     DEFAULT_CSS = """
-    AskUserScreen { align: center middle; }
-    AskUserScreen > #dialog {
-        width: 80%;
-        max-width: 100;
-        height: auto;
-        max-height: 90%;
-        padding: 0 1;
-        border: round $accent;
-        background: $surface;
-    }
-    AskUserScreen #header { color: $accent; text-style: bold; }
+    AskUserScreen > #dialog { width: 80%; max-width: 100; max-height: 90%; }
+    AskUserScreen #header { color: $accent; }
     AskUserScreen #question { margin: 1 0; }
     AskUserScreen #choices { height: auto; max-height: 12; }
-    AskUserScreen #hint { color: $text-muted; }
     """
 
     BINDINGS = [Binding("escape", "dismiss_question", "Dismiss", id="ask_user.dismiss")]

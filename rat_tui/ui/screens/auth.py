@@ -14,11 +14,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...session.login import auth_method_type, terminal_method_parts
+from .dialog import AgentDialog
 
 AUTOMATED = ("agent", "terminal")
 TYPE_LABELS = {"agent": "by the agent", "terminal": "in a terminal", "env_var": "environment variable"}
@@ -45,7 +45,7 @@ def method_detail(method: dict[str, Any], agent_argv: list[str]) -> str:
     return f"Not automated: rat does not know login methods of type {kind!r}; see the agent's documentation."
 
 
-class AuthScreen(ModalScreen[dict[str, Any] | None]):
+class AuthScreen(AgentDialog[dict[str, Any] | None]):
     """Dismisses with the chosen (automatable) method, or None."""
 
     DEFAULT_CSS = """

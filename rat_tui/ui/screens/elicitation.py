@@ -16,13 +16,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Select, SelectionList, Static
 
 from ...session.elicitation_broker import Elicitation
 from ...session.elicitation_form import FormField, check, constraints, content_of
-from .modal_answer import DismissOnce
+from .dialog import AgentDialog
 
 FORMAT_PLACEHOLDERS = {"email": "name@example.com", "uri": "https://…", "date": "YYYY-MM-DD",
                        "date-time": "YYYY-MM-DDTHH:MM:SSZ"}
@@ -67,7 +66,7 @@ def _initial(field: FormField) -> Any:
     return _NO_VALUE  # unsupported: its control is a note, and has no value
 
 
-class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
+class ElicitationScreen(AgentDialog[dict[str, Any] | None]):
     """A form: one row group per property, in the agent's order; messages appear under bad fields."""
 
     DEFAULT_CSS = """
@@ -328,7 +327,7 @@ class ElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
             self.action_cancel()
 
 
-class UrlElicitationScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
+class UrlElicitationScreen(AgentDialog[dict[str, Any] | None]):
     """A link the agent wants the user to visit; stays open until the agent completes it or the user answers."""
 
     DEFAULT_CSS = """

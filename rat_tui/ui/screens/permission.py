@@ -12,13 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...state import diff_cache
 from ...state.diffing import FileDiff
 from ...state.permission_policy import command_of, merge_tool_call
-from .modal_answer import DismissOnce
+from .dialog import AgentDialog
 
 MAX_DIFF_LINES = 40
 MAX_TEXT_LINES = 6
@@ -29,7 +28,10 @@ KIND_MARKERS = {
     "reject_once": ("✗", "reject · once", "-reject"),
     "reject_always": ("✗✗", "reject · always", "-reject"),
 }
+# Answers the policy remembers as a rule: they take a second, deliberate key (Enter) to confirm.
+REMEMBERED_KINDS = ("allow_always", "reject_always")
 
+HINT = "1–9 pick · y allow · a always (then Enter) · n reject · ↑↓ Enter · Esc reject"
 PICK = Binding.Group("Pick", compact=True)
 ANSWER = Binding.Group("Answer")
 MOVE = Binding.Group("Move", compact=True)
@@ -130,7 +132,7 @@ class OptionRow(Static):
         self.post_message(self.Picked(self.index))
 
 
-class PermissionScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
+class PermissionScreen(AgentDialog[dict[str, Any] | None]):
     """Asks the user to pick one of the agent's options; dismisses with that option dict.
 
     Options are shown in the agent's order and picked by position or by kind, never by optionId:
@@ -139,23 +141,15 @@ class PermissionScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
     (turn cancelled, `$/cancel_request`); that is safe even if another screen sits on top of it or
     the user answered a moment earlier.
 
+    An answer the policy would remember as a rule ("always") is not given by one key: it asks for
+    Enter to confirm, and any other key goes back to the options.
+
     Needs rat's theme variables (`$diff-added`, `$diff-removed`), as RatApp provides.
     """
 
     DEFAULT_CSS = """
-    PermissionScreen {
-        align: center middle;
-    }
-    PermissionScreen > #dialog {
-        width: 90%;
-        max-width: 110;
-        height: auto;
-        max-height: 95%;
-        padding: 0 1;
-        border: round $warning;
-        background: $surface;
-    }
-    PermissionScreen #header { color: $warning; text-style: bold; }
+    PermissionScreen > #dialog { border: round $warning; }
+    PermissionScreen #header { color: $warning; }
     PermissionScreen #queue { color: $text-muted; }
     PermissionScreen #title { text-style: bold; margin-top: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     PermissionScreen #meta { color: $text-muted; }
@@ -175,7 +169,8 @@ class PermissionScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
     PermissionScreen .option.-reject { color: $text-error; }
     PermissionScreen .option.-unknown { color: $foreground; }
     PermissionScreen .option.-highlighted { background: $accent 30%; text-style: bold; }
-    PermissionScreen #hint { color: $text-muted; margin-top: 1; }
+    PermissionScreen #hint { margin-top: 1; }
+    PermissionScreen.-confirming #hint { color: $warning; text-style: bold; }
     """
 
     BINDINGS = [
@@ -216,6 +211,7 @@ class PermissionScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
         self.highlighted = self._first_index("allow_once")
         if self.highlighted is None:
             self.highlighted = 0 if self.options else None
+        self.confirming: int | None = None  # the "always" option waiting for Enter
         self._done = False
 
     # -- layout ---------------------------------------------------------------------------------
@@ -245,7 +241,7 @@ class PermissionScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
                     yield OptionRow(index, option)
                 if not self.options:
                     yield Static("The agent offered no options: Escape closes.", classes="note")
-            yield Static("1–9 pick · y allow · a always · n reject · ↑↓ Enter · Esc reject", id="hint")
+            yield Static(HINT, id="hint")
 
     def _details(self) -> ComposeResult:
         call = self.tool_call
@@ -305,8 +301,41 @@ class PermissionScreen(DismissOnce, ModalScreen[dict[str, Any] | None]):
         return next((i for i, option in enumerate(self.options) if option.get("kind") == kind), None)
 
     def _pick(self, index: int) -> None:
-        if 0 <= index < len(self.options):
-            self.dismiss(self.options[index])
+        if not 0 <= index < len(self.options):
+            return
+        option = self.options[index]
+        if option.get("kind") in REMEMBERED_KINDS and self.confirming != index:
+            self._ask_confirmation(index)
+            return
+        self.dismiss(option)
+
+    def _ask_confirmation(self, index: int) -> None:
+        option = self.options[index]
+        self.confirming = self.highlighted = index
+        self._show_highlight()
+        verb = "allowed" if option.get("kind") == "allow_always" else "rejected"
+        self.query_one("#hint", Static).update(Text(
+            f"Remember it? Calls like this will be {verb} without asking (F4 lists the rules).\n"
+            "Enter confirms · any other key goes back"))
+        self.add_class("-confirming")
+        self.rearm()  # a key already on its way is no confirmation
+
+    def _cancel_confirmation(self) -> None:
+        self.confirming = None
+        self.query_one("#hint", Static).update(HINT)
+        self.remove_class("-confirming")
+
+    def guard_key(self, event: events.Key) -> bool:
+        """While an "always" waits for its confirmation, Enter (after the grace period) confirms and
+        any other key goes back to the options; an early key is never a confirmation."""
+        if self.confirming is None or self._done:
+            return super().guard_key(event)
+        if event.key != "enter" or event.time < self.armed_at:
+            self._cancel_confirmation()
+            if event.key != "escape":
+                self.app.bell()
+            return True
+        return False
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "pick" and parameters:

@@ -25,8 +25,11 @@ class SessionToolsUI:
 
     async def ask_user(self, question: str, choices: list[str]) -> str | None:
         async with self._one_at_a_time:
-            screen = AskUserScreen(question, choices, agent_name=self.view.session.state.agent_name)
-            return await modal_answer(self.view.app, screen)
+            agent_name = self.view.session.state.agent_name
+            gate = getattr(self.view.app, "request_gate", None)
+            if gate is None:  # an app without tabs
+                return await modal_answer(self.view.app, AskUserScreen(question, choices, agent_name=agent_name))
+            return await gate.ask(self.view, "question", lambda: AskUserScreen(question, choices, agent_name=agent_name))
 
     def show_file(self, path: str, line: int | None) -> None:
         self.view.preview.show(path, line)

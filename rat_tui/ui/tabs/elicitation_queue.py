@@ -1,26 +1,24 @@
-"""Provides ElicitationQueue: the agents' questions (forms and links) shown one at a time, first asked first shown."""
+"""Provides ElicitationQueue: the agents' questions (forms and links) shown one at a time, first asked
+first shown, through the app's RequestGate like permission requests."""
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
-
-from textual.app import App
+from typing import TYPE_CHECKING, Any
 
 from ...session.elicitation_broker import Elicitation
-from ..screens.modal_answer import modal_answer
 from ..screens.elicitation import ElicitationScreen, UrlElicitationScreen
+from .request_gate import RequestGate
+
+if TYPE_CHECKING:
+    from .view import SessionView
 
 
 class ElicitationQueue:
-    """Every session's elicitations share one queue, like permission requests (ui/permission_queue.py)."""
+    def __init__(self, gate: RequestGate) -> None:
+        self.gate = gate
 
-    def __init__(self, app: App[Any]) -> None:
-        self.app = app
-        self._turn = asyncio.Lock()  # FIFO: asyncio locks wake waiters in order
-
-    async def ask(self, question: Elicitation) -> dict[str, Any] | None:
-        async with self._turn:
-            screen = ElicitationScreen(question) if question.mode == "form" else UrlElicitationScreen(question)
-            # A cancelled turn, a withdrawn request or a completed link cancels the await: it closes.
-            return await modal_answer(self.app, screen)
+    async def ask(self, view: SessionView, question: Elicitation) -> dict[str, Any] | None:
+        # A cancelled turn, a withdrawn request or a completed link cancels the await: it closes.
+        if question.mode == "form":
+            return await self.gate.ask(view, "form", lambda: ElicitationScreen(question))
+        return await self.gate.ask(view, "link", lambda: UrlElicitationScreen(question))

@@ -33,7 +33,8 @@ def restart_agent(view: SessionView) -> None:
     view.run_worker(view.session.restart(), group="agent", exit_on_error=False, name="agent session")
 
 
-def show_auth_picker(view: SessionView, reason: str = "") -> None:
+def show_auth_picker(view: SessionView, reason: str = "", agent_raised: bool = False) -> None:
+    """The login methods; `agent_raised` (the agent asked for a login) goes through the request gate."""
     session = view.session
     if session.hello is None:
         view.notify("The agent has not started yet: its login methods come with its first answer.", severity="warning")
@@ -52,8 +53,20 @@ def show_auth_picker(view: SessionView, reason: str = "") -> None:
         else:
             give_back_prompt(view)
 
-    view.app.push_screen(AuthScreen(session.state.agent_name, methods, list(session.command.argv), reason),
-                         callback=chosen)
+    def screen() -> AuthScreen:
+        return AuthScreen(session.state.agent_name, methods, list(session.command.argv), reason)
+
+    gate = getattr(view.app, "request_gate", None)
+    if agent_raised and gate is not None:
+        if any(item.view is view and item.what == "login" for item in gate.pending):
+            return  # already asking
+
+        async def through_gate() -> None:
+            chosen(await gate.ask(view, "login", screen))
+
+        view.run_worker(through_gate(), group="auth-ask", exit_on_error=False)
+        return
+    view.app.push_screen(screen(), callback=chosen)
 
 
 async def use_auth_method(view: SessionView, method: dict[str, Any]) -> None:

@@ -13,9 +13,11 @@ from .view import SessionView
 MAX_TITLE = 28
 
 
-def tab_label(state: SessionState, unseen: bool) -> str:
-    """Badge, agent, title: the title from `session_info_update`, else the first prompt."""
-    if state.pending_permissions:
+def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
+    """Badge, agent, title: the title from `session_info_update`, else the first prompt.
+
+    `waiting`: the tab's agent requests waiting for the user (ui/tabs/request_gate.py)."""
+    if state.pending_permissions or waiting:
         badge = "⚠ "
     elif state.status == "working":
         badge = "◐ "
@@ -59,6 +61,16 @@ class SessionTabs(TabbedContent):
     def on_mount(self) -> None:
         for pane in self.query(TabPane):
             self._watch(pane)
+        gate = getattr(self.app, "request_gate", None)
+        if gate is not None:
+            gate.on_change.append(self._relabel_all)
+
+    def _relabel_all(self) -> None:
+        for pane in self.query(TabPane):
+            try:
+                self._relabel(pane.id or "", pane.query_one(SessionView).session.state)
+            except Exception:  # being removed
+                pass
 
     def _watch(self, pane: TabPane) -> None:
         view = pane.query_one(SessionView)
@@ -78,7 +90,9 @@ class SessionTabs(TabbedContent):
     def _relabel(self, pane_id: str, state: SessionState) -> None:
         try:
             tab = self.get_tab(pane_id)
-            label = tab_label(state, pane_id in self._unseen)
+            gate = getattr(self.app, "request_gate", None)
+            waiting = gate.waiting(self.get_pane(pane_id).query_one(SessionView)) if gate is not None else 0
+            label = tab_label(state, pane_id in self._unseen, waiting)
             if branch := self._branches.get(pane_id):
                 label = f"⎇ {branch} · {label}"
             if str(tab.label) != label:  # a new label re-lays out the tab bar: not on every streamed batch
@@ -131,6 +145,12 @@ class SessionTabs(TabbedContent):
         panes = list(self.query(TabPane))
         if 0 <= index < len(panes):
             self.active = panes[index].id or ""
+
+    def show_view(self, view: SessionView) -> None:
+        for pane in self.query(TabPane):
+            if view in pane.query(SessionView):
+                self.active = pane.id or ""
+                return
 
     def step(self, delta: int) -> None:
         panes = list(self.query(TabPane))

@@ -48,7 +48,7 @@ class TabUI:
         title = str(tool_call.get("title") or "a tool call")
         self.app.notify_event("permission", view.session, f"Asks permission: {title}")
         try:
-            return await self.app.permission_queue.ask(request, tool_call, agent_name=view.session.state.agent_name)
+            return await self.app.permission_queue.ask(view, request, tool_call)
         finally:
             self.app.update_title()
 
@@ -57,7 +57,7 @@ class TabUI:
         self.app.notify_event("question", view.session,
                             f"Asks: {elicitation.message or elicitation.url or 'a question'}")
         try:
-            return await self.app.elicitation_queue.ask(elicitation)
+            return await self.app.elicitation_queue.ask(view, elicitation)
         finally:
             self.app.update_title()
 
@@ -69,8 +69,8 @@ class TabUI:
     def login_needed(self, methods: list[dict[str, Any]]) -> None:
         from . import lifecycle_actions
 
-        if self.view is not None:
-            self.view.call_later(lifecycle_actions.show_auth_picker, self.view, "The agent needs you to log in.")
+        if self.view is not None:  # agent-raised: through the request gate
+            self.view.call_later(lifecycle_actions.show_auth_picker, self.view, "The agent needs you to log in.", True)
 
     def give_back(self, text: str) -> bool:
         view = self.view

@@ -37,8 +37,19 @@ class StatusBar(Static):
     # The usage gauge as plain text, and "ok", "warning" (above 80%) or "critical" (above 95%).
     usage_text: str = ""
     context_level: str = "ok"
+    # Agent requests of this tab waiting for a deliberate key (ui/tabs/request_gate.py), and that key.
+    waiting: int = 0
+    waiting_key: str = "Ctrl+G"
+    _state: SessionState | None = None
+
+    def set_waiting(self, count: int, key: str = "Ctrl+G") -> None:
+        if (count, key) != (self.waiting, self.waiting_key):
+            self.waiting, self.waiting_key = count, key
+            if self._state is not None:
+                self.show(self._state)
 
     def show(self, state: SessionState) -> None:
+        self._state = state
         self.agent_name = state.agent_name
         self.state_word = state.status
         style = self.app.theme_variables.get(STATE_COLOURS.get(state.status, ""), "") if self.is_attached else ""
@@ -53,9 +64,13 @@ class StatusBar(Static):
         if state.status_detail and state.status in ("working", "error", "exited"):
             detail = state.status_detail.splitlines()[0][:60]
             text.append(f" ({detail})", style="dim")
-        if state.pending_permissions:
+        warn = self.app.theme_variables.get("warning", "") if self.is_attached else ""
+        if self.waiting:
+            count = self.waiting
+            text.append(f"  │ ⚠ {count} request{'s' if count != 1 else ''} waiting · {self.waiting_key} opens",
+                        style=f"bold reverse {warn}".strip())
+        elif state.pending_permissions:
             count = state.pending_permissions
-            warn = self.app.theme_variables.get("warning", "") if self.is_attached else ""
             text.append(f"  │ ⚠ {count} permission request{'s' if count != 1 else ''}", style=f"bold {warn}".strip())
         for category in ("mode", "model"):
             name = current_name(state, category)

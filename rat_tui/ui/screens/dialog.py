@@ -1,0 +1,112 @@
+"""Provides Dialog (the shared modal base: a centred box), AgentDialog (a dialog the agent raised, which
+takes no key typed before it appeared or within a grace period after) and KeyGuard (the app mixin that
+holds those keys back).
+
+Why a grace period: a key typed less than a human reaction time after a dialog appeared cannot be an
+answer to it; it was typed for something else (the prompt). At 100 words a minute keys come about 120 ms
+apart and a fast typist's bursts 60–80 ms apart; a simple visual reaction takes 200–250 ms and reading a
+dialog's first line to choose an answer well over 400 ms. GRACE_SECONDS = 0.5 covers four keys of a
+burst already in flight while leaving a deliberate answer (which needs reading the dialog) untouched.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from textual import events
+from textual.screen import ModalScreen
+
+from .modal_answer import DismissOnce
+
+T = TypeVar("T")
+
+GRACE_SECONDS = 0.5
+
+
+class Withdrawn:
+    """What an AgentDialog dismisses with when a key typed for something else reached it: the request
+    goes back to waiting (announced); the key went on to where it was meant to go (`key_sink`)."""
+
+
+class Dialog(ModalScreen[T]):
+    """A modal dialog: the screen dims what lies under it and centres one box, `#dialog`.
+
+    Every modal of the app derives from it, so the look (and the footer under it, which shows the
+    dialog's keys and not the session's) is defined once. `-warning` / `-accent` on the screen pick the
+    border colour.
+    """
+
+    DEFAULT_CSS = """
+    Dialog {
+        align: center middle;
+        & > #dialog {
+            width: 90%;
+            max-width: 110;
+            height: auto;
+            max-height: 95%;
+            padding: 0 1;
+            border: round $accent;
+            background: $surface;
+        }
+        &.-warning > #dialog { border: round $warning; }
+        & #header { text-style: bold; }
+        & #hint, & .keys { color: $text-muted; }
+    }
+    """
+
+
+class AgentDialog(DismissOnce, Dialog[T]):
+    """A dialog the agent raised (permission, form, question, login): only a deliberate key answers it.
+
+    Keys stamped earlier than GRACE_SECONDS after the dialog was mounted are held back by KeyGuard.
+    With a `key_sink` (the dialog opened by itself, not at the user's request) such a key withdraws
+    the dialog: the key goes to the sink (the composer) and the dialog dismisses with Withdrawn(), so
+    the caller puts the request back among the waiting ones. Otherwise the key is dropped with a bell.
+    """
+
+    key_sink: Callable[[events.Key], None] | None = None
+    armed_at: float = math.inf
+
+    def on_mount(self) -> None:
+        self.rearm()
+
+    def rearm(self) -> None:
+        """Start (again) the grace period: the dialog just showed something new to decide on."""
+        self.armed_at = time.monotonic() + GRACE_SECONDS
+
+    def guard_key(self, event: events.Key) -> bool:
+        """Whether KeyGuard must hold this key back from the dialog (True: held back)."""
+        if self._done and self.key_sink is not None:
+            self.key_sink(event)  # withdrawn, still being popped: typing goes on into the composer
+            return True
+        if event.time >= self.armed_at or GRACE_SECONDS <= 0:
+            return False  # (no grace at all: not even before the first paint)
+        if self.key_sink is not None:
+            self.key_sink(event)
+            self.dismiss(Withdrawn())
+        else:
+            self.app.bell()
+        return True
+
+
+class KeyGuard:
+    """App mixin: a key reaches an AgentDialog only once it has been on screen for the grace period.
+
+    It runs before any binding (priority ones included), because a dialog's single-key answers are
+    bindings; keys typed after a dialog was withdrawn, until it is gone, go where they were meant to.
+    """
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            screen = self.screen  # type: ignore[attr-defined]
+            if isinstance(screen, AgentDialog) and screen.guard_key(event):
+                return
+        await super().on_event(event)  # type: ignore[misc]
+
+
+def send_key_to(widget: Any) -> Callable[[events.Key], None]:
+    """A key sink: the key is delivered to `widget` (the composer) as if typed there."""
+    return lambda key: widget.post_message(events.Key(key.key, key.character))

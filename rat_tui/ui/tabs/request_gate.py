@@ -1,0 +1,181 @@
+"""Provides RequestGate: every dialog an agent raises (permission, form, link, question, login) goes
+through it, so that none is answered by a key typed for something else.
+
+The rules (README "Approvals only on purpose"):
+- a request opens by itself only over its own tab, when that tab shows nothing else (no other dialog
+  or screen) and its composer holds no draft (the user is not typing); it then takes no key typed
+  within the grace period (screens/dialog.py): such a key withdraws it and goes to the composer;
+- otherwise it waits, announced: the tab badge (⚠), the status bar (`⚠ 1 request waiting · Ctrl+G`),
+  the bell and a toast; Ctrl+G (`app.open_request`) jumps to its tab and opens it;
+- one dialog at a time, first asked first shown; after an answer the next waiting request of the
+  same tab opens (the user is answering requests), subject to the same rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from textual.binding import Binding
+
+from ..screens.dialog import AgentDialog, Withdrawn, send_key_to
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from .view import SessionView
+
+OPEN_KEY = "ctrl+g"
+
+
+@dataclass(eq=False)
+class Pending:
+    view: SessionView
+    what: str  # "permission request", "form", "question", "login"
+    make_screen: Callable[[], AgentDialog[Any]]
+    future: asyncio.Future[Any] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    held: bool = False  # waits for a deliberate key (announced)
+    screen: AgentDialog[Any] | None = None
+
+
+class RequestGate:
+    def __init__(self, app: App[Any]) -> None:
+        self.app = app
+        self.pending: list[Pending] = []
+        self.showing: Pending | None = None
+        self.on_change: list[Callable[[], None]] = []  # the tab bar relabels its tabs
+
+    # -- asking -----------------------------------------------------------------------------------
+
+    async def ask(self, view: SessionView, what: str, make_screen: Callable[[], AgentDialog[Any]]) -> Any:
+        """The dialog's answer once the user gave one on purpose; None when the request is withdrawn
+        (the awaiting task cancelled: the dialog closes, or never shows)."""
+        item = Pending(view, what, make_screen)
+        self.pending.append(item)
+        self._pump(arrived=item)
+        try:
+            return await item.future
+        finally:
+            if item.screen is not None and not item.screen._done:
+                item.screen.dismiss(None)
+            if self.showing is item:
+                self.showing = None
+            if item in self.pending:
+                self.pending.remove(item)
+            self._pump()
+
+    def waiting(self, view: SessionView) -> int:
+        """How many of the view's requests wait (announced or queued), the shown one excluded."""
+        return sum(1 for item in self.pending if item.view is view and item is not self.showing)
+
+    # -- opening ----------------------------------------------------------------------------------
+
+    def _active_view(self) -> SessionView | None:
+        tabs = getattr(self.app, "tabs", None)
+        try:
+            return tabs.active_view if tabs is not None else None
+        except Exception:  # no tabs mounted (a test app, or shutting down)
+            return None
+
+    def _can_open(self, item: Pending) -> bool:
+        if self.showing is not None or not item.view.is_attached:
+            return False
+        active = self._active_view()
+        if active is not None and active is not item.view:
+            return False  # a background tab never covers the current one
+        if len(self.app.screen_stack) > 1:
+            return False  # a dialog or a screen the user opened is on top: do not cover it
+        try:
+            composer = item.view.composer
+        except Exception:
+            return True
+        return not composer.text.strip()  # a draft: the user is typing
+
+    def _pump(self, arrived: Pending | None = None) -> None:
+        if self.showing is None:
+            for item in self.pending:
+                if item.future.done():
+                    continue
+                if (not item.held or arrived is None) and self._can_open(item):
+                    self._show(item, by_itself=True)
+                    break
+            if arrived is not None and self.showing is not arrived and self.showing is None:
+                arrived.held = True
+                self._announce(arrived)
+        self._changed()
+
+    def open_next(self) -> bool:
+        """The deliberate key: jump to the first waiting request's tab (the current tab's first) and open it."""
+        if self.showing is not None:
+            return False
+        active = self._active_view()
+        waiting = [item for item in self.pending if not item.future.done()]
+        item = next((i for i in waiting if i.view is active), None) or next(iter(waiting), None)
+        if item is None:
+            return False
+        tabs = getattr(self.app, "tabs", None)
+        if tabs is not None and item.view is not active:
+            tabs.show_view(item.view)
+        self._show(item, by_itself=False)
+        self._changed()
+        return True
+
+    def _show(self, item: Pending, by_itself: bool) -> None:
+        screen = item.make_screen()
+        if by_itself:
+            try:
+                screen.key_sink = send_key_to(item.view.composer)
+            except Exception:
+                pass
+        item.screen, self.showing = screen, item
+
+        def answered(result: Any) -> None:
+            if self.showing is item:
+                self.showing = None
+            item.screen = None
+            if isinstance(result, Withdrawn):
+                item.held = True
+                self._announce(item, withdrawn=True)
+                self._changed()
+            elif not item.future.done():
+                item.future.set_result(result)
+
+        self.app.push_screen(screen, callback=answered)
+
+    # -- announcing -------------------------------------------------------------------------------
+
+    def _announce(self, item: Pending, withdrawn: bool = False) -> None:
+        agent = item.view.session.state.agent_name
+        where = ""
+        tabs = getattr(self.app, "tabs", None)
+        if tabs is not None and item.view is not self._active_view():
+            number = next((n for n, v in enumerate(tabs.views, start=1) if v is item.view), None)
+            where = f" in tab {number}" if number else " in another tab"
+        self.app.bell()
+        key = self.key_display()
+        first = "Kept your typing: " if withdrawn else ""
+        self.app.notify(f"{first}{agent} is waiting for an answer{where} ({item.what}). {key} opens it.",
+                        title="Waiting for you", severity="warning", timeout=6, markup=False)
+
+    def key_display(self) -> str:
+        """The key that opens a waiting request, as the user's keymap has it."""
+        for active in self.app.active_bindings.values():
+            if active.binding.action in ("open_request", "app.open_request"):
+                return self.app.get_key_display(active.binding)
+        return self.app.get_key_display(Binding(OPEN_KEY, "open_request"))
+
+    def _changed(self) -> None:
+        tabs = getattr(self.app, "tabs", None)
+        try:
+            views = set(tabs.views) if tabs is not None else set()
+        except Exception:
+            views = set()
+        for view in views | {item.view for item in self.pending}:
+            try:
+                view.status_bar.set_waiting(self.waiting(view), self.key_display())  # type: ignore[union-attr]
+            except Exception:
+                pass  # the view is being removed
+        for callback in list(self.on_change):
+            callback()
