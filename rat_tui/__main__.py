@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args)
     from .config import load_config  # pydantic: only once the arguments are known to be good
 
-    setup_logging()
+    log_file = setup_logging()
     config, problems = load_config(args.config)
     if args.replay is not None:
         return replay(args.replay, config, problems)
@@ -55,9 +55,24 @@ def main(argv: list[str] | None = None) -> int:
 
     app = RatApp(command, args.cwd, config=config, rpc_log_path=rpc_log, problems=problems)
     install_stop_signals(app)
-    app.run()
+    code = finished(app, log_file)
     logging.getLogger("rat").info("the app has exited")
-    return 0
+    return code
+
+
+def finished(app, log_file: Path, headless: bool = False) -> int:
+    """Run the app; a crash exits non-zero and says where the log is (Textual has printed the traceback)."""
+    try:
+        app.run(headless=headless)
+    except Exception:  # the app could not even start its loop
+        logging.getLogger("rat").exception("rat crashed")
+        print(f"rat: crashed; the log is {log_file}", file=sys.stderr)
+        return 1
+    code = app.return_code or 0
+    if code:
+        logging.getLogger("rat").error("rat exited with an error (code %d)", code)
+        print(f"rat: exited with an error (code {code}); the log is {log_file}", file=sys.stderr)
+    return code
 
 
 def serve(args) -> int:
@@ -137,8 +152,7 @@ def replay(path: Path, config, problems: list[str]) -> int:
     images.probe(config.images.mode)
     from .ui.replay_app import ReplayApp
 
-    ReplayApp(recording, path, config=config, problems=problems).run()
-    return 0
+    return finished(ReplayApp(recording, path, config=config, problems=problems), paths.log_dir() / "rat.log")
 
 
 if __name__ == "__main__":

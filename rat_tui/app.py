@@ -51,7 +51,7 @@ class RatApp(KeyGuard, App[None]):
                                LifecycleCommandsProvider}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
-        Binding(OPEN_KEY, "open_request", "Open request", id="app.open_request", priority=True,
+        Binding(OPEN_KEY, "open_request", "Open request", id="app.open_request", priority=True, show=False,
                 tooltip="Open the agent's request waiting for an answer (jumps to its tab)"),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
                 tooltip="List, edit and revoke remembered permission rules"),
@@ -201,6 +201,11 @@ class RatApp(KeyGuard, App[None]):
         view = self.tabs.active_view
         return view.session if view is not None else self.first_session
 
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual prints the traceback on the terminal after exit; the log keeps it too (main() says where).
+        log.error("unhandled error: the app stops", exc_info=error)
+        super()._handle_exception(error)
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
 
@@ -237,6 +242,10 @@ class RatApp(KeyGuard, App[None]):
         for problem in unknown_ids(keymap, known):
             log.warning("%s", problem)
             self.notify(problem, title="Configuration", severity="warning", timeout=10)
+
+    def action_open_request(self) -> None:
+        if not self.request_gate.open_next() and self.request_gate.showing is None:
+            self.notify("No request is waiting for an answer.", timeout=2)
 
     def action_permission_rules(self) -> None:
         self.push_screen(PermissionRulesScreen(self.policy))

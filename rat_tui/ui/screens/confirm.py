@@ -5,25 +5,17 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from .dialog import AgentDialog, Dialog
 
-class ConfirmScreen(ModalScreen[bool]):
+
+class ConfirmScreen(Dialog[bool]):
     """Dismisses with True on `y`/Enter and False on `n`/Escape."""
 
     DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical {
-        width: 80%;
-        max-width: 100;
-        height: auto;
-        border: thick $warning;
-        background: $surface;
-        padding: 1 2;
-    }
+    ConfirmScreen > #dialog { width: 80%; max-width: 100; border: thick $warning; padding: 1 2; }
     ConfirmScreen .question { margin-bottom: 1; }
-    ConfirmScreen .keys { color: $text-muted; }
     """
     BINDINGS = [
         Binding("y,enter", "answer(True)", "Yes", id="confirm.yes"),
@@ -36,10 +28,15 @@ class ConfirmScreen(ModalScreen[bool]):
         self.question = question
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with Vertical(id="dialog"):
             yield Label(self.title_text, markup=False)
             yield Static(self.question, classes="question", markup=False)
             yield Static("y / Enter: yes    n / Esc: no", classes="keys")
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class AgentConfirmScreen(AgentDialog[bool], ConfirmScreen):
+    """A yes/no question the agent's action raised (a file outside the project): it goes through the
+    request gate and takes no key typed before it appeared (screens/dialog.py)."""

@@ -12,8 +12,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..screens.confirm import ConfirmScreen
-from ..screens.modal_answer import modal_answer
+from ..screens.confirm import AgentConfirmScreen
 from ...protocol.sanitize import clean
 
 if TYPE_CHECKING:
@@ -62,9 +61,12 @@ class TabUI:
             self.app.update_title()
 
     async def ask_outside(self, path: Path, access: str) -> bool:
+        """An agent dialog like a permission request: through the request gate (request_gate.py)."""
+        view = await self._view()
         question = (f"The agent wants to {access} {clean(str(path))}, which is outside the session's directories. "
                     "Allow it this once?")
-        return bool(await modal_answer(self.app, ConfirmScreen("File access outside the project", question)))
+        title = "File access outside the project"
+        return bool(await self.app.request_gate.ask(view, "file access", lambda: AgentConfirmScreen(title, question)))
 
     def login_needed(self, methods: list[dict[str, Any]]) -> None:
         from . import lifecycle_actions

@@ -14,8 +14,9 @@ from rich.text import Text
 from textual import events
 from textual.actions import SkipAction
 from textual.binding import Binding
-from textual.geometry import Region, Size
+from textual.geometry import Offset, Region, Size
 from textual.scroll_view import ScrollView
+from textual.selection import Selection
 from textual.strip import Strip
 
 from .markdown_stream import MARKDOWN_KINDS, Entry, Rows, Seg, render_block, warm_up
@@ -303,10 +304,39 @@ class Transcript(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        strip = self._strip_at(round(self.scroll_offset.y) + y, budgeted=True)
+        content_y = round(self.scroll_offset.y) + y
+        strip = self._strip_at(content_y, budgeted=True)
         if strip is None:
             return Strip.blank(width, self._base())
-        return strip if strip.cell_length == width else strip.crop_extend(0, width, self._base())
+        if strip.cell_length != width:
+            strip = strip.crop_extend(0, width, self._base())
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(content_y)) is not None:
+            strip = self._highlight(strip, span[0], width if span[1] == -1 else span[1], "screen--selection")
+        # Offsets tell Textual's mouse selection where in the content a cell is.
+        return strip.apply_offsets(0, content_y)
+
+    def _highlight(self, strip: Strip, start: int, end: int, component: str) -> Strip:
+        style = self.screen.get_component_rich_style(component) if component.startswith("screen") \
+            else self.get_component_rich_style(component)
+        middle = Strip([Segment(text, (seg_style or Style()) + style, control)
+                        for text, seg_style, control in strip.crop(start, end)])
+        return Strip.join([strip.crop(0, start), middle, strip.crop(end, strip.cell_length)])
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected text, from the lines as shown (only the selected lines are rendered)."""
+        total = self._rows.total
+        if not total:
+            return None
+        first = selection.start.y if selection.start is not None else 0
+        last = min(selection.end.y if selection.end is not None else total - 1, total - 1)
+        lines = []
+        for y in range(first, last + 1):
+            strip = self._strip_at(y)
+            lines.append(strip.text.rstrip() if strip is not None else "")
+        start = Offset(selection.start.x, 0) if selection.start is not None else None
+        end = Offset(selection.end.x, selection.end.y - first) if selection.end is not None else None
+        return Selection(start, end).extract("\n".join(lines)), "\n"
 
     def _base(self) -> Style:
         """The widget's own style; computing it walks the DOM, so once per style change."""
@@ -539,7 +569,7 @@ class Transcript(ScrollView, can_focus=True):
         self.render_count += 1
         # Styled once here, not per frame in render_line: a Strip costs several caches to build.
         base = self._base()
-        strips = [Strip(line, width).apply_style(base) for line in self._render(entry, seg, width)]
+        strips = [Strip(line, width).apply_style(base) for line in self._render_seg(entry, seg, width)]
         seg.strips = strips
         self._rendered[seg] = None
         self._rendered.move_to_end(seg)
@@ -553,7 +583,8 @@ class Transcript(ScrollView, can_focus=True):
                 self.call_later(self._flush)
         return strips
 
-    def _render(self, entry: Entry, seg: Seg, width: int) -> list[list[Segment]]:
+    # Not `_render`: Textual's Widget._render (which get_selection calls) must stay Textual's.
+    def _render_seg(self, entry: Entry, seg: Seg, width: int) -> list[list[Segment]]:
         console = self.app.console
         role = seg.role
         if role == "md":

@@ -1,0 +1,59 @@
+"""Select and copy in the transcript: mouse drag then Ctrl+C puts the text on the clipboard (Textual's
+clipboard and an OSC 52 sequence on the terminal), with no crash; `main()` exits non-zero on a crash."""
+
+from __future__ import annotations
+
+import base64
+
+from textual.app import App, ComposeResult
+
+from rat_tui.ui.widgets.transcript import Transcript
+
+
+class TranscriptApp(App):
+    def compose(self) -> ComposeResult:
+        yield Transcript()
+
+
+def terminal_writes(app: App) -> list[str]:
+    """Everything the app writes to the terminal from now on (the headless driver drops it)."""
+    written: list[str] = []
+    driver = app._driver
+    original = driver.write
+    driver.write = lambda data: (written.append(data), original(data))[1]  # type: ignore[method-assign]
+    return written
+
+
+async def test_drag_then_ctrl_c_copies_the_selected_lines() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("u1", "user", "first question")
+        transcript.add_entry("a1", "agent", "alpha line\n\nbeta line\n\ngamma line\n")
+        await pilot.pause()
+        lines = transcript.visible_text().splitlines()
+        top = lines.index("alpha line")
+        bottom = lines.index("gamma line")
+        await pilot.mouse_down(Transcript, offset=(0, top))
+        await pilot.hover(Transcript, offset=(4, bottom))
+        await pilot.mouse_up(Transcript, offset=(4, bottom))
+        await pilot.pause()
+        assert app.screen.get_selected_text() == "alpha line\n\nbeta line\n\ngamma"
+        written = terminal_writes(app)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.clipboard == "alpha line\n\nbeta line\n\ngamma"
+        expected = base64.b64encode(b"alpha line\n\nbeta line\n\ngamma").decode()
+        assert f"\x1b]52;c;{expected}\a" in written  # OSC 52: works over SSH and inside tmux
+        assert app.return_code in (None, 0)  # no crash (it was: Transcript._render hid Widget._render)
+
+
+def test_a_crash_exits_non_zero_and_says_where_the_log_is(tmp_path, capsys) -> None:
+    from rat_tui.__main__ import finished
+
+    class Crashing(App):
+        def on_mount(self) -> None:
+            raise RuntimeError("boom")
+
+    assert finished(Crashing(), tmp_path / "rat.log", headless=True) == 1
+    assert f"the log is {tmp_path / 'rat.log'}" in capsys.readouterr().err
