@@ -19,6 +19,7 @@ from .protocol.rpc_log import open_rpc_log
 from .session.permission_rules_file import load_policy
 from .protocol import wire
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
+from .ui.alt_digits import alt_digits_as_keys
 from .ui.screens.dialog import KeyGuard
 from .ui.tabs.permission_queue import PermissionQueue
 from .ui.tabs.request_gate import OPEN_KEY, RequestGate
@@ -75,6 +76,7 @@ class RatApp(KeyGuard, App[None]):
         rpc_log_path: Path | None = None,
         problems: list[str] | None = None,
     ) -> None:
+        alt_digits_as_keys()  # Alt+1..9 switch tabs in tmux and terminals that send ESC+digit
         self.config = config or Config()
         self._problems = list(problems or [])
         self._themes, theme_problems = load_themes()

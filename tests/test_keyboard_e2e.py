@@ -126,7 +126,7 @@ def test_request_from_a_background_tab_never_covers_the_current_one(tmp_path: Pa
         tmux.wait_for("ready")
         [answer] = answers(record)
         assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "reject"}
-        tmux.keys("C-PPage")  # back to the second tab: the draft is whole
+        tmux.keys("M-2")  # Alt+2 (ESC 2 in tmux) back to the second tab: the draft is whole
         screen = tmux.wait_for(TYPED)
         quit_app(tmux)
     finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual.widgets import TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane, Tabs
 
 from ...session.agent_session import AgentSession
 from ...state.models import MessageEntry, SessionState
@@ -59,6 +59,10 @@ class SessionTabs(TabbedContent):
         return TabPane(tab_label(session.state, False), SessionView(session), id=f"session-{number}")
 
     def on_mount(self) -> None:
+        # The tab strip takes no focus: Tab moves between the prompt and the transcript (README), and
+        # tabs switch with Alt+1..9 / Ctrl+PgUp/PgDn or a click.
+        for tabs in self.query(Tabs):
+            tabs.can_focus = False
         for pane in self.query(TabPane):
             self._watch(pane)
         gate = getattr(self.app, "request_gate", None)

@@ -6,14 +6,14 @@ import asyncio
 import json
 import logging
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
 from ...session import controls as session_controls
-from . import lifecycle_actions
+from . import focus_keys, lifecycle_actions
 from .tab_ui import TabUI
 from ...session.agent_session import AgentSession
 from ...state import reducer
@@ -284,6 +284,13 @@ class SessionView(Vertical):
     @on(PromptComposer.Submitted)
     def _submit(self, event: PromptComposer.Submitted) -> None:
         self.flow.submit(event.text)  # sends, or queues while a turn runs (prompt_flow.py)
+        self.transcript.action_scroll_end()  # the question and its answer in sight
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key typed outside a text field, bound to nothing there, goes to the composer."""
+        if focus_keys.redirect_to_composer(self, event):
+            event.stop()
+            event.prevent_default()
 
     @on(PromptComposer.SendNext)
     def _send_next(self) -> None:

@@ -225,6 +225,15 @@ class PromptComposer(TextArea):
 
     # -- keys -------------------------------------------------------------------------------------
 
+    # TextArea's F6 (select line) and F7 (select all) shadow the session's F6 (preview) and F7
+    # (options): every global key must work from the composer, so these give way.
+    SHADOWED_ACTIONS = frozenset({"select_line", "select_all"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.SHADOWED_ACTIONS:
+            return False
+        return super().check_action(action, parameters)
+
     async def _on_key(self, event: events.Key) -> None:
         menu = self.menu if self.menu.is_open else self.file_menu if self.file_menu.is_open else None
         if menu is not None and event.key in ("up", "down", "tab", "enter", "escape"):

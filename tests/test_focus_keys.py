@@ -1,0 +1,43 @@
+"""Focus that follows the user: global keys from the composer, Tab between prompt and transcript,
+typing from the transcript lands in the composer, sending brings the view to the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rat_tui.app import RatApp
+from rat_tui.ui.screens.config_options import ConfigOptionsScreen
+from rat_tui.ui.widgets.prompt import PromptComposer
+from rat_tui.ui.widgets.transcript import Transcript
+
+from .test_app import until
+from .test_tabs import scripted
+
+pytestmark = pytest.mark.slow
+
+
+async def test_focus_follows_the_user(tmp_path: Path) -> None:
+    app = RatApp(scripted({}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.tabs.active_view
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        assert isinstance(app.focused, PromptComposer)
+        await pilot.press("f6")  # the session's file preview, not TextArea's "select line"
+        await until(pilot, lambda: view.preview.display, "the preview shown by F6")
+        await pilot.press("f6")
+        await pilot.press("f7")  # the session's options, not TextArea's "select all"
+        await until(pilot, lambda: isinstance(app.screen, ConfigOptionsScreen), "the options by F7")
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ConfigOptionsScreen), "options closed")
+        await pilot.press("tab")  # to the transcript, not the tab strip
+        assert isinstance(app.focused, Transcript)
+        await pilot.press("tab")
+        assert isinstance(app.focused, PromptComposer)
+        await pilot.press("ctrl+t")
+        assert isinstance(app.focused, Transcript)
+        await pilot.press(*"form")  # f is bound to nothing there: it and the rest go to the composer
+        await until(pilot, lambda: view.composer.text == "form", "the typing in the composer")
+        assert isinstance(app.focused, PromptComposer)
+        assert not view.preview.display  # the "o" did not open a file preview
