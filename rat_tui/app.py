@@ -25,13 +25,11 @@ from .ui.tabs.permission_queue import PermissionQueue
 from .ui.tabs.request_gate import OPEN_KEY, RequestGate
 from .ui.tabs.elicitation_queue import ElicitationQueue
 from .agents.spec import agent_choices
-from .ui.palette.agents import AgentsCommandProvider
 from .ui.palette.slash_commands import SlashCommandsProvider
-from .ui.palette.session import SessionCommandsProvider
 from .agents import registry
 from .agents.catalog import Catalog, load_catalog
 from .ui.screens.agent_picker import AgentPickerScreen
-from .ui.palette.lifecycle import LifecycleCommandsProvider
+from .ui.palette.commands import AGENTS_HELP, bound_commands
 from .ui.screens.confirm import ConfirmScreen
 from .ui.screens.new_session import NewSessionScreen
 from .ui.screens.permission_rules import PermissionRulesScreen
@@ -48,8 +46,7 @@ class RatApp(KeyGuard, App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
-    COMMANDS = App.COMMANDS | {SlashCommandsProvider, SessionCommandsProvider, AgentsCommandProvider,
-                               LifecycleCommandsProvider}
+    COMMANDS = App.COMMANDS | {SlashCommandsProvider}  # and get_system_commands: rat's own actions
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding(OPEN_KEY, "open_request", "Open request", id="app.open_request", priority=True, show=False,
@@ -186,9 +183,15 @@ class RatApp(KeyGuard, App[None]):
         self.push_screen(HistoryScreen(self.history))
 
     def get_system_commands(self, screen):
+        """Textual's own commands, then every bound action of the app and of the tab shown (with
+        its key, as remapped), then the few actions without a key (ui/palette/commands.py)."""
         yield from super().get_system_commands(screen)
-        yield SystemCommand("History", "Browse, search, export and continue past sessions (Ctrl+R)",
-                            self.action_history)
+        view = self.tabs.active_view if screen is self.screen_stack[0] else None
+        nodes = [self] + ([view, view.transcript] if view is not None else [])
+        yield from bound_commands(self, nodes)
+        yield SystemCommand("Agents", AGENTS_HELP, self.action_agents)
+        if view is not None and view.session.supports("logout"):
+            yield SystemCommand("Log out of the agent", "Send logout to the agent", view.action_logout)
         yield SystemCommand("New session in a fresh worktree",
                             "A new branch and git worktree of the repository; keep, merge or remove it at the end",
                             lambda: self.action_new_session(worktree=True))

@@ -41,3 +41,25 @@ async def test_focus_follows_the_user(tmp_path: Path) -> None:
         await until(pilot, lambda: view.composer.text == "form", "the typing in the composer")
         assert isinstance(app.focused, PromptComposer)
         assert not view.preview.display  # the "o" did not open a file preview
+
+
+async def test_every_bound_action_is_in_the_palette_with_its_remapped_key(tmp_path: Path) -> None:
+    from rat_tui.config import Config
+
+    app = RatApp(scripted({}, tmp_path, "one"), tmp_path, config=Config(keymap={"session.traffic": "ctrl+y"}))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.tabs.active_view
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        commands = {command.title: command for command in app.get_system_commands(app.screen)}
+        for title in ("Show or hide the plan", "Review changes", "Permission rules", "Traffic inspector",
+                      "Session options (mode, model, …)", "Next mode", "Pick the model", "Next tab",
+                      "History", "Agents", "MCP servers", "Open the waiting request"):
+            assert title in commands, title
+        assert commands["Traffic inspector"].help.endswith("(^y)")  # the key as remapped
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Review changes")
+        await pilot.pause(0.5)  # the palette searches in a worker
+        await pilot.press("enter")
+        from rat_tui.ui.screens.change_review import ChangeReviewScreen
+
+        await until(pilot, lambda: isinstance(app.screen, ChangeReviewScreen), "the change review from the palette")
