@@ -51,6 +51,7 @@ class RatApp(KeyGuard, App[None]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding(OPEN_KEY, "open_request", "Open request", id="app.open_request", priority=True, show=False,
                 tooltip="Open the agent's request waiting for an answer (jumps to its tab)"),
+        Binding("f1", "key_help", "Help", id="app.help", tooltip="The keys that work where the focus is"),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
                 tooltip="List, edit and revoke remembered permission rules"),
         Binding("ctrl+n", "new_session", "New tab", id="app.new_session", tooltip="Open a new session in a tab"),
@@ -247,6 +248,15 @@ class RatApp(KeyGuard, App[None]):
         for problem in unknown_ids(keymap, known):
             log.warning("%s", problem)
             self.notify(problem, title="Configuration", severity="warning", timeout=10)
+
+    def action_key_help(self) -> None:
+        """F1: the keys of the focused area, from the live bindings (ui/screens/help.py)."""
+        from .ui.screens.help import HelpScreen, help_for
+
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
+            return
+        self.push_screen(help_for(self.screen))
 
     def action_open_request(self) -> None:
         if not self.request_gate.open_next() and self.request_gate.showing is None:

@@ -63,3 +63,64 @@ async def test_every_bound_action_is_in_the_palette_with_its_remapped_key(tmp_pa
         from rat_tui.ui.screens.change_review import ChangeReviewScreen
 
         await until(pilot, lambda: isinstance(app.screen, ChangeReviewScreen), "the change review from the palette")
+
+
+def help_text(app) -> str:
+    from rat_tui.ui.screens.help import HelpScreen
+
+    assert isinstance(app.screen, HelpScreen)
+    return "\n".join(f"{row.area} | {row.keys} | {row.what}" for row in app.screen.rows) + f"\nAREA {app.screen.focus_area}"
+
+
+async def test_f1_shows_the_keys_of_the_focused_area_as_remapped(tmp_path: Path) -> None:
+    from rat_tui.config import Config
+    from rat_tui.ui.screens.help import HelpScreen
+    from rat_tui.ui.screens.history import HistoryScreen
+
+    app = RatApp(scripted({}, tmp_path, "one"), tmp_path, config=Config(keymap={"session.toggle_plan": "f12"}))
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.tabs.active_view
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        await pilot.press("f1")  # 1. the prompt
+        text = help_text(app)
+        assert "AREA Prompt" in text and "Prompt | enter | Send the prompt" in text
+        assert "Session | f12 | Show or hide the plan" in text  # as remapped
+        assert "Everywhere | ^q" in text
+        await pilot.press("escape")
+        await pilot.press("?")  # `?` on an empty prompt does the same
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert view.composer.text == ""
+        await pilot.press("ctrl+t", "f1")  # 2. the transcript
+        text = help_text(app)
+        assert "AREA Transcript" in text
+        assert "Transcript | t | " in text and "Session | x | " in text
+        await pilot.press("escape", "ctrl+r")  # 3. a screen: the history
+        await until(pilot, lambda: isinstance(app.screen, HistoryScreen), "history")
+        await pilot.press("f1")
+        text = help_text(app)
+        assert "History" in text and "Session |" not in text  # the session's keys do not work there
+        await pilot.press("f1")  # F1 again closes
+        assert isinstance(app.screen, HistoryScreen)
+
+
+def test_snapshot_help_screen(snap_compare) -> None:
+    from rat_tui.ui.screens.help import HelpScreen, KeyRow
+
+    from .harness import RatThemedApp
+
+    rows = [KeyRow("Transcript", "t", "Expand or collapse the nearest thought or long update"),
+            KeyRow("Transcript", "end", "Jump to the end and follow"),
+            KeyRow("Session", "esc", "Cancel the running turn"),
+            KeyRow("Session", "f2", "Show or hide the plan"),
+            KeyRow("Session", "x", "Expand or collapse the tool call nearest the bottom of the view"),
+            KeyRow("Session", "f10, ^o", "Pick the agent's model"),
+            KeyRow("Everywhere", "f1", "The keys that work where the focus is"),
+            KeyRow("Everywhere", "^q", "Quit")]
+
+    class HelpApp(RatThemedApp):
+        def on_mount(self) -> None:
+            self.use_rat_theme()
+            self.push_screen(HelpScreen("Transcript", rows))
+
+    assert snap_compare(HelpApp(), terminal_size=(90, 24))

@@ -225,6 +225,16 @@ class PromptComposer(TextArea):
 
     # -- keys -------------------------------------------------------------------------------------
 
+    # Keys handled in _on_key, not by bindings: the help screen (F1) lists them first.
+    HELP_KEYS = [
+        ("enter", "Send the prompt; while a turn runs, queue it; on an empty prompt, send the next queued one"),
+        ("shift+enter, ^j", "New line"),
+        ("/", "At the start: the agent's slash commands"),
+        ("@", "Attach a file (pick it from the project)"),
+        ("?", "On an empty prompt: these keys"),
+        ("shift+tab", "Focus the queued prompts"),
+    ]
+
     # TextArea's F6 (select line) and F7 (select all) shadow the session's F6 (preview) and F7
     # (options): every global key must work from the composer, so these give way.
     SHADOWED_ACTIONS = frozenset({"select_line", "select_all"})
@@ -249,6 +259,11 @@ class PromptComposer(TextArea):
                     self.insert_file(path)
             elif (name := self.menu.selected_name) is not None:
                 self.insert_command(name)
+            return
+        if event.character == "?" and not self.text and menu is None:
+            event.prevent_default()  # `?` on an empty prompt: the keys (F1)
+            event.stop()
+            await self.app.run_action("key_help")
             return
         if event.key == "enter":
             event.prevent_default()
