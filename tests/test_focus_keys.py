@@ -124,3 +124,35 @@ def test_snapshot_help_screen(snap_compare) -> None:
             self.push_screen(HelpScreen("Transcript", rows))
 
     assert snap_compare(HelpApp(), terminal_size=(90, 24))
+
+
+async def test_up_and_down_in_an_empty_prompt_walk_the_history_kept_per_project(tmp_path: Path) -> None:
+    project, other = tmp_path / "project", tmp_path / "other"
+    project.mkdir()
+    other.mkdir()
+    script = {"turns": [[{"chunk": "one done"}], [{"chunk": "two done"}]]}
+    app = RatApp(scripted(script, tmp_path, "one"), project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.tabs.active_view
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        for prompt, answer in (("first prompt", "one done"), ("second prompt", "two done")):
+            await pilot.press(*prompt, "enter")
+            await until(pilot, lambda: answer in view.transcript.plain_text, answer)
+            await until(pilot, lambda: view.session.state.status == "ready", "ready")
+    app = RatApp(scripted({}, tmp_path, "one"), project)  # a restart: the history is on disk
+    async with app.run_test(size=(100, 30)) as pilot:
+        composer = app.tabs.active_view.composer
+        await pilot.press("up")
+        assert composer.text == "second prompt"
+        await pilot.press("up")
+        assert composer.text == "first prompt"
+        await pilot.press("up")  # the oldest: stays
+        assert composer.text == "first prompt"
+        await pilot.press("down", "down")
+        assert composer.text == ""
+        await pilot.press(*"draft", "up")  # a draft: ↑ is the cursor's, the draft stays
+        assert composer.text == "draft"
+    app = RatApp(scripted({}, tmp_path, "one"), other)  # another project: its own history
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("up")
+        assert app.tabs.active_view.composer.text == ""

@@ -34,6 +34,7 @@ from ..widgets.image_view import show_nearest_image, show_new_image
 from ..widgets.plan_panel import PlanPanel
 from .prompt_flow import PromptFlow
 from ..widgets.prompt import PromptComposer
+from ..widgets.prompt_history import PromptHistory, history_file
 from ..widgets.prompt_queue import PromptQueueView
 from ..widgets.status_bar import StatusBar
 from ..widgets.tool_call import LazyCard, render_tool_call
@@ -148,6 +149,7 @@ class SessionView(Vertical):
         self.plan_panel.show_plan(store.state.plan)
         self.composer.set_commands(list(store.state.commands))
         self.flow.mount()
+        self.composer.prompt_history = PromptHistory(history_file(self.session.cwd))
         if isinstance(self.session.ui, TabUI):  # the app's sessions; a replay's is headless
             self.session.ui.bind(self)
         self.composer.focus()
@@ -283,6 +285,7 @@ class SessionView(Vertical):
 
     @on(PromptComposer.Submitted)
     def _submit(self, event: PromptComposer.Submitted) -> None:
+        self.composer.remember(event.text)  # ↑ brings it back, after a restart too
         self.flow.submit(event.text)  # sends, or queues while a turn runs (prompt_flow.py)
         self.transcript.action_scroll_end()  # the question and its answer in sight
 

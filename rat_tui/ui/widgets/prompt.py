@@ -17,6 +17,7 @@ from textual.widgets import TextArea
 from ...session import attachments
 from .command_menu import CommandMenu
 from .file_menu import FileMenu
+from .prompt_history import PromptHistory
 from .prompt_queue import PromptQueueView
 
 log = logging.getLogger("rat.ui")
@@ -76,6 +77,10 @@ class PromptComposer(TextArea):
         self.agent_name: Callable[[], str] = lambda: "The agent"
         self._files: list[str] | None = None
         self._files_at = 0.0
+        # ↑/↓ in an empty composer walk the prompts sent in this project (set by the view).
+        self.prompt_history: PromptHistory | None = None
+        self._history_index: int | None = None
+        self._history_shown = ""
 
     def on_mount(self) -> None:
         # On the screen, not in our parent's layout: it overlays whatever is above the composer.
@@ -225,6 +230,40 @@ class PromptComposer(TextArea):
 
     # -- keys -------------------------------------------------------------------------------------
 
+    # -- prompt history ---------------------------------------------------------------------------
+
+    def _walk_history(self, key: str) -> bool:
+        """↑ on an empty composer shows the last prompt sent; ↑/↓ go on while it is unchanged; ↓ past
+        the newest empties the composer again. False: the key is the cursor's."""
+        items = self.prompt_history.items if self.prompt_history is not None else []
+        browsing = self._history_index is not None and self.text == self._history_shown
+        if not browsing:
+            self._history_index = None
+            if key != "up" or self.text or not items:
+                return False
+            index = len(items)
+        else:
+            assert self._history_index is not None
+            index = self._history_index
+        index += -1 if key == "up" else 1
+        if index < 0:
+            self.app.bell()
+            return True
+        if index >= len(items):
+            self._history_index = None
+            self.text = ""
+            return True
+        self._history_index, self._history_shown = index, items[index]
+        self.text = items[index]
+        self.move_cursor(self.document.end)
+        return True
+
+    def remember(self, text: str) -> None:
+        """A prompt sent (or queued): the newest of the history."""
+        self._history_index = None
+        if self.prompt_history is not None:
+            self.prompt_history.add(text)
+
     # Keys handled in _on_key, not by bindings: the help screen (F1) lists them first.
     HELP_KEYS = [
         ("enter", "Send the prompt; while a turn runs, queue it; on an empty prompt, send the next queued one"),
@@ -232,6 +271,7 @@ class PromptComposer(TextArea):
         ("/", "At the start: the agent's slash commands"),
         ("@", "Attach a file (pick it from the project)"),
         ("?", "On an empty prompt: these keys"),
+        ("↑ / ↓", "On an empty prompt: the prompts sent before in this project"),
         ("shift+tab", "Focus the queued prompts"),
     ]
 
@@ -259,6 +299,10 @@ class PromptComposer(TextArea):
                     self.insert_file(path)
             elif (name := self.menu.selected_name) is not None:
                 self.insert_command(name)
+            return
+        if event.key in ("up", "down") and self._walk_history(event.key):
+            event.prevent_default()
+            event.stop()
             return
         if event.character == "?" and not self.text and menu is None:
             event.prevent_default()  # `?` on an empty prompt: the keys (F1)
