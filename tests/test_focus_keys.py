@@ -137,7 +137,7 @@ async def test_up_and_down_in_an_empty_prompt_walk_the_history_kept_per_project(
         await until(pilot, lambda: view.session.state.status == "ready", "ready")
         for prompt, answer in (("first prompt", "one done"), ("second prompt", "two done")):
             await pilot.press(*prompt, "enter")
-            await until(pilot, lambda: answer in view.transcript.plain_text, answer)
+            await until(pilot, lambda answer=answer: answer in view.transcript.plain_text, answer)
             await until(pilot, lambda: view.session.state.status == "ready", "ready")
     app = RatApp(scripted({}, tmp_path, "one"), project)  # a restart: the history is on disk
     async with app.run_test(size=(100, 30)) as pilot:
