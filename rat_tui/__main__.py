@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     images.probe(config.images.mode)  # asks the terminal: only possible before the app reads stdin
     from .app import RatApp  # Textual is imported only once the arguments are known to be good
 
-    app = RatApp(command, args.cwd, config=config, rpc_log_path=rpc_log, problems=problems)
+    app = RatApp(command, args.cwd, config=config, rpc_log_path=rpc_log, problems=problems,
+                 config_path=args.config or paths.config_file())
     install_stop_signals(app)
     code = finished(app, log_file)
     logging.getLogger("rat").info("the app has exited")

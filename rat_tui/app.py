@@ -73,8 +73,11 @@ class RatApp(KeyGuard, App[None]):
         config: Config | None = None,
         rpc_log_path: Path | None = None,
         problems: list[str] | None = None,
+        config_path: Path | None = None,
     ) -> None:
-        alt_digits_as_keys()  # Alt+1..9 switch tabs in tmux and terminals that send ESC+digit
+        alt_digits_as_keys()
+        self.config_path = config_path  # where settings chosen in the UI are saved (None: not saved)
+        self._saving_settings = False  # Alt+1..9 switch tabs in tmux and terminals that send ESC+digit
         self.config = config or Config()
         self._problems = list(problems or [])
         self._themes, theme_problems = load_themes()
@@ -235,6 +238,7 @@ class RatApp(KeyGuard, App[None]):
             self.run_worker(self._report_unknown_keymap_ids(keymap), name="keymap-ids")
         self.notifier.save_title()
         self.update_title()
+        self._saving_settings = True  # from now on a theme change is the user's choice
         for problem in self._problems:
             log.warning("%s", problem)
             self.notify(problem, title="Configuration", severity="warning", timeout=10)
@@ -248,6 +252,21 @@ class RatApp(KeyGuard, App[None]):
         for problem in unknown_ids(keymap, known):
             log.warning("%s", problem)
             self.notify(problem, title="Configuration", severity="warning", timeout=10)
+
+    def save_ui_setting(self, key: str, value: object) -> None:
+        """A setting chosen in the UI goes to config.toml, comments kept (ui/saved_settings.py)."""
+        if self.config_path is None or not self._saving_settings:
+            return
+        from .ui.saved_settings import save_setting
+
+        problem = save_setting(self.config_path, key, value)
+        if problem:
+            self.notify(problem, title="Settings", severity="warning", timeout=6)
+
+    def watch_theme(self, theme: str) -> None:
+        if self._saving_settings and theme != self.config.theme:
+            self.config.theme = theme
+            self.save_ui_setting("theme", theme)
 
     def action_key_help(self) -> None:
         """F1: the keys of the focused area, from the live bindings (ui/screens/help.py)."""

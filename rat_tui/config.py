@@ -172,6 +172,10 @@ class Config(BaseModel):
     """An agent's file access outside the session's directories: refused at once, or asked about."""
     theme: str = "rat-dark"
     """Theme name: a bundled theme, one from the user themes dir, or a Textual built-in."""
+    follow: bool = False
+    """Follow the agent's files (F5) from the start; F5 saves the choice here."""
+    plan_panel: bool = True
+    """Show the plan panel (F2); F2 saves the choice here."""
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id -> comma-separated keys, as accepted by Textual's `App.set_keymap`."""
     rpc_log: str | None = None

@@ -156,3 +156,28 @@ async def test_up_and_down_in_an_empty_prompt_walk_the_history_kept_per_project(
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("up")
         assert app.tabs.active_view.composer.text == ""
+
+
+async def test_a_theme_chosen_in_the_ui_survives_a_restart_with_the_config_comments_kept(tmp_path: Path) -> None:
+    from rat_tui.config import load_config
+
+    config_file = tmp_path / "config.toml"
+    config_file.write_text('# My settings, explained.\ntheme = "rat-dark"  # the dark one\n\n'
+                           '[keymap]\n# my keys\n"session.traffic" = "f8"\n')
+    config, _ = load_config(config_file)
+    app = RatApp(scripted({}, tmp_path, "one"), tmp_path, config=config, config_path=config_file)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.tabs.active_view
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        app.theme = "rat-light"  # what the palette's theme picker ("Change theme") does
+        await pilot.pause()
+        await pilot.press("f5", "f2")  # follow mode on, plan panel off
+    text = config_file.read_text()
+    assert "# My settings, explained." in text and "# the dark one" in text and "# my keys" in text
+    config, problems = load_config(config_file)
+    assert not problems and config.theme == "rat-light" and config.follow and not config.plan_panel
+    app = RatApp(scripted({}, tmp_path, "one"), tmp_path, config=config, config_path=config_file)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.tabs.active_view
+        assert app.theme == "rat-light"
+        assert view.preview.follow and view.plan_panel.has_class("-hidden")

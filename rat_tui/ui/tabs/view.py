@@ -149,6 +149,10 @@ class SessionView(Vertical):
         self.plan_panel.show_plan(store.state.plan)
         self.composer.set_commands(list(store.state.commands))
         self.flow.mount()
+        config = getattr(self.app, "config", None)
+        if config is not None:  # the choices saved from F5 and F2
+            self.preview.follow = config.follow
+            self.plan_panel.set_class(not config.plan_panel, "-hidden")
         self.composer.prompt_history = PromptHistory(history_file(self.session.cwd))
         if isinstance(self.session.ui, TabUI):  # the app's sessions; a replay's is headless
             self.session.ui.bind(self)
@@ -355,11 +359,17 @@ class SessionView(Vertical):
     def action_toggle_follow(self) -> None:
         preview = self.preview
         preview.follow = not preview.follow
+        self._save("follow", preview.follow)
         self.notify("Following the agent's files." if preview.follow else "Stopped following.", timeout=2)
         if preview.follow:
             latest = next((c for c in reversed(self.session.state.tool_calls.values()) if c.locations), None)
             if latest is not None:
                 self._follow_along(latest)
+
+    def _save(self, key: str, value: object) -> None:
+        save = getattr(self.app, "save_ui_setting", None)
+        if save is not None:
+            save(key, value)
 
     def action_toggle_preview(self) -> None:
         self.preview.toggle()
@@ -380,6 +390,7 @@ class SessionView(Vertical):
 
     def action_toggle_plan(self) -> None:
         self.plan_panel.toggle()
+        self._save("plan_panel", not self.plan_panel.has_class("-hidden"))
 
     def action_toggle_focus(self) -> None:
         (self.transcript if self.composer.has_focus else self.composer).focus()
