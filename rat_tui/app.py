@@ -386,6 +386,20 @@ class RatApp(KeyGuard, App[None]):
             ConfirmScreen("Close session", f"Stop {view.session.state.agent_name} and close this tab?"), callback=close
         )
 
+    async def action_quit(self) -> None:
+        """Ctrl+Q: asks first while a turn runs in any tab (as Alt+W does for one)."""
+        running = [s.state.agent_name for s in self.sessions if s.state.status == "working"]
+        if not running or isinstance(self.screen, ConfirmScreen):
+            self.exit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        names = ", ".join(dict.fromkeys(running))
+        self.push_screen(ConfirmScreen("Quit", f"A turn is running ({names}). Stop it and quit?"), callback=answered)
+
     def action_select_tab(self, index: int) -> None:
         self.tabs.select(index)
 

@@ -181,3 +181,22 @@ async def test_a_theme_chosen_in_the_ui_survives_a_restart_with_the_config_comme
         view = app.tabs.active_view
         assert app.theme == "rat-light"
         assert view.preview.follow and view.plan_panel.has_class("-hidden")
+
+
+async def test_ctrl_q_asks_while_a_turn_runs(tmp_path: Path) -> None:
+    from rat_tui.ui.screens.confirm import ConfirmScreen
+
+    release = tmp_path / "release"
+    app = RatApp(scripted({"turns": [[{"wait_file": str(release)}]]}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.tabs.active_view
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: view.session.state.status == "working", "working")
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the quit question")
+        await pilot.press("n")
+        assert app.is_running and not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("ctrl+q", "y")
+        await until(pilot, lambda: not app.is_running, "the app to quit")
+        release.touch()

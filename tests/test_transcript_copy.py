@@ -57,3 +57,21 @@ def test_a_crash_exits_non_zero_and_says_where_the_log_is(tmp_path, capsys) -> N
 
     assert finished(Crashing(), tmp_path / "rat.log", headless=True) == 1
     assert f"the log is {tmp_path / 'rat.log'}" in capsys.readouterr().err
+
+
+async def test_new_content_below_is_marked_while_scrolled_up_and_end_clears_it() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent", "".join(f"line {n}\n\n" for n in range(40)))
+        await pilot.pause()
+        await pilot.press("home")  # scrolled up: no longer following
+        await pilot.pause()
+        assert not transcript.new_below
+        transcript.add_entry("a2", "agent", "a later answer\n")
+        await pilot.pause()
+        assert transcript.new_below
+        assert "new content below" in "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        await pilot.press("end")
+        await pilot.pause()
+        assert not transcript.new_below and "a later answer" in transcript.visible_text()

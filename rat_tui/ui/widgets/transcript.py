@@ -44,6 +44,7 @@ class Transcript(ScrollView, can_focus=True):
         "transcript--notice-warning",
         "transcript--notice-error",
         "transcript--code",
+        "transcript--new-below",
     }
 
     DEFAULT_CSS = """
@@ -62,6 +63,7 @@ class Transcript(ScrollView, can_focus=True):
         & > .transcript--notice-warning { color: $text-warning; }
         & > .transcript--notice-error { color: $text-error; text-style: bold; }
         & > .transcript--code { background: $surface-darken-1; }
+        & > .transcript--new-below { background: $accent; color: $text; text-style: bold; }
     }
     """
 
@@ -90,6 +92,8 @@ class Transcript(ScrollView, can_focus=True):
         self._budget_end = 0.0
         self._catch_up_pending = False
         self._hidden_stale = False
+        self.new_below = False
+        """Content arrived below the view while scrolled up: a marker on the last line says so."""
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -225,6 +229,7 @@ class Transcript(ScrollView, can_focus=True):
 
     def action_scroll_end(self) -> None:
         self._follow = True
+        self.new_below = False
         self._settle()
 
     def action_scroll_home(self) -> None:
@@ -283,6 +288,9 @@ class Transcript(ScrollView, can_focus=True):
         # (a flood, a replay) must not drop the view off the end.
         if new_value >= self.max_scroll_y:
             self._follow = True
+            if self.new_below:
+                self.new_below = False
+                self.refresh()
         elif new_value < old_value:
             self._follow = False
         if round(old_value) != round(new_value):
@@ -313,8 +321,17 @@ class Transcript(ScrollView, can_focus=True):
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(content_y)) is not None:
             strip = self._highlight(strip, span[0], width if span[1] == -1 else span[1], "screen--selection")
+        if self.new_below and y == self.scrollable_content_region.height - 1:
+            strip = self._marker(strip, width)
         # Offsets tell Textual's mouse selection where in the content a cell is.
         return strip.apply_offsets(0, content_y)
+
+    def _marker(self, strip: Strip, width: int) -> Strip:
+        label = " ▼ new content below · End "
+        style = self.get_component_rich_style("transcript--new-below")
+        start = max(0, width - len(label) - 1)
+        marker = Strip([Segment(label[: width - start], style)])
+        return Strip.join([strip.crop(0, start), marker, strip.crop(start + marker.cell_length, width)])
 
     def _highlight(self, strip: Strip, start: int, end: int, component: str) -> Strip:
         style = self.screen.get_component_rich_style(component) if component.startswith("screen") \
@@ -412,6 +429,9 @@ class Transcript(ScrollView, can_focus=True):
     def _sync_size(self) -> None:
         size = Size(self._width, self._rows.total)
         if self.virtual_size != size:
+            if not self._follow and size.height > self.virtual_size.height and not self.new_below:
+                self.new_below = True
+                self.refresh()
             self.virtual_size = size
 
     def _schedule(self) -> None:
