@@ -69,6 +69,9 @@ class SessionView(Vertical):
                 tooltip="Open the diff of the nearest tool call that carries one (transcript focused)"),
         Binding("i", "show_image", "Image", id="session.show_image", show=False,
                 tooltip="Show the nearest image the agent sent in the preview pane"),
+        Binding("v", "view_output", "View output", id="session.view_output", show=False,
+                tooltip="The nearest tool call's whole output, terminal output and raw input/output, "
+                        "full screen and searchable (transcript focused)"),
         Binding("o", "open_location", "Open file", id="session.open_location", show=False,
                 tooltip="Preview the file of the nearest tool call at its line (transcript focused)"),
         Binding("f5", "toggle_follow", "Follow", id="session.toggle_follow",
@@ -286,6 +289,15 @@ class SessionView(Vertical):
 
         diffs = [item for item in call.content if item.get("type") == "diff"]
         self.app.push_screen(DiffScreen(call.title, diffs))
+
+    def action_view_output(self) -> None:
+        call = self._nearest_tool_call()
+        if call is None:
+            self.notify("No tool call to show.", timeout=2)
+            return
+        from ..screens.output_viewer import OutputViewer, output_text
+
+        self.app.push_screen(OutputViewer(call.title, output_text(call, self.session.state.terminals)))
 
     @on(PromptComposer.Submitted)
     def _submit(self, event: PromptComposer.Submitted) -> None:
