@@ -8,7 +8,6 @@ only the lines in view (Textual's line API), so a 100,000-line build log opens a
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
