@@ -35,6 +35,7 @@ TITLES = {
     "session.toggle_tool_call": "Expand or collapse the tool call",
     "session.open_diff": "Open the tool call's diff",
     "session.open_location": "Preview the tool call's file",
+    "session.search": "Search the transcript",
     "session.view_output": "View the tool call's whole output",
     "session.toggle_follow": "Follow the agent's files",
     "session.toggle_preview": "Show or hide the file preview",

@@ -33,6 +33,7 @@ from ..widgets.file_preview import FilePreview
 from ..widgets.image_view import show_nearest_image, show_new_image
 from ..widgets.plan_panel import PlanPanel
 from .prompt_flow import PromptFlow
+from .search import SearchBar
 from ..widgets.prompt import PromptComposer
 from ..widgets.prompt_history import PromptHistory, history_file
 from ..widgets.prompt_queue import PromptQueueView
@@ -63,6 +64,8 @@ class SessionView(Vertical):
         Binding("ctrl+t", "toggle_focus", "Transcript/prompt", id="session.toggle_focus", show=False,
                 tooltip="Move the focus between the transcript (tool-call keys) and the prompt"),
         Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
+        Binding("ctrl+f", "search", "Search", id="session.search", show=False,
+                tooltip="Search the transcript, collapsed thoughts and tool output included"),
         Binding("x", "toggle_tool_call", "Expand tool", id="session.toggle_tool_call", show=False,
                 tooltip="Expand or collapse the tool call nearest the bottom of the view (transcript focused)"),
         Binding("d", "open_diff", "Diff", id="session.open_diff", show=False,
@@ -114,6 +117,7 @@ class SessionView(Vertical):
             yield Transcript()
             yield FilePreview()
         yield PlanPanel()
+        yield SearchBar()
         yield PromptQueueView(self.flow.queue)
         yield PromptComposer(id="composer")
         yield StatusBar()
@@ -289,6 +293,9 @@ class SessionView(Vertical):
 
         diffs = [item for item in call.content if item.get("type") == "diff"]
         self.app.push_screen(DiffScreen(call.title, diffs))
+
+    def action_search(self) -> None:
+        self.query_one(SearchBar).open()
 
     def action_view_output(self) -> None:
         call = self._nearest_tool_call()

@@ -45,6 +45,8 @@ class Transcript(ScrollView, can_focus=True):
         "transcript--notice-error",
         "transcript--code",
         "transcript--new-below",
+        "transcript--search-match",
+        "transcript--search-current",
     }
 
     DEFAULT_CSS = """
@@ -63,6 +65,8 @@ class Transcript(ScrollView, can_focus=True):
         & > .transcript--notice-warning { color: $text-warning; }
         & > .transcript--notice-error { color: $text-error; text-style: bold; }
         & > .transcript--code { background: $surface-darken-1; }
+        & > .transcript--search-match { background: $warning 40%; }
+        & > .transcript--search-current { background: $accent; color: $text; text-style: bold; }
         & > .transcript--new-below { background: $accent; color: $text; text-style: bold; }
     }
     """
@@ -93,6 +97,8 @@ class Transcript(ScrollView, can_focus=True):
         self._catch_up_pending = False
         self._hidden_stale = False
         self.new_below = False
+        self.search_query = ""  # lower case; its matches are highlighted in the lines shown
+        self.search_line: int | None = None  # the line of the current match, highlighted brighter
         """Content arrived below the view while scrolled up: a marker on the last line says so."""
 
     # -- public API -----------------------------------------------------------------------------
@@ -321,10 +327,68 @@ class Transcript(ScrollView, can_focus=True):
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(content_y)) is not None:
             strip = self._highlight(strip, span[0], width if span[1] == -1 else span[1], "screen--selection")
+        if self.search_query:
+            strip = self._highlight_matches(strip, content_y)
         if self.new_below and y == self.scrollable_content_region.height - 1:
             strip = self._marker(strip, width)
         # Offsets tell Textual's mouse selection where in the content a cell is.
         return strip.apply_offsets(0, content_y)
+
+    def _highlight_matches(self, strip: Strip, content_y: int) -> Strip:
+        text = strip.text.lower()
+        needle = self.search_query
+        component = "transcript--search-current" if content_y == self.search_line else "transcript--search-match"
+        start = text.find(needle)
+        while start >= 0:
+            strip = self._highlight(strip, start, start + len(needle), component)
+            start = text.find(needle, start + len(needle))
+        return strip
+
+    # -- search (ui/tabs/search.py drives it) ---------------------------------------------------
+
+    def entry_source(self, key: str) -> str:
+        entry = self._by_key.get(key)
+        return "".join(entry.parts) if entry is not None else ""
+
+    def search_keys(self) -> list[str]:
+        """The entries' keys in transcript order."""
+        return [entry.key for entry in self._rows.items]
+
+    def reveal(self, key: str, nth: int) -> bool:
+        """Open the entry if collapsed, and bring its `nth` line matching the search into view (True),
+        or say it has no such line (False). Renders the entry's blocks only up to that line."""
+        entry = self._by_key.get(key)
+        if entry is None or not self.search_query:
+            return False
+        if entry.collapsed:
+            entry.collapsed = False
+            self._relayout(entry)
+        count = 0
+        for seg in list(entry.items):
+            for line, strip in enumerate(self._strips(entry, seg)):
+                if self.search_query in strip.text.lower():
+                    if count == nth:
+                        target = self._rows.start(entry.index) + entry.start(seg.index) + line
+                        self.search_line = target
+                        self._follow = False
+                        self._sync_size()
+                        self.scroll_to(y=max(0, target - self.scrollable_content_region.height // 2),
+                                       animate=False, immediate=True)
+                        self.refresh()
+                        return True
+                    count += 1
+        return False
+
+    def reveal_entry(self, key: str) -> None:
+        """Bring an entry's first line into view (a match its lines do not show)."""
+        entry = self._by_key.get(key)
+        if entry is None:
+            return
+        target = self._rows.start(entry.index)
+        self.search_line = None
+        self._follow = False
+        self.scroll_to(y=target, animate=False, immediate=True)
+        self.refresh()
 
     def _marker(self, strip: Strip, width: int) -> Strip:
         label = " ▼ new content below · End "
