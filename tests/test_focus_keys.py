@@ -12,8 +12,8 @@ from rat_tui.ui.screens.config_options import ConfigOptionsScreen
 from rat_tui.ui.widgets.prompt import PromptComposer
 from rat_tui.ui.widgets.transcript import Transcript
 
-from .test_app import until
-from .test_tabs import scripted
+from .helpers.app import until
+from .helpers.app import scripted_named as scripted
 
 pytestmark = pytest.mark.slow
 
@@ -107,7 +107,7 @@ async def test_f1_shows_the_keys_of_the_focused_area_as_remapped(tmp_path: Path)
 def test_snapshot_help_screen(snap_compare) -> None:
     from rat_tui.ui.screens.help import HelpScreen, KeyRow
 
-    from .harness import RatThemedApp
+    from .helpers.harness import RatThemedApp
 
     rows = [KeyRow("Transcript", "t", "Expand or collapse the nearest thought or long update"),
             KeyRow("Transcript", "end", "Jump to the end and follow"),

@@ -15,14 +15,22 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import received, scripted_argv
-from .test_terminal_e2e import Tmux
-from .test_workflow import permission_step
+from .helpers.agents import received, scripted_argv
+from .helpers.tmux import Tmux
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux for a real terminal"),
 ]
+
+def permission_step(call_id: str, command: str, request_id: str) -> dict:
+    options = [{"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
+               {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+               {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]
+    return {"request": {"id": request_id, "method": "session/request_permission", "params": {
+        "sessionId": "$SESSION", "options": options,
+        "toolCall": {"toolCallId": call_id, "title": f"`{command}`", "kind": "execute", "rawInput": {"command": command}}}}}
+
 
 KEY_GAP = 0.12  # 100 words a minute: about 120 ms between keys
 # Words full of the dialog's answer keys (a: always, n: reject, y: allow, 1: the first option).

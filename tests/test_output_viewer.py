@@ -9,9 +9,9 @@ import pytest
 from rat_tui.app import RatApp
 from rat_tui.ui.screens.output_viewer import OutputView, OutputViewer
 
-from .harness import RatThemedApp
-from .test_app import until
-from .test_tabs import scripted
+from .helpers.harness import RatThemedApp
+from .helpers.app import until
+from .helpers.app import scripted_named as scripted
 
 LOG = "\n".join(f"step {n}: compiling module_{n}.c" for n in range(3000)) + "\nerror: undefined reference to `main'\n"
 

@@ -9,8 +9,8 @@ import pytest
 from rat_tui.app import RatApp
 from rat_tui.ui.tabs.search import SearchBar
 
-from .test_app import until
-from .test_tabs import scripted
+from .helpers.app import until
+from .helpers.app import scripted_named as scripted
 
 pytestmark = pytest.mark.slow
 
