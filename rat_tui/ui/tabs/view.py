@@ -64,6 +64,8 @@ class SessionView(Vertical):
         Binding("ctrl+t", "toggle_focus", "Transcript/prompt", id="session.toggle_focus", show=False,
                 tooltip="Move the focus between the transcript (tool-call keys) and the prompt"),
         Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
+        Binding("c", "copy_block", "Copy block", id="session.copy_block", show=False,
+                tooltip="Copy the block under the cursor (an answer, a tool call's output, a diff) (transcript focused)"),
         Binding("ctrl+f", "search", "Search", id="session.search", show=False,
                 tooltip="Search the transcript, collapsed thoughts and tool output included"),
         Binding("x", "toggle_tool_call", "Expand tool", id="session.toggle_tool_call", show=False,
@@ -269,6 +271,9 @@ class SessionView(Vertical):
             if (not with_diff or any(item.get("type") == "diff" for item in call.content))
             and (not with_location or call.locations)
         }
+        cursor = self.transcript.cursor_key if self.transcript.has_focus else None
+        if cursor in calls:
+            return calls[cursor]  # the block under the cursor (j/k)
         key = self.transcript.nearest_key(calls)
         return calls.get(key) if key else None
 
@@ -293,6 +298,26 @@ class SessionView(Vertical):
 
         diffs = [item for item in call.content if item.get("type") == "diff"]
         self.app.push_screen(DiffScreen(call.title, diffs))
+
+    def action_copy_block(self) -> None:
+        """c: the block under the cursor (else the last answer) to the clipboard: an answer's markdown,
+        a tool call's whole output, a diff's new text."""
+        transcript = self.transcript
+        key = transcript.cursor_key or transcript.nearest_key(
+            {e.key for e in self.session.state.entries if isinstance(e, MessageEntry) and e.role == "agent"})
+        if key is None:
+            self.notify("Nothing to copy.", timeout=2)
+            return
+        call = next((c for c in self.session.state.tool_calls.values() if c.key == key), None)
+        if call is not None:
+            from ..screens.output_viewer import output_text
+
+            diffs = [str(item.get("newText") or "") for item in call.content if item.get("type") == "diff"]
+            text = "\n".join(diffs) if diffs else output_text(call, self.session.state.terminals)
+        else:
+            text = transcript.entry_source(key)
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {len(text.splitlines())} line(s).", timeout=2)
 
     def action_search(self) -> None:
         self.query_one(SearchBar).open()

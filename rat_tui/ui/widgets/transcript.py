@@ -46,6 +46,7 @@ class Transcript(ScrollView, can_focus=True):
         "transcript--code",
         "transcript--new-below",
         "transcript--search-match",
+        "transcript--cursor",
         "transcript--search-current",
     }
 
@@ -65,6 +66,7 @@ class Transcript(ScrollView, can_focus=True):
         & > .transcript--notice-warning { color: $text-warning; }
         & > .transcript--notice-error { color: $text-error; text-style: bold; }
         & > .transcript--code { background: $surface-darken-1; }
+        & > .transcript--cursor { background: $accent 15%; }
         & > .transcript--search-match { background: $warning 40%; }
         & > .transcript--search-current { background: $accent; color: $text; text-style: bold; }
         & > .transcript--new-below { background: $accent; color: $text; text-style: bold; }
@@ -76,6 +78,14 @@ class Transcript(ScrollView, can_focus=True):
                 tooltip="Expand or collapse the nearest thought or long update"),
         Binding("end", "scroll_end", "End", id="transcript.end", show=False, tooltip="Jump to the end and follow"),
         Binding("home", "scroll_home", "Home", id="transcript.home", show=False, tooltip="Jump to the start"),
+        Binding("j", "move_block(1)", "Next block", id="transcript.next_block", show=False,
+                tooltip="Block cursor: the next message, thought or tool call (x, d, o, v, c act on it)"),
+        Binding("k", "move_block(-1)", "Previous block", id="transcript.previous_block", show=False,
+                tooltip="Block cursor: the previous message, thought or tool call"),
+        Binding("]", "move_prompt(1)", "Next prompt", id="transcript.next_prompt", show=False,
+                tooltip="Block cursor: your next prompt"),
+        Binding("[", "move_prompt(-1)", "Previous prompt", id="transcript.previous_prompt", show=False,
+                tooltip="Block cursor: your previous prompt"),
     ]
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
@@ -97,6 +107,7 @@ class Transcript(ScrollView, can_focus=True):
         self._catch_up_pending = False
         self._hidden_stale = False
         self.new_below = False
+        self.cursor_key: str | None = None  # the block under the keyboard cursor (j/k), highlighted
         self.search_query = ""  # lower case; its matches are highlighted in the lines shown
         self.search_line: int | None = None  # the line of the current match, highlighted brighter
         """Content arrived below the view while scrolled up: a marker on the last line says so."""
@@ -327,6 +338,12 @@ class Transcript(ScrollView, can_focus=True):
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(content_y)) is not None:
             strip = self._highlight(strip, span[0], width if span[1] == -1 else span[1], "screen--selection")
+        if self.cursor_key is not None and self.has_focus:
+            entry = self._by_key.get(self.cursor_key)
+            if entry is not None and entry.index < len(self._rows.items) and self._rows.items[entry.index] is entry:
+                start = self._rows.start(entry.index)
+                if start <= content_y < start + entry.total:
+                    strip = self._highlight(strip, 0, width, "transcript--cursor")
         if self.search_query:
             strip = self._highlight_matches(strip, content_y)
         if self.new_below and y == self.scrollable_content_region.height - 1:
@@ -343,6 +360,48 @@ class Transcript(ScrollView, can_focus=True):
             strip = self._highlight(strip, start, start + len(needle), component)
             start = text.find(needle, start + len(needle))
         return strip
+
+    # -- block cursor ---------------------------------------------------------------------------
+
+    def action_move_block(self, delta: int) -> None:
+        self.move_block(delta)
+
+    def action_move_prompt(self, delta: int) -> None:
+        self.move_block(delta, kind="user")
+
+    def move_block(self, delta: int, kind: str | None = None) -> str | None:
+        """Move the block cursor to the next (+1) or previous (-1) entry (of `kind`), from the cursor,
+        else from the entry at the bottom of the view; bring it into view. Its key, or None."""
+        entries = self._rows.items
+        if not entries:
+            return None
+        current = self._by_key.get(self.cursor_key) if self.cursor_key else None
+        if current is not None and current.index < len(entries) and entries[current.index] is current:
+            index = current.index + delta
+        else:
+            bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
+            found = self._rows.find(min(bottom, self._rows.total - 1))
+            index = len(entries) - 1 if found is None else found
+        while kind is not None and 0 <= index < len(entries) and entries[index].kind != kind:
+            index += delta
+        if not 0 <= index < len(entries):
+            self.app.bell()
+            return self.cursor_key
+        entry = entries[index]
+        self.cursor_key = entry.key
+        start, height = self._rows.start(index), max(self.scrollable_content_region.height, 1)
+        top = round(self.scroll_offset.y)
+        if not top <= start < top + height - 1:
+            self._follow = False
+            self.scroll_to(y=max(0, start - height // 3), animate=False, immediate=True)
+        self.refresh()
+        return entry.key
+
+    def on_blur(self) -> None:
+        self.refresh()  # the cursor shows only while the transcript has the focus
+
+    def on_focus(self) -> None:
+        self.refresh()
 
     # -- search (ui/tabs/search.py drives it) ---------------------------------------------------
 

@@ -1,0 +1,63 @@
+"""The transcript's block cursor: j/k between blocks, [ ] between prompts, x/v/c act on the block
+under it (copied to the clipboard), highlighted while the transcript has the focus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rat_tui.app import RatApp
+from rat_tui.ui.screens.output_viewer import OutputViewer
+
+from .helpers.app import scripted_named as scripted
+from .helpers.app import until
+
+CALL = {"sessionUpdate": "tool_call", "toolCallId": "ls", "title": "ls -la", "kind": "execute", "status": "completed",
+        "content": [{"type": "content", "content": {"type": "text", "text": "README.md\nsrc\ntests"}}]}
+TURNS = [[{"update": CALL}, {"chunk": "Here are the files.\n"}], [{"chunk": "Second answer.\n"}]]
+
+
+async def two_turns(pilot, app: RatApp) -> None:
+    view = app.tabs.active_view
+    await until(pilot, lambda: view.session.state.status == "ready", "ready")
+    for prompt, answer in (("list files", "Here are the files."), ("again", "Second answer.")):
+        await pilot.press(*prompt, "enter")
+        await until(pilot, lambda answer=answer: answer in view.transcript.plain_text, answer)
+        await until(pilot, lambda: view.session.state.status == "ready", "the turn's end")
+
+
+@pytest.mark.slow
+async def test_block_cursor_moves_and_acts_on_its_block(tmp_path: Path) -> None:
+    app = RatApp(scripted({"turns": TURNS}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await two_turns(pilot, app)
+        view = app.tabs.active_view
+        transcript = view.transcript
+        await pilot.press("ctrl+t", "k")  # from the bottom: the last answer
+        assert transcript.entry_source(transcript.cursor_key) == "Second answer.\n"
+        await pilot.press("c")
+        assert app.clipboard == "Second answer.\n"
+        await pilot.press("[")  # the previous prompt
+        assert transcript.entry_source(transcript.cursor_key).startswith("again")
+        await pilot.press("k", "j", "k")  # back over the first answer... to the tool call
+        await pilot.press("k")
+        call = next(iter(view.session.state.tool_calls.values()))
+        assert transcript.cursor_key == call.key
+        await pilot.press("c")  # a tool call's whole output
+        assert app.clipboard.startswith("README.md\nsrc\ntests")
+        await pilot.press("x")  # expands the call under the cursor
+        await until(pilot, lambda: call.expanded, "the call expanded")
+        await pilot.press("v")
+        await until(pilot, lambda: isinstance(app.screen, OutputViewer), "the viewer of that call")
+        assert "ls -la" in app.screen.tool_title
+
+
+def test_snapshot_block_cursor(snap_compare, tmp_path: Path) -> None:
+    async def run_before(pilot) -> None:
+        await two_turns(pilot, pilot.app)
+        await pilot.press("ctrl+t", "k", "k", "k")  # the block cursor on the first answer
+        await pilot.pause()
+
+    app = RatApp(scripted({"turns": TURNS}, tmp_path, "one"), Path("/"))
+    assert snap_compare(app, terminal_size=(90, 26), run_before=run_before)
