@@ -424,6 +424,9 @@ class Transcript(ScrollView, can_focus=True):
             self._relayout(entry)
         count = 0
         for seg in list(entry.items):
+            block = seg.block if seg.role == "md" and not seg.open else None
+            if block is not None and self.search_query not in block.text.lower():
+                continue  # its source lacks the text: not rendered (a 20,000-chunk answer stays cheap)
             for line, strip in enumerate(self._strips(entry, seg)):
                 if self.search_query in strip.text.lower():
                     if count == nth:
