@@ -1,4 +1,4 @@
-"""The transcript's block cursor: j/k between blocks, [ ] between prompts, x/v/c act on the block
+"""The transcript's block cursor: n/p between blocks, [ ] between prompts, x/v/y act on the block
 under it (copied to the clipboard), highlighted while the transcript has the focus."""
 
 from __future__ import annotations
@@ -34,17 +34,17 @@ async def test_block_cursor_moves_and_acts_on_its_block(tmp_path: Path) -> None:
         await two_turns(pilot, app)
         view = app.tabs.active_view
         transcript = view.transcript
-        await pilot.press("ctrl+t", "k")  # from the bottom: the last answer
+        await pilot.press("ctrl+t", "p")  # from the bottom: the last answer
         assert transcript.entry_source(transcript.cursor_key) == "Second answer.\n"
-        await pilot.press("c")
+        await pilot.press("y")
         assert app.clipboard == "Second answer.\n"
         await pilot.press("[")  # the previous prompt
         assert transcript.entry_source(transcript.cursor_key).startswith("again")
-        await pilot.press("k", "j", "k")  # back over the first answer... to the tool call
-        await pilot.press("k")
+        await pilot.press("p", "n", "p")  # back over the first answer... to the tool call
+        await pilot.press("p")
         call = next(iter(view.session.state.tool_calls.values()))
         assert transcript.cursor_key == call.key
-        await pilot.press("c")  # a tool call's whole output
+        await pilot.press("y")  # a tool call's whole output
         assert app.clipboard.startswith("README.md\nsrc\ntests")
         await pilot.press("x")  # expands the call under the cursor
         await until(pilot, lambda: call.expanded, "the call expanded")
@@ -56,7 +56,7 @@ async def test_block_cursor_moves_and_acts_on_its_block(tmp_path: Path) -> None:
 def test_snapshot_block_cursor(snap_compare, tmp_path: Path) -> None:
     async def run_before(pilot) -> None:
         await two_turns(pilot, pilot.app)
-        await pilot.press("ctrl+t", "k", "k", "k")  # the block cursor on the first answer
+        await pilot.press("ctrl+t", "p", "p", "p")  # the block cursor on the first answer
         await pilot.pause()
 
     app = RatApp(scripted({"turns": TURNS}, tmp_path, "one"), Path("/"))

@@ -64,7 +64,7 @@ class SessionView(Vertical):
         Binding("ctrl+t", "toggle_focus", "Transcript/prompt", id="session.toggle_focus", show=False,
                 tooltip="Move the focus between the transcript (tool-call keys) and the prompt"),
         Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
-        Binding("c", "copy_block", "Copy block", id="session.copy_block", show=False,
+        Binding("y", "copy_block", "Copy block", id="session.copy_block", show=False,
                 tooltip="Copy the block under the cursor (an answer, a tool call's output, a diff) (transcript focused)"),
         Binding("ctrl+f", "search", "Search", id="session.search", show=False,
                 tooltip="Search the transcript, collapsed thoughts and tool output included"),
@@ -273,7 +273,7 @@ class SessionView(Vertical):
         }
         cursor = self.transcript.cursor_key if self.transcript.has_focus else None
         if cursor in calls:
-            return calls[cursor]  # the block under the cursor (j/k)
+            return calls[cursor]  # the block under the cursor (n/p)
         key = self.transcript.nearest_key(calls)
         return calls.get(key) if key else None
 
@@ -300,7 +300,7 @@ class SessionView(Vertical):
         self.app.push_screen(DiffScreen(call.title, diffs))
 
     def action_copy_block(self) -> None:
-        """c: the block under the cursor (else the last answer) to the clipboard: an answer's markdown,
+        """y: the block under the cursor (else the last answer) to the clipboard: an answer's markdown,
         a tool call's whole output, a diff's new text."""
         transcript = self.transcript
         key = transcript.cursor_key or transcript.nearest_key(

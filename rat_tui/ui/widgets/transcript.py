@@ -78,9 +78,10 @@ class Transcript(ScrollView, can_focus=True):
                 tooltip="Expand or collapse the nearest thought or long update"),
         Binding("end", "scroll_end", "End", id="transcript.end", show=False, tooltip="Jump to the end and follow"),
         Binding("home", "scroll_home", "Home", id="transcript.home", show=False, tooltip="Jump to the start"),
-        Binding("j", "move_block(1)", "Next block", id="transcript.next_block", show=False,
-                tooltip="Block cursor: the next message, thought or tool call (x, d, o, v, c act on it)"),
-        Binding("k", "move_block(-1)", "Previous block", id="transcript.previous_block", show=False,
+        # n/p, not j/k: the history transcript's j exports the journal, and its c continues.
+        Binding("n", "move_block(1)", "Next block", id="transcript.next_block", show=False,
+                tooltip="Block cursor: the next message, thought or tool call (x, d, o, v, y act on it)"),
+        Binding("p", "move_block(-1)", "Previous block", id="transcript.previous_block", show=False,
                 tooltip="Block cursor: the previous message, thought or tool call"),
         Binding("]", "move_prompt(1)", "Next prompt", id="transcript.next_prompt", show=False,
                 tooltip="Block cursor: your next prompt"),
@@ -107,7 +108,7 @@ class Transcript(ScrollView, can_focus=True):
         self._catch_up_pending = False
         self._hidden_stale = False
         self.new_below = False
-        self.cursor_key: str | None = None  # the block under the keyboard cursor (j/k), highlighted
+        self.cursor_key: str | None = None  # the block under the keyboard cursor (n/p), highlighted
         self.search_query = ""  # lower case; its matches are highlighted in the lines shown
         self.search_line: int | None = None  # the line of the current match, highlighted brighter
         """Content arrived below the view while scrolled up: a marker on the last line says so."""
@@ -370,7 +371,7 @@ class Transcript(ScrollView, can_focus=True):
         self.move_block(delta, kind="user")
 
     def move_block(self, delta: int, kind: str | None = None) -> str | None:
-        """Move the block cursor to the next (+1) or previous (-1) entry (of `kind`), from the cursor,
+        """Move the block cursor (n/p) to the next (+1) or previous (-1) entry (of `kind`), from the cursor,
         else from the entry at the bottom of the view; bring it into view. Its key, or None."""
         entries = self._rows.items
         if not entries:
