@@ -178,7 +178,8 @@ async def test_a_session_in_a_fresh_worktree_from_ctrl_n_to_merge(repo: Path, tm
         await pilot.press("y")
         await until(pilot, lambda: isinstance(app.screen, WorktreeEndScreen), "the worktree question")
         end = app.screen
-        await until(pilot, lambda: end.status is not None, "the worktree's state")
+        await until(pilot, lambda: end.status is not None and bool(end.query(".summary"))
+                    and "uncommitted" in str(end.query_one(".summary").render()), "the worktree's state shown")
         assert end.status.dirty and "1 file with uncommitted changes" in str(end.query_one(".summary").render())
 
         await pilot.press("d")
