@@ -79,5 +79,7 @@ class WorktreeTabs:
             if not self.app.tabs.views:
                 self.app.exit()
 
-        self.app.push_screen(WorktreeEndScreen(worktree), callback=done)
+        # After the next refresh: the screen below a modal is drawn from its last layout, which may still hold
+        # the closed tab's widgets (Textual then fails on the pruned composer's styles).
+        self.app.call_after_refresh(self.app.push_screen, WorktreeEndScreen(worktree), done)
         return True
