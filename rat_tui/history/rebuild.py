@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol import v2
-from ..state import reducer
+from ..state import children, reducer
 from ..state.store import SessionStore
 from .journal import prompt_text
 from .records import IN, OUT, Recorded
@@ -48,7 +48,7 @@ class TranscriptBuilder:
                 if self.protocol_version >= 2:
                     self._update_v2(params)
                 elif not (self._loading and self._skip_replay):
-                    self.store.apply_update(params.get("update"))
+                    self._update(params)
             return
         if record.direction == IN and "id" in message:
             asked = record.method or self.requests.pop((OUT, _key(message["id"])), None)
@@ -80,6 +80,13 @@ class TranscriptBuilder:
             error = idle.get("error") if isinstance(idle.get("error"), dict) else {}
             dispatch(reducer.add_notice, f"The agent failed this turn: {error.get('message', 'error')}", "error")
         dispatch(reducer.set_status, "ready")
+
+    def _update(self, params: dict[str, Any]) -> None:
+        """A child session's updates go to its card (state/children.py); another session's are not ours."""
+        session_id, own = params.get("sessionId"), self.agent_session_id
+        if isinstance(session_id, str) and own and session_id != own and not children.find(self.store.state, session_id):
+            return
+        self.store.apply_notification(params)
 
     def _outgoing(self, method: str, params: dict[str, Any]) -> None:
         dispatch = self.store.dispatch

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from .updates import PARSERS as NEWER_PARSERS
+
 log = logging.getLogger("rat.wire")
 
 _schema: ModuleType | None = None
@@ -82,15 +84,27 @@ def parse_update(raw: Any) -> Any:
     kind = raw.get("sessionUpdate")
     if kind == "notice":
         return _parse_notice(raw)
+    newer = NEWER_PARSERS.get(kind) if isinstance(kind, str) else None
+    if newer is not None:  # variants newer than the SDK's models (protocol/updates.py)
+        parsed = newer(raw)
+        if parsed is None:
+            log.warning("malformed %s update dropped to generic display: %r", kind, raw)
+            return UnknownUpdate(kind, raw, f"malformed {kind}")
+        return parsed
     model_name = UPDATE_MODELS.get(kind) if isinstance(kind, str) else None
     if model_name is None:
         return UnknownUpdate(str(kind), raw)
     model = getattr(schema(), model_name)
     try:
-        return model.model_validate(raw)
+        parsed = model.model_validate(raw)
     except Exception as error:  # pydantic.ValidationError, but keep pydantic out of this import path
         log.warning("malformed %s update dropped to generic display: %s", kind, error)
         return UnknownUpdate(kind, raw, f"malformed {kind}: {_first_error(error)}")
+    if kind in ("tool_call", "tool_call_update"):
+        # `name` (schema 1.22) is newer than the SDK's models, which drop it: kept beside the fields.
+        name = raw.get("name")
+        object.__setattr__(parsed, "tool_name", name if isinstance(name, str) and name else None)
+    return parsed
 
 
 def _parse_notice(raw: dict[str, Any]) -> NoticeUpdate | UnknownUpdate:

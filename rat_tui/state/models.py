@@ -40,6 +40,8 @@ class ToolCallEntry:
     key: str
     tool_call_id: str
     title: str = "Tool call"
+    # The tool's own name (`name`, schema 1.22), shown dim beside the title.
+    name: str | None = None
     kind: str | None = None
     status: str = "pending"
     content: list[dict[str, Any]] = field(default_factory=list)
@@ -71,7 +73,52 @@ class GenericEntry:
     problem: str | None = None
 
 
-Entry = MessageEntry | ToolCallEntry | NoticeEntry | GenericEntry
+@dataclass(eq=False)
+class CompactionEntry:
+    """A context compaction (`compaction_update`), at the place it first appeared; its summary collapsed."""
+
+    key: str
+    compaction_id: str
+    status: str = "in_progress"
+    summary_parts: list[str] = field(default_factory=list)
+    error: str | None = None
+    expanded: bool = False
+
+    @property
+    def summary(self) -> str:
+        return "".join(self.summary_parts)
+
+
+@dataclass(eq=False)
+class ChildSessionEntry:
+    """A subagent's session (`subagent_update`), shown as a card where it was spawned.
+
+    `state` is a whole SessionState fed by the child's own updates (its transcript, tool calls,
+    plan), so a full-screen view shows it with the same widgets as a tab.
+    """
+
+    key: str
+    child_id: str
+    state: SessionState
+    title: str | None = None
+    description: str | None = None
+    run_state: str | None = None  # running | idle | requires_action | unknown | None (not reported)
+    stop_reason: str | None = None
+    can_cancel: bool = False
+    parent_tool_call_id: str | None = None
+    last_activity: str = ""
+    expanded: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.title or self.description or f"subagent {self.child_id[:8]}"
+
+    @property
+    def running(self) -> bool:
+        return self.run_state in ("running", "requires_action")
+
+
+Entry = MessageEntry | ToolCallEntry | NoticeEntry | GenericEntry | CompactionEntry | ChildSessionEntry
 
 
 @dataclass(eq=False)
@@ -96,6 +143,17 @@ class PlanItem:
     content: str
     priority: str
     status: str
+
+
+@dataclass(frozen=True)
+class PlanDocument:
+    """One plan of `plan_update`, keyed by planId: a checklist, a Markdown document or a file's URI."""
+
+    plan_id: str
+    kind: str  # items | markdown | file
+    items: tuple[PlanItem, ...] = ()
+    markdown: str = ""
+    uri: str | None = None
 
 
 @dataclass
@@ -140,6 +198,16 @@ class SessionState:
     echo_ids: set[str] = field(default_factory=set)
     # Images the agent sent (message chunks and tool call content), in arrival order (state/media.py ImageRef).
     images: list[Any] = field(default_factory=list)
+    # Plans of `plan_update`, by planId, in the order first seen (the legacy `plan` stays in `plan`).
+    plans: dict[str, PlanDocument] = field(default_factory=dict)
+    compactions: dict[str, CompactionEntry] = field(default_factory=dict)
+    # Subagent sessions this session owns, by their sessionId (state/children.py).
+    children: dict[str, ChildSessionEntry] = field(default_factory=dict)
+    # session_message ids -> (transcript, role, key) they were filed under, for their later chunks.
+    message_routes: dict[str, Any] = field(default_factory=dict)
+    # What the last non-empty message chunk was: "id" (had a messageId), "discrete" (a background
+    # task's message) or "plain"; a chunk without a messageId extends the open block only after "plain".
+    last_chunk_kind: str = "plain"
 
 
 # -- change events ---------------------------------------------------------------------------
@@ -168,4 +236,13 @@ class FieldChanged:
     name: str
 
 
-Change = EntryAdded | TextAppended | EntryChanged | FieldChanged
+@dataclass(frozen=True)
+class ChildChanged:
+    """A child session's own state changed: `changes` are its change events (for a full-screen view)."""
+
+    key: str
+    child_id: str
+    changes: tuple[Any, ...]
+
+
+Change = EntryAdded | TextAppended | EntryChanged | FieldChanged | ChildChanged

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import children, compaction, plans
 from .media import annotation_badge, collect_images, media_placeholder
 from ..protocol.v2 import (
     ActivityUpdate, MessageUpsert, TerminalAppend, TerminalSnapshot, ToolCallPatch, ToolContentAppend,
 )
 from ..protocol.sanitize import clean, clean_ansi, clean_data, incomplete_escape
+from ..protocol import updates as upd
 from ..protocol.wire import NoticeUpdate, UnknownUpdate
 from .models import (
     Change,
@@ -64,9 +66,13 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
     if isinstance(update, (MessageUpsert, ToolCallPatch, ToolContentAppend, TerminalSnapshot, TerminalAppend,
                            ActivityUpdate)):
         return _apply_v2(state, update)
+    newer = _newer_update(state, update)
+    if newer is not None:
+        return newer
     kind = update.session_update
     if kind in CHUNK_ROLES:
-        changes = _chunk(state, CHUNK_ROLES[kind], update.message_id, content_text(update.content))
+        changes = _chunk(state, CHUNK_ROLES[kind], update.message_id, content_text(update.content),
+                         _is_discrete(getattr(update, "field_meta", None)))
         if getattr(update.content, "type", None) == "image" and state.open_message is not None:
             collect_images(state, state.open_message.key, [_dump(update.content)])
         return changes
@@ -100,14 +106,46 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
     return _add(state, GenericEntry(_new_key(state, "g"), str(kind), raw))
 
 
-def _chunk(state: SessionState, role: Role, message_id: str | None, text: str) -> list[Change]:
+def _newer_update(state: SessionState, update: Any) -> list[Change] | None:
+    """Variants newer than the SDK's models (protocol/updates.py), or None for the others."""
+    if isinstance(update, upd.CompactionUpdate):
+        return compaction.compaction_update(state, update, _new_key)
+    if isinstance(update, upd.CompactionSummaryChunk):
+        return compaction.compaction_summary_chunk(state, update, _new_key)
+    if isinstance(update, upd.SubagentUpdate):
+        return children.subagent_update(state, update, _new_key)
+    if isinstance(update, (upd.SessionMessage, upd.SessionMessageChunk)):
+        return children.session_message(state, update, _new_key)
+    if isinstance(update, upd.PlanUpdate):
+        return plans.plan_update(state, update)
+    if isinstance(update, upd.PlanRemoved):
+        return plans.plan_removed(state, update)
+    return None
+
+
+def apply_child_update(state: SessionState, session_id: str, update: Any) -> list[Change]:
+    """Apply one parsed update sent under a child session's id (state/children.py) to that child."""
+    return children.apply_child(state, session_id, update, apply_update)
+
+
+def _is_discrete(meta: Any) -> bool:
+    """qwen-code marks text its background tasks produce (`_meta.qwenDiscreteMessage`, `backgroundTask`)."""
+    return isinstance(meta, dict) and (meta.get("qwenDiscreteMessage") is True or isinstance(meta.get("backgroundTask"), dict))
+
+
+def _chunk(state: SessionState, role: Role, message_id: str | None, text: str, discrete: bool = False) -> list[Change]:
+    previous = state.last_chunk_kind
+    if text or message_id is not None or discrete:
+        state.last_chunk_kind = "id" if message_id is not None else "discrete" if discrete else "plain"
     if message_id is not None and role == "user" and _echo(state, message_id):
         return []
     if message_id is not None:
         entry = state.messages.get((role, message_id))
     else:
         entry = state.open_message if state.open_message and state.open_message.role == role else None
-        if entry is not None and entry.message_id is not None:
+        if entry is not None and (entry.message_id is not None or previous != "plain" or discrete):
+            # Text without a messageId after text with one, or a background task's own message
+            # (qwen-code): a block of its own instead of glued onto the turn's text.
             entry = None
     if entry is not None:
         state.open_message = entry
@@ -134,6 +172,9 @@ def _tool_call(state: SessionState, update: Any) -> list[Change]:
         if attr in ("content", "locations"):
             value = [_dump(item) for item in value or []]
         patch[target] = value
+    tool_name = getattr(update, "tool_name", None)  # schema 1.22's `name`, kept by wire.parse_update
+    if tool_name:
+        patch["name"] = tool_name
     return _patch_tool_call(state, update.tool_call_id, patch)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..protocol.v2 import UpdateMapper
 from ..protocol.wire import parse_update
-from . import reducer
+from . import children, reducer
 from ..protocol.sanitize import clean_update
 from .models import Change, SessionState, TextAppended
 
@@ -59,6 +59,18 @@ class SessionStore:
             self._v2 = UpdateMapper()
         for update in self._v2.map(raw_update):
             self._emit(reducer.apply_update(self.state, update))
+
+    def apply_notification(self, params: Any) -> bool:
+        """One `session/update` `params`: a child session's update (its sessionId is one of this
+        state's children, state/children.py) goes to that child; any other to this session.
+        Returns whether it went to a child."""
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        update = params.get("update") if isinstance(params, dict) else None
+        if session_id is not None and session_id != self.state.session_id and children.find(self.state, session_id):
+            self._emit(reducer.apply_child_update(self.state, session_id, parse_update(clean_update(update))))
+            return True
+        self.apply_update(update)
+        return False
 
     def dispatch(self, action: Callable[..., list[Change]], *args: Any, **kwargs: Any) -> None:
         """Run a local reducer action (e.g. `reducer.add_notice`) against this store's state."""

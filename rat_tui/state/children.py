@@ -1,0 +1,232 @@
+"""Provides child sessions (subagents) as nested state: announce, route, message, describe. No I/O.
+
+A `subagent_update` on a session announces (or patches) a child that session owns; the child's own
+updates arrive under the child's sessionId and go to the child's SessionState, never into the
+parent's text. `session_message` upserts a message between two sessions: the parent's view of a
+message to or from a child and the child's own view land in the child's transcript once (keyed by
+the child-side message id). A card entry in the parent's transcript stands for the child: the
+parent's store tells its widgets `EntryChanged(card)` and `ChildChanged` with the child's own changes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..protocol.updates import SessionMessage, SessionMessageChunk, SubagentUpdate
+from .models import (
+    Change,
+    ChildChanged,
+    ChildSessionEntry,
+    EntryAdded,
+    EntryChanged,
+    FieldChanged,
+    MessageEntry,
+    SessionState,
+    TextAppended,
+    ToolCallEntry,
+)
+
+ACTIVITY_CHARS = 80
+
+
+def block_text(block: Any) -> str:
+    """Markdown for one raw content block (dict): text as is, the rest as a short line."""
+    if not isinstance(block, dict):
+        return ""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text") or "")
+    if kind == "resource_link":
+        return f"\n[{block.get('title') or block.get('name') or block.get('uri')}]({block.get('uri')})\n"
+    if kind == "resource" and isinstance(block.get("resource"), dict):
+        resource = block["resource"]
+        if isinstance(resource.get("text"), str):
+            return f"\n`{resource.get('uri')}`\n```\n{resource['text']}\n```\n"
+        return f"\n*[resource: {resource.get('uri')}]*\n"
+    if kind in ("image", "audio"):
+        return f"\n*[{kind}: {block.get('mimeType', '?')}]*\n"
+    return f"\n```json\n{json.dumps(block, indent=2, ensure_ascii=False)}\n```\n"
+
+
+def find(state: SessionState, session_id: Any) -> ChildSessionEntry | None:
+    """The child (at any depth) with this sessionId, or None."""
+    if not isinstance(session_id, str) or not state.children:
+        return None
+    child = state.children.get(session_id)
+    if child is not None:
+        return child
+    for child in state.children.values():
+        found = find(child.state, session_id)
+        if found is not None:
+            return found
+    return None
+
+
+def running_count(state: SessionState) -> int:
+    """Children (at any depth) running or waiting on the user: the tab badge counts them."""
+    return sum(1 + running_count(c.state) if c.running else running_count(c.state) for c in state.children.values())
+
+
+def all_children(state: SessionState) -> list[ChildSessionEntry]:
+    found: list[ChildSessionEntry] = []
+    for child in state.children.values():
+        found.append(child)
+        found.extend(all_children(child.state))
+    return found
+
+
+def subagent_update(state: SessionState, update: SubagentUpdate, new_key: Any) -> list[Change]:
+    """Announce a child (first update for its id: a card where it happens) or patch it."""
+    child = state.children.get(update.session_id)
+    created = child is None
+    if child is None:
+        child_state = SessionState(agent_name=state.agent_name, session_id=update.session_id, cwd=state.cwd)
+        child = ChildSessionEntry(new_key(state, "c"), update.session_id, child_state)
+        state.children[update.session_id] = child
+    fields = update.fields_set
+    if "title" in fields:
+        child.title = update.title
+    if "description" in fields:
+        child.description = update.description
+    if "capabilities" in fields:
+        child.can_cancel = update.can_cancel
+    if "cwd" in fields and update.cwd:
+        child.state.cwd = update.cwd
+    if "state" in fields:
+        # A concrete state replaces the previous one whole; null leaves the activity unconfirmed.
+        state_word = update.state.get("state") if update.state else None
+        child.run_state = state_word if isinstance(state_word, str) else None
+        stop = update.state.get("stopReason") if update.state else None
+        child.stop_reason = stop if isinstance(stop, str) else None
+        if child.run_state == "running":
+            child.state.status = "working"
+        elif child.run_state == "idle":
+            child.state.status = "ready"
+    parent_tool = _parent_tool_use(update.meta)
+    if parent_tool:
+        child.parent_tool_call_id = parent_tool
+    state.open_message = None
+    if created:
+        state.entries.append(child)
+        state.by_key[child.key] = child
+        return [EntryAdded(child), FieldChanged("children")]
+    return [EntryChanged(child.key), FieldChanged("children")]
+
+
+def apply_child(state: SessionState, session_id: str, update: Any, apply: Any) -> list[Change]:
+    """Apply a parsed update sent under a child's sessionId (at any depth) to that child's state.
+
+    `apply` is reducer.apply_update (passed in: the reducer imports this module)."""
+    child = state.children.get(session_id)
+    if child is not None:
+        changes = apply(child.state, update)
+        _note_activity(child, changes, update)
+        return [EntryChanged(child.key), ChildChanged(child.key, child.child_id, tuple(changes))]
+    for child in state.children.values():
+        if find(child.state, session_id) is not None:
+            inner = apply_child(child.state, session_id, update, apply)
+            return [EntryChanged(child.key), ChildChanged(child.key, child.child_id, tuple(inner))]
+    return []
+
+
+def session_message(state: SessionState, update: SessionMessage | SessionMessageChunk, new_key: Any) -> list[Change]:
+    """An inter-session message: into the child it concerns, else into this session's own transcript."""
+    if isinstance(update, SessionMessageChunk):
+        target, role, key = _chunk_target(state, update.message_id)
+        inner = _append(target, role, key, block_text(update.content), new_key)
+        child = next((c for c in state.children.values() if c.state is target), None)
+        if child is None:
+            return inner
+        _note_activity(child, inner, None)
+        return [EntryChanged(child.key), ChildChanged(child.key, child.child_id, tuple(inner))]
+    sender, recipient = update.sender, update.recipient
+    child = state.children.get(sender or "") or state.children.get(recipient or "")
+    own = state.session_id
+    if child is not None:
+        target = child.state
+        role = "agent" if sender == child.child_id else "user"
+        # The child's own view of the same message has the child-side id: key by it, so both land once.
+        link = update.sender_message_id if role == "agent" else update.recipient_message_id
+        key = link or update.message_id
+    else:
+        target, child = state, None
+        role = "agent" if sender is not None and sender == own else "user"
+        key = update.message_id
+    _remember(state, update.message_id, target, role, key)
+    if update.content is None:
+        return []
+    text = "".join(block_text(b) for b in update.content)
+    existing = target.messages.get((role, key))
+    if existing is not None:
+        if existing.text == text:
+            return []
+        existing.parts[:] = [text]
+        inner: list[Change] = [EntryChanged(existing.key)]
+    else:
+        inner = _append(target, role, key, text, new_key)
+    if child is None:
+        return inner
+    _note_activity(child, inner, None)
+    return [EntryChanged(child.key), ChildChanged(child.key, child.child_id, tuple(inner))]
+
+
+def _remember(state: SessionState, message_id: str, target: SessionState, role: str, key: str) -> None:
+    state.message_routes[message_id] = (target, role, key)
+
+
+def _chunk_target(state: SessionState, message_id: str) -> tuple[SessionState | None, str, str]:
+    return state.message_routes.get(message_id) or (state, "agent", message_id)
+
+
+def _append(target: SessionState, role: str, key: str, text: str, new_key: Any) -> list[Change]:
+    existing = target.messages.get((role, key))
+    if existing is not None:
+        if not text:
+            return []
+        existing.parts.append(text)
+        return [TextAppended(existing.key, text)]
+    if not text:
+        return []
+    entry = MessageEntry(new_key(target, "m"), role, key, [text])  # type: ignore[arg-type]
+    target.messages[(role, key)] = entry
+    target.entries.append(entry)
+    target.by_key[entry.key] = entry
+    target.open_message = None
+    return [EntryAdded(entry)]
+
+
+def _parent_tool_use(meta: dict[str, Any] | None) -> str | None:
+    claude = meta.get("claudeCode") if isinstance(meta, dict) else None
+    value = claude.get("parentToolUseId") if isinstance(claude, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _note_activity(child: ChildSessionEntry, changes: list[Change] | tuple[Change, ...], update: Any) -> None:
+    """The card's "last activity": the latest text or tool call the child produced."""
+    meta = getattr(update, "field_meta", None) if update is not None else None
+    parent_tool = _parent_tool_use(meta if isinstance(meta, dict) else None)
+    if parent_tool and child.parent_tool_call_id is None:
+        child.parent_tool_call_id = parent_tool
+    for change in reversed(changes):
+        key = getattr(change, "key", None)
+        if isinstance(change, EntryAdded):
+            key = change.entry.key
+        entry = child.state.by_key.get(key) if isinstance(key, str) else None
+        if isinstance(entry, MessageEntry):
+            text = " ".join(entry.text.split())
+            child.last_activity = ("💭 " if entry.role == "thought" else "") + _tail(text)
+            return
+        if isinstance(entry, ToolCallEntry):
+            child.last_activity = f"⚙ {entry.title} ({entry.status.replace('_', ' ')})"
+            return
+
+
+def _tail(text: str) -> str:
+    return text if len(text) <= ACTIVITY_CHARS else "…" + text[-(ACTIVITY_CHARS - 1):]
+
+
+def counts(child: ChildSessionEntry) -> tuple[int, int]:
+    """(messages, tool calls) in the child's transcript."""
+    messages = sum(1 for e in child.state.entries if isinstance(e, MessageEntry))
+    return messages, len(child.state.tool_calls)
