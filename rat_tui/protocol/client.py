@@ -26,8 +26,9 @@ def client_capabilities() -> dict[str, Any]:
     return {
         "fs": {"readTextFile": True, "writeTextFile": True},
         "terminal": True,
-        # Agents may send boolean config options only to clients that say they can show them.
-        "session": {"configOptions": {"boolean": {}}},
+        # Agents may send boolean config options only to clients that say they can show them;
+        # `notice` and `compaction_update` only to clients that show them (state/compaction.py).
+        "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
         # Forms from a requested schema and links shown until `elicitation/complete` (elicitation_broker.py).
         "elicitation": {"form": {}, "url": {}},
         # `terminal` auth methods: rat runs the agent's own command interactively (screens/auth.py).

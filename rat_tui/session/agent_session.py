@@ -31,7 +31,7 @@ from ..protocol.traffic import TrafficLog
 from ..protocol.terminals import TerminalManager
 from ..protocol.transport import AgentProcess, AgentSpawnError
 from .edge import for_this_session
-from ..state import reducer
+from ..state import children, reducer
 from ..state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
 from ..state.permission_policy import PermissionPolicy
 from ..state.store import SessionStore
@@ -195,7 +195,9 @@ class AgentSession:
             "elicitation/create": self.elicitations.handle,
             **(self.client_tools.handlers() if self.client_tools else {}),
         }
-        handlers = for_this_session(handlers, lambda: self.session_id)  # fs, terminals, permissions
+        # fs, terminals, permissions: for this session, or one of its subagents (state/children.py)
+        handlers = for_this_session(handlers, lambda: self.session_id,
+                                    also=lambda named: children.find(self.state, named) is not None)
         self.connection = Connection(self.process, self._on_notification, handlers, rpc_log=self.rpc_log, traffic=self.traffic)
         self.connection.on_problem = self._connection_problem
         self.connection.recorders.extend(self.recorders)
@@ -320,10 +322,14 @@ class AgentSession:
         self._apply(params)
 
     def _apply(self, params: dict[str, Any]) -> None:
-        if params.get("sessionId") not in (self.session_id, self.opener.loading):
-            log.warning("update for another session %r ignored", params.get("sessionId"))
-            return
         update = params.get("update")
+        if params.get("sessionId") not in (self.session_id, self.opener.loading):
+            # A subagent's own updates go to its child state (state/children.py); others are not ours.
+            if children.find(self.state, params.get("sessionId")) is None:
+                log.warning("update for another session %r ignored", params.get("sessionId"))
+            elif self.opener.replay is None or self.opener.accept_replayed(update):
+                self.store.apply_notification(params)
+            return
         if self.opener.replay is not None:  # session/load's replay: history, not changes made now
             if self.opener.accept_replayed(update):
                 self.store.apply_update(update)

@@ -28,6 +28,7 @@ from ..state.store import SessionStore
 # Updates that add to the transcript: dropped while a restarted agent replays what is already shown.
 TRANSCRIPT_UPDATES = frozenset({
     "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "notice",
+    "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message", "session_message_chunk",
 })
 NOT_REMEMBERED = "New agent session: the earlier conversation is kept above, but the agent does not remember it."
 

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..state import reducer
+from ..state import children, reducer
 from ..state.permission_policy import PermissionPolicy, choose_option, merge_tool_call, remembered_decision
 from ..state.store import SessionStore
 from ..protocol.sanitize import clean_data
@@ -59,6 +59,7 @@ class PermissionBroker:
         self.policy = policy
         self.ask: AskUser | None = None
         self._asking: set[asyncio.Task[dict[str, Any] | None]] = set()
+        self._stops: dict[str, set[asyncio.Future[None]]] = {}
 
     @property
     def pending(self) -> int:
@@ -67,10 +68,14 @@ class PermissionBroker:
     async def handle(self, params: dict[str, Any]) -> dict[str, Any]:
         request_call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
         call_id = request_call.get("toolCallId")
+        # A subagent asks under its own sessionId: its call goes to its card (state/children.py).
+        child = children.find(self.store.state, params.get("sessionId"))
         if isinstance(call_id, str):
             # The request may be the first sight of the call (Gemini): show it as a card too.
-            self.store.apply_update({**request_call, "sessionUpdate": "tool_call_update"})
-        known = self.store.state.tool_calls.get(call_id) if isinstance(call_id, str) else None
+            self.store.apply_notification({"sessionId": params.get("sessionId"),
+                                           "update": {**request_call, "sessionUpdate": "tool_call_update"}})
+        calls = child.state.tool_calls if child is not None else self.store.state.tool_calls
+        known = calls.get(call_id) if isinstance(call_id, str) else None
         tool_call = merge_tool_call(_as_wire(known), request_call)
         options = [o for o in params.get("options") or [] if isinstance(o, dict) and "optionId" in o]
         auto = self._from_rule(tool_call, options)
@@ -80,8 +85,21 @@ class PermissionBroker:
             return CANCELLED
         # The dialog shows what the agent sent: sanitised copies (the answer maps back to the raw option).
         shown_params, shown_call = clean_data(params), clean_data(tool_call)
-        question = await ask_in_task(self._asking, self.ask(shown_params, shown_call), name="permission-question",
-                                     changed=self._count)
+        # Cancelling that child (session.children.cancel_child) closes its questions, never the parent's.
+        stop = asyncio.get_running_loop().create_future()
+        sid = params.get("sessionId") if isinstance(params.get("sessionId"), str) else ""
+        self._stops.setdefault(sid, set()).add(stop)
+        try:
+            question = await ask_in_task(self._asking, self.ask(shown_params, shown_call), stop,
+                                         name="permission-question",
+                                         changed=lambda: self._count(sid if child is not None else None))
+        finally:
+            self._stops[sid].discard(stop)
+            if child is not None:
+                self._count(sid)
+        if not question.done():
+            question.cancel()
+            return CANCELLED
         if question.cancelled() or question.exception() is not None:
             if not question.cancelled():
                 log.error("permission dialog failed", exc_info=question.exception())
@@ -121,8 +139,17 @@ class PermissionBroker:
         for question in list(self._asking):
             question.cancel()
 
-    def _count(self) -> None:
+    def cancel_for(self, session_id: str) -> None:
+        """A child was cancelled: its open questions are answered `cancelled`."""
+        for stop in list(self._stops.get(session_id, ())):
+            if not stop.done():
+                stop.set_result(None)
+
+    def _count(self, child_id: str | None = None) -> None:
         self.store.dispatch(reducer.set_pending_permissions, len(self._asking))
+        if child_id is not None:
+            waiting = sum(1 for stop in self._stops.get(child_id, ()) if not stop.done())
+            self.store.dispatch(children.set_pending, child_id, waiting)
 
 
 def _as_wire(call: Any) -> dict[str, Any] | None:

@@ -230,3 +230,29 @@ def counts(child: ChildSessionEntry) -> tuple[int, int]:
     """(messages, tool calls) in the child's transcript."""
     messages = sum(1 for e in child.state.entries if isinstance(e, MessageEntry))
     return messages, len(child.state.tool_calls)
+
+
+def set_pending(state: SessionState, child_id: str, count: int) -> list[Change]:
+    """Permission questions of this child open right now (its card says so)."""
+    child = find(state, child_id)
+    if child is None or child.state.pending_permissions == count:
+        return []
+    child.state.pending_permissions = count
+    return [EntryChanged(_top_card(state, child).key), FieldChanged("children")]
+
+
+def _top_card(state: SessionState, child: ChildSessionEntry) -> ChildSessionEntry:
+    """The card in this session's own transcript that holds `child` (itself, or an ancestor)."""
+    for top in state.children.values():
+        if top is child or find(top.state, child.child_id) is child:
+            return top
+    return child
+
+
+def toggle_card(state: SessionState, key: str) -> list[Change]:
+    """Expand or collapse a child's card in place."""
+    child = state.by_key.get(key)
+    if not isinstance(child, ChildSessionEntry):
+        return []
+    child.expanded = not child.expanded
+    return [EntryChanged(key)]

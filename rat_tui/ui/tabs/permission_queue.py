@@ -18,8 +18,10 @@ class PermissionQueue:
     def __init__(self, gate: RequestGate) -> None:
         self.gate = gate
 
-    async def ask(self, view: SessionView, request: dict[str, Any], tool_call: dict[str, Any]) -> dict[str, Any] | None:
-        agent_name = view.session.state.agent_name
+    async def ask(self, view: SessionView, request: dict[str, Any], tool_call: dict[str, Any],
+                  agent_name: str | None = None) -> dict[str, Any] | None:
+        """`agent_name`: who asks, when not the tab's agent itself (a subagent, children_ui.asking_name)."""
+        agent_name = agent_name or view.session.state.agent_name
 
         def screen() -> PermissionScreen:
             return PermissionScreen(request, agent_name=agent_name, tool_call=tool_call,

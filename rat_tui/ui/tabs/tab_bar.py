@@ -7,6 +7,7 @@ from collections.abc import Callable
 from textual.widgets import TabbedContent, TabPane, Tabs
 
 from ...session.agent_session import AgentSession
+from ...state import children
 from ...state.models import MessageEntry, SessionState
 from .view import SessionView
 
@@ -35,6 +36,8 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
     title = " ".join(title.split())
     if len(title) > MAX_TITLE:
         title = title[: MAX_TITLE - 1] + "…"
+    running = children.running_count(state)  # subagents at work
+    badge += f"⑂{running} " if running else ""
     return f"{badge}{state.agent_name}" + (f" · {title}" if title else "")
 
 

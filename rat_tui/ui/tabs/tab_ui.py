@@ -43,11 +43,14 @@ class TabUI:
         return self.view
 
     async def ask_permission(self, request: dict[str, Any], tool_call: dict[str, Any]) -> dict[str, Any] | None:
+        from . import children_ui
+
         view = await self._view()
         title = str(tool_call.get("title") or "a tool call")
+        asker = children_ui.asking_name(view, request)  # a subagent's request names it
         self.app.notify_event("permission", view.session, f"Asks permission: {title}")
         try:
-            return await self.app.permission_queue.ask(view, request, tool_call)
+            return await self.app.permission_queue.ask(view, request, tool_call, agent_name=asker)
         finally:
             self.app.update_title()
 

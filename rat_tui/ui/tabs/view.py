@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
 from ...session import controls as session_controls
-from . import focus_keys, lifecycle_actions
+from . import children_ui, focus_keys, lifecycle_actions
 from .tab_ui import TabUI
 from ...session.agent_session import AgentSession
 from ...state import reducer
@@ -70,6 +70,12 @@ class SessionView(Vertical):
                 tooltip="Search the transcript, collapsed thoughts and tool output included"),
         Binding("x", "toggle_tool_call", "Expand tool", id="session.toggle_tool_call", show=False,
                 tooltip="Expand or collapse the tool call nearest the bottom of the view (transcript focused)"),
+        Binding("s", "open_child", "Subagent", id="session.open_child", show=False,
+                tooltip="Open the nearest subagent's session full screen (transcript focused)"),
+        Binding("k", "cancel_child", "Cancel subagent", id="session.cancel_child", show=False,
+                tooltip="Cancel the nearest subagent, when the agent allows it (transcript focused)"),
+        Binding("K", "cancel_children", "Cancel subagents", id="session.cancel_children", show=False,
+                tooltip="Cancel every running subagent that the agent allows to cancel (transcript focused)"),
         Binding("d", "open_diff", "Diff", id="session.open_diff", show=False,
                 tooltip="Open the diff of the nearest tool call that carries one (transcript focused)"),
         Binding("i", "show_image", "Image", id="session.show_image", show=False,
@@ -213,6 +219,8 @@ class SessionView(Vertical):
             if isinstance(entry, ToolCallEntry):
                 transcript.set_renderable(entry.key, self._card(entry))
                 self._follow_along(entry)
+            else:  # subagent cards and compaction markers
+                children_ui.draw(self, entry, transcript)
         if plan_dirty:
             self.plan_panel.show_plan(self.session.state.plan)
         if len(self.session.state.images) != self._images_seen:
@@ -232,6 +240,8 @@ class SessionView(Vertical):
             self._follow_along(entry)
         elif isinstance(entry, NoticeEntry):
             transcript.add_entry(entry.key, "notice", entry.text, title=entry.severity)
+        elif children_ui.draw(self, entry, transcript):
+            pass
         elif isinstance(entry, GenericEntry):
             title = f"{entry.kind}" + (f" — {entry.problem}" if entry.problem else "")
             transcript.add_entry(entry.key, "generic", json.dumps(entry.raw, indent=2, ensure_ascii=False), title=title)
@@ -280,11 +290,16 @@ class SessionView(Vertical):
     # -- user actions ---------------------------------------------------------------------------
 
     def action_toggle_tool_call(self) -> None:
-        call = self._nearest_tool_call()
-        if call is None:
-            self.notify("No tool call to expand.", timeout=2)
-            return
-        self.session.store.dispatch(reducer.toggle_tool_call, call.key)
+        children_ui.toggle_nearest(self)  # a tool call, a subagent's card or a compaction marker
+
+    def action_open_child(self) -> None:
+        children_ui.open_child(self)
+
+    async def action_cancel_child(self) -> None:
+        await children_ui.cancel_nearest(self)
+
+    async def action_cancel_children(self) -> None:
+        await children_ui.cancel_all(self)
 
     def action_show_image(self) -> None:
         show_nearest_image(self.preview, self.transcript, self.session.state.images)
