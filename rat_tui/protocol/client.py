@@ -31,6 +31,10 @@ def client_capabilities() -> dict[str, Any]:
         "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
         # Forms from a requested schema and links shown until `elicitation/complete` (elicitation_broker.py).
         "elicitation": {"form": {}, "url": {}},
+        # Subagents stream as child sessions under their own sessionId (state/children.py).
+        "subagents": {},
+        # `plan_update` / `plan_removed`: several plans by planId, checklists or Markdown (state/plans.py).
+        "plan": {},
         # `terminal` auth methods: rat runs the agent's own command interactively (screens/auth.py).
         "auth": {"terminal": True},
     }

@@ -68,7 +68,8 @@ rebuilt from the mcp/message answer):
     {"mcp_close": NAME}              close an open stdio or acp connection
 
 A turn not answered by a "respond" step ends with {"stopReason": "end_turn"}, or "cancelled" if
-session/cancel arrived during it. Unknown requests get -32601; unknown notifications are ignored.
+session/cancel for the session arrived during it (one for a subagent's sessionId is only recorded).
+Unknown requests get -32601; unknown notifications are ignored.
 
 ACP v2 ("protocol": 2 in the script): an `initialize` asking for version 2 is answered in v2
 (DEFAULT_INITIALIZE_V2, merged with "initialize_result_v2"); one asking for 1 gets the v1 answer. Then a
@@ -267,7 +268,9 @@ class ScriptedAgent:
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
         elif method == "session/cancel" and self.prompt is not None:
-            self.prompt.cancelled.set()
+            cancelled = (msg.get("params") or {}).get("sessionId")
+            if cancelled in (None, self.session_id):  # a subagent's cancel (another sessionId) is not the turn's
+                self.prompt.cancelled.set()
         elif method == "$/cancel_request":
             handling = self.handling.get((msg.get("params") or {}).get("requestId"))
             if handling is not None and not handling.responded:

@@ -155,7 +155,7 @@ class ChildSessionScreen(Screen[None]):
         self.query_one("#child-header", Static).update(
             f"⑂ {child.name} — {child_state_words(child)}   (subagent of {self.parent_store.state.agent_name})"
         )
-        self.query_one(PlanPanel).show_plan(child.state.plan)
+        self.query_one(PlanPanel).show_plan(child.state.plan, child.state.plans)
 
     def action_cancel_child(self) -> None:
         if self.cancel is None or not self.child.can_cancel:

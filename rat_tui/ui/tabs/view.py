@@ -161,7 +161,7 @@ class SessionView(Vertical):
             self._add_entry(entry, entry.text if isinstance(entry, MessageEntry) else "")
         self._unsubscribe = store.subscribe(self._on_changes)
         self.status_bar.show(store.state)
-        self.plan_panel.show_plan(store.state.plan)
+        self.plan_panel.show_plan(store.state.plan, store.state.plans)
         self.composer.set_commands(list(store.state.commands))
         self.flow.mount()
         config = getattr(self.app, "config", None)
@@ -222,7 +222,7 @@ class SessionView(Vertical):
             else:  # subagent cards and compaction markers
                 children_ui.draw(self, entry, transcript)
         if plan_dirty:
-            self.plan_panel.show_plan(self.session.state.plan)
+            self.plan_panel.show_plan(self.session.state.plan, self.session.state.plans)
         if len(self.session.state.images) != self._images_seen:
             self._images_seen = show_new_image(self.preview, self.session.state.images, self._images_seen)
         if status_dirty:

@@ -1,12 +1,15 @@
-"""Provides PlanPanel: the agent's current plan, replaced whole on every plan update."""
+"""Provides PlanPanel: the agent's plans (the legacy one and those of `plan_update`), re-rendered whole on change."""
 
 from __future__ import annotations
 
-from rich.console import Group
+from collections.abc import Mapping
+
+from rich.console import Group, RenderableType
+from rich.markdown import Markdown
 from rich.text import Text
 from textual.widgets import Static
 
-from ...state.models import PlanItem
+from ...state.models import PlanDocument, PlanItem
 
 STATUS_MARKS = {"pending": "○", "in_progress": "◐", "completed": "●"}
 PRIORITY_LABELS = {"high": "high", "medium": "med", "low": "low"}
@@ -52,15 +55,37 @@ class PlanPanel(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="-empty")
         self.items: tuple[PlanItem, ...] = ()
+        self.plans: dict[str, PlanDocument] = {}
 
-    def show_plan(self, items: tuple[PlanItem, ...]) -> None:
+    def show_plan(self, items: tuple[PlanItem, ...], plans: Mapping[str, PlanDocument] | None = None) -> None:
+        """The legacy `plan` checklist, then every plan of `plan_update` (checklist, Markdown or file)."""
         self.items = items
-        self.set_class(not items, "-empty")
-        if not items:
+        self.plans = dict(plans or {})
+        empty = not items and not self.plans
+        self.set_class(empty, "-empty")
+        if empty:
             self.update("")
             return
+        lines: list[RenderableType] = []
+        if items:
+            lines += self._checklist("Plan", items)
+        for plan in self.plans.values():
+            title = f"Plan {plan.plan_id}"
+            if plan.kind == "items":
+                lines += self._checklist(title, plan.items)
+            elif plan.kind == "markdown":
+                lines.append(Text(title, style=self.get_component_rich_style("plan-panel--title")))
+                lines.append(Markdown(plan.markdown))
+            else:
+                lines.append(Text(title, style=self.get_component_rich_style("plan-panel--title")))
+                lines.append(Text(f"📄 {plan.uri}", style="dim"))
+        self.update(Group(*lines))
+
+    def _checklist(self, title: str, items: tuple[PlanItem, ...]) -> list[RenderableType]:
         done = sum(1 for item in items if item.status == "completed")
-        lines = [Text(f"Plan {done}/{len(items)}", style=self.get_component_rich_style("plan-panel--title"))]
+        lines: list[RenderableType] = [
+            Text(f"{title} {done}/{len(items)}", style=self.get_component_rich_style("plan-panel--title"))
+        ]
         start, shown = 0, items
         if len(items) > WHOLE:
             active = next((i for i, item in enumerate(items) if item.status != "completed"), len(items))
@@ -84,11 +109,16 @@ class PlanPanel(Static):
         later = len(items) - start - len(shown)
         if later:
             lines.append(Text(f"… {later} more", style="dim"))
-        self.update(Group(*lines))
+        return lines
 
     def toggle(self) -> None:
         self.toggle_class("-hidden")
 
     @property
     def plain_text(self) -> str:
-        return "\n".join(f"{STATUS_MARKS.get(i.status, '?')} {i.content} [{i.priority}]" for i in self.items)
+        lines = [f"{STATUS_MARKS.get(i.status, '?')} {i.content} [{i.priority}]" for i in self.items]
+        for plan in self.plans.values():
+            lines.append(f"Plan {plan.plan_id}")
+            lines += [f"{STATUS_MARKS.get(i.status, '?')} {i.content} [{i.priority}]" for i in plan.items]
+            lines += plan.markdown.splitlines() + ([f"📄 {plan.uri}"] if plan.uri else [])
+        return "\n".join(lines)

@@ -1,0 +1,47 @@
+"""Plan operations over real pipes: two plans by planId, one removed, one a Markdown document; the legacy plan still works."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rat_tui.app import RatApp
+
+from .conftest import received
+from .test_app import send, until, view
+from .test_history_screen import scripted
+
+CHECKLIST = {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "build", "entries": [
+    {"content": "Compile", "priority": "high", "status": "completed"},
+    {"content": "Link", "priority": "medium", "status": "in_progress"}]}}
+DOCUMENT = {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "design",
+                                                      "content": "# Design\n\n1. **Parse** the input\n2. Render `it`\n"}}
+OLD = {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "old", "entries": [
+    {"content": "Throw away", "priority": "low", "status": "pending"}]}}
+LEGACY = {"sessionUpdate": "plan", "entries": [{"content": "Legacy step", "priority": "medium", "status": "pending"}]}
+
+
+@pytest.fixture(autouse=True)
+def unstable_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")  # plan operations are in schema.unstable.json
+
+
+async def test_two_plans_one_removed_one_markdown(tmp_path: Path, record_file: Path) -> None:
+    turn = [{"update": OLD}, {"update": CHECKLIST}, {"update": DOCUMENT}, {"update": LEGACY},
+            {"update": {"sessionUpdate": "plan_removed", "planId": "old"}}, {"chunk": "planned"}]
+    app = RatApp(scripted({"turns": [turn]}, tmp_path), tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        await send(pilot, "plan it")
+        state = view(app).session.state
+        await until(pilot, lambda: state.stop_reason == "end_turn", "the turn")
+        await pilot.pause()
+        assert list(state.plans) == ["build", "design"]
+        panel = view(app).plan_panel
+        text = panel.plain_text
+        assert "Legacy step" in text and "Compile" in text and "Link" in text and "Throw away" not in text
+        assert "**Parse**" in text  # the source; the panel renders it as Markdown (see the snapshot)
+        assert not panel.has_class("-empty")
+    initialize = next(m for m in received(record_file) if m.get("method") == "initialize")
+    assert initialize["params"]["clientCapabilities"]["plan"] == {}
