@@ -99,3 +99,31 @@ def test_qwen_background_text_is_its_own_block() -> None:
     background = [t for t in texts if t.startswith('Background agent "general-purpose: Harness subagent" completed')]
     assert len(background) >= 2  # the completion and the notification: each a block of its own
     assert not any(t.endswith("completed.Done with step") for t in texts)
+
+
+def test_children_and_compaction_are_journaled_searched_and_exported(tmp_path: Path) -> None:
+    """The whole recording through the history journal: the child's words find the session, the
+    export quotes the child under its card, and the compaction and its summary are in it."""
+    from rat_tui.history.journal import HistoryJournal
+    from rat_tui.history.markdown import to_markdown
+
+    journal = HistoryJournal(tmp_path / "h.sqlite3")
+    try:
+        session = journal.start_session("claude", ["claude-agent-acp"], "/home/user/project")
+        records = read_recording(TRACES / "claude-agent-acp-0.101-optin.jsonl").records
+        for record in records:
+            session.record(record.direction, record.message, 100, method=record.method)
+        journal.flush()
+        assert len(journal.sessions("Harness subagent")) == 1  # the subagent's title
+        assert len(journal.sessions("side request: nothing")) == 1  # the compaction summary
+        [info] = journal.sessions("")
+        state = rebuild(journal.records(info.id)).store.state
+    finally:
+        journal.close()
+    [child] = state.children.values()
+    assert child.name == "Harness subagent"
+    markdown = to_markdown(state)
+    card = markdown.index("> ### Subagent: Harness subagent (idle, end_turn)")
+    assert markdown.index("> HARNESS:text (subagent) Say hello.") > card
+    assert "*Conversation compacted (completed).*" in markdown
+    assert "(fake model) side request: nothing to do." in markdown

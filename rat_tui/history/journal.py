@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..protocol.lines import clean_text, decode_line, has_lone_surrogate
+from ..state.children import newer_update_text
 from .records import IN, OUT, Recorded
 
 log = logging.getLogger("rat.history")
@@ -164,6 +165,7 @@ def searchable_text(direction: str, message: Any) -> str | None:
                 return str(content.get("text", "")) or None
             if update.get("sessionUpdate") in ("tool_call", "tool_call_update") and update.get("title"):
                 return str(update["title"])
+            return newer_update_text(update)  # subagents, session messages, compaction, notices
     return None
 
 

@@ -7,7 +7,15 @@ import json
 import time
 from typing import Any
 
-from ..state.models import GenericEntry, MessageEntry, NoticeEntry, SessionState, ToolCallEntry
+from ..state.models import (
+    ChildSessionEntry,
+    CompactionEntry,
+    GenericEntry,
+    MessageEntry,
+    NoticeEntry,
+    SessionState,
+    ToolCallEntry,
+)
 from ..protocol.sanitize import clean_data, plain
 
 STATUS_MARKS = {"completed": "✓", "failed": "✗", "cancelled": "⊘", "in_progress": "…", "pending": "…"}
@@ -29,15 +37,43 @@ def to_markdown(state: SessionState, facts: dict[str, Any] | None = None) -> str
     if state.session_id:
         lines.append(f"- Agent session: `{state.session_id}`")
     out += [line for line in lines if line] + [""]
+    out += _entries(state)
+    if state.plan:
+        out += ["## Plan", ""]
+        out += [f"- {PLAN_MARKS.get(item.status, '[ ]')} {item.content}" for item in state.plan]
+        out.append("")
+    for plan in state.plans.values():
+        out += [f"## Plan {plan.plan_id}", ""]
+        out += [f"- {PLAN_MARKS.get(item.status, '[ ]')} {item.content}" for item in plan.items]
+        out += [plan.markdown.strip()] if plan.markdown else []
+        out += [f"- {plan.uri}"] if plan.uri else []
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _entries(state: SessionState, depth: int = 0) -> list[str]:
+    """The entries of a session; a subagent's own, quoted one level deeper, where it was spawned."""
+    out: list[str] = []
     last_role = None
     for entry in state.entries:
-        if isinstance(entry, MessageEntry):
+        if isinstance(entry, ChildSessionEntry):
+            stop = f", {entry.stop_reason}" if entry.stop_reason else ""
+            inner = [f"### Subagent: {entry.name} ({entry.run_state or 'announced'}{stop})", ""] + _entries(entry.state, depth + 1)
+            out += ["> " + line if line else ">" for line in "\n".join(inner).splitlines()] + [""]
+            last_role = None
+        elif isinstance(entry, CompactionEntry):
+            out += ["---", "", f"*Conversation compacted ({entry.status}).*", ""]
+            if entry.summary.strip():
+                out += ["<details><summary>Summary</summary>", "", entry.summary.strip(), "", "</details>", ""]
+            last_role = None
+        elif isinstance(entry, MessageEntry):
             if entry.role == "thought":
                 out += ["<details><summary>Thought</summary>", "", entry.text.strip(), "", "</details>", ""]
                 last_role = None
                 continue
             if entry.role != last_role:
-                out += ["## You" if entry.role == "user" else "## Agent", ""]
+                heading = "#" * (2 + depth) + " " + ("You" if entry.role == "user" else "Agent")
+                out += [heading if depth == 0 else heading.replace("You", "Asked"), ""]
             out += [entry.text.strip(), ""]
             last_role = entry.role
         elif isinstance(entry, ToolCallEntry):
@@ -47,11 +83,7 @@ def to_markdown(state: SessionState, facts: dict[str, Any] | None = None) -> str
             out += [f"> **{entry.severity}:** " + entry.text.strip().replace("\n", "\n> "), ""]
         elif isinstance(entry, GenericEntry):
             out += [f"**{entry.kind}**", "", _fence(json.dumps(entry.raw, indent=2, ensure_ascii=False), "json"), ""]
-    if state.plan:
-        out += ["## Plan", ""]
-        out += [f"- {PLAN_MARKS.get(item.status, '[ ]')} {item.content}" for item in state.plan]
-        out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"
+    return out
 
 
 def _tool_call(call: ToolCallEntry, state: SessionState) -> list[str]:

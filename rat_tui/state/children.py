@@ -256,3 +256,22 @@ def toggle_card(state: SessionState, key: str) -> list[Change]:
         return []
     child.expanded = not child.expanded
     return [EntryChanged(key)]
+
+
+def newer_update_text(update: dict[str, Any]) -> str | None:
+    """The searchable text of a raw update newer than the SDK's: subagent titles, session messages,
+    compaction summaries, notices (history search finds a session by them)."""
+    kind = update.get("sessionUpdate")
+    if kind == "subagent_update":
+        words = [update.get("title"), update.get("description")]
+        return " ".join(w for w in words if isinstance(w, str)) or None
+    if kind in ("session_message", "compaction_update"):
+        blocks = update.get("content") if kind == "session_message" else update.get("summary")
+        text = "".join(block_text(b) for b in blocks) if isinstance(blocks, list) else ""
+        return text or None
+    if kind == "compaction_summary_chunk":
+        return block_text(update.get("content")) or None
+    if kind == "notice":
+        words = [update.get("title"), update.get("description")]
+        return "\n".join(w for w in words if isinstance(w, str)) or None
+    return None
