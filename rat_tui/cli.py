@@ -41,6 +41,8 @@ class CliArgs:
     """JSONL traffic log named with `--rpc-log`."""
     command: list[str] = field(default_factory=list)
     """Agent command line given after `--`; empty if none."""
+    add_dirs: list[str] = field(default_factory=list)
+    """Directories given with `--add-dir` (absolute), before the config's `additional_directories`."""
     replay: Path | None = None
     """`rat replay FILE`: the recording to play (journal export, --rpc-log file or agent trace); no agent runs."""
     protocol: int | None = None
@@ -71,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rpc-log", metavar="FILE", help="append every JSON-RPC message to FILE (JSONL)")
     parser.add_argument("--protocol", type=int, choices=(1, 2), metavar="1|2",
                         help="ACP version to ask the agent for (2: ACP v2 Preview; v1 if the agent answers v1)")
+    parser.add_argument("--add-dir", metavar="DIR", action="append", default=[], dest="add_dirs",
+                        help="another directory the agent may use besides the session's (repeatable)")
     parser.add_argument("--version", action="version", version=f"rat-tui {__version__}")
     return parser
 
@@ -104,7 +108,15 @@ def parse_args(argv: list[str]) -> CliArgs:
         rpc_log=Path(namespace.rpc_log).expanduser() if namespace.rpc_log else None,
         command=list(command or []),
         protocol=namespace.protocol,
+        add_dirs=[_existing_dir(parser, d) for d in namespace.add_dirs],
     )
+
+
+def _existing_dir(parser: argparse.ArgumentParser, raw: str) -> str:
+    path = os.path.abspath(os.path.expanduser(raw))
+    if not os.path.isdir(path):
+        parser.error(f"--add-dir: not a directory: {path}")
+    return path
 
 
 def _parse_replay(ours: list[str], command: list[str] | None) -> CliArgs:

@@ -86,6 +86,14 @@ class AgentProfile(BaseModel):
     protocol: Literal[1, 2] = 1
     """The ACP version to ask the agent for: 1, or 2 (ACP v2 Preview, behind this key); an agent that
     answers v1 is spoken to in v1."""
+    system_prompt: str | None = None
+    """Instructions sent as this agent's system prompt, after the global `system_prompt` and before
+    the project's `.rat/instructions.md` (only to agents that advertise a client system prompt)."""
+    system_prompt_mode: Literal["append", "override"] = "append"
+    """`append` adds the instructions to the agent's own system prompt; `override` replaces it, where
+    the agent advertises that (else they are appended)."""
+    additional_directories: list[str] = Field(default_factory=list)
+    """Directories besides the session's own that this agent may use (see the global key)."""
 
 
 class HistoryConfig(BaseModel):
@@ -197,6 +205,12 @@ class Config(BaseModel):
     """Where sessions in a fresh git worktree are made (`[worktrees]`)."""
     images: ImagesConfig = Field(default_factory=ImagesConfig)
     """How images are drawn in the terminal (`[images]`)."""
+    system_prompt: str | None = None
+    """Instructions sent to every agent as its session's system prompt, in append mode (the agent's
+    own prompt stays), where the agent advertises it; a project adds its own in `.rat/instructions.md`."""
+    additional_directories: list[str] = Field(default_factory=list)
+    """Directories besides the session's own (relative ones to it) that agents may read and write;
+    sent as `additionalDirectories` where the agent advertises it. `--add-dir DIR` adds more."""
 
 
 # Top-level tables whose entries are independent: a bad entry is dropped alone, not the table.

@@ -33,6 +33,10 @@ class AgentSpec:
     """The profile's `[agents.NAME.client_tools]` overrides (config.ClientToolsConfig), if any."""
     protocol: int = 1
     """The ACP version to ask for: 1, or 2 (ACP v2 Preview; v1 is spoken when the agent answers v1)."""
+    system_prompt: str | None = None
+    """The profile's instructions (session/setup.py joins them with the global and project ones)."""
+    system_prompt_mode: str = "append"
+    additional_directories: tuple[str, ...] = ()
 
 
 def demo_agent() -> AgentSpec:
@@ -61,4 +65,6 @@ def profile_spec(name: str, profile: AgentProfile) -> AgentSpec:
         mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
         client_tools=profile.client_tools if profile.client_tools.model_fields_set else None,
         protocol=profile.protocol,
+        system_prompt=profile.system_prompt, system_prompt_mode=profile.system_prompt_mode,
+        additional_directories=tuple(profile.additional_directories),
     )

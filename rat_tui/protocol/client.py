@@ -85,6 +85,9 @@ class AcpClient:
 
     def __init__(self, connection: Connection, protocol: int = PROTOCOL_VERSION) -> None:
         self.connection = connection
+        # Extra params of session/new, load, resume and fork the agent advertised it takes
+        # (`systemPrompt`, `additionalDirectories`: session/setup.py).
+        self.session_extras: dict[str, Any] = {}
         self.protocol = protocol if protocol in SUPPORTED_VERSIONS else PROTOCOL_VERSION
 
     @property
@@ -153,7 +156,8 @@ class AcpClient:
         cwd = Path(cwd)
         if not cwd.is_absolute():
             raise ValueError(f"session cwd must be absolute, got {cwd}")
-        result = await self.connection.request("session/new", {"cwd": str(cwd), "mcpServers": mcp_servers or []})
+        result = await self.connection.request(
+            "session/new", {"cwd": str(cwd), "mcpServers": mcp_servers or [], **self.session_extras})
         if not isinstance(result, dict) or not isinstance(result.get("sessionId"), str):
             raise ValueError("the agent's session/new answer has no sessionId")
         return result
@@ -161,7 +165,7 @@ class AcpClient:
     async def load_session(self, session_id: str, cwd: Path, mcp_servers: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """`session/load`: the agent replays the history as `session/update`s, then answers."""
         result = await self.connection.request(
-            "session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": mcp_servers or []}
+            "session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": mcp_servers or [], **self.session_extras}
         )
         return result if isinstance(result, dict) else {}
 
@@ -169,7 +173,8 @@ class AcpClient:
                              replay: bool = False) -> dict[str, Any]:
         """`session/resume`: like load, without a replay; in v2 `replay` asks for the whole history
         (`replayFrom: start`), replayed as `session/update`s before the answer."""
-        params: dict[str, Any] = {"sessionId": session_id, "cwd": str(cwd), "mcpServers": mcp_servers or []}
+        params: dict[str, Any] = {"sessionId": session_id, "cwd": str(cwd), "mcpServers": mcp_servers or [],
+                                  **self.session_extras}
         if replay and self._v2 is not None:
             params["replayFrom"] = {"type": "start"}
         result = await self.connection.request("session/resume", params)

@@ -31,6 +31,7 @@ from ..protocol.traffic import TrafficLog
 from ..protocol.terminals import TerminalManager
 from ..protocol.transport import AgentProcess, AgentSpawnError
 from .edge import for_this_session
+from .setup import SessionSetup
 from ..state import children, reducer
 from ..state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
 from ..state.permission_policy import PermissionPolicy
@@ -80,6 +81,7 @@ class AgentSession:
         request_timeout: float = 120.0,
         client_tools: Any = None,
         restore_settings: Mapping[str, Any] | None = None,
+        setup: SessionSetup | None = None,
     ) -> None:
         self.command = command
         self.ui: SessionUI = ui if ui is not None else HeadlessUI()
@@ -132,8 +134,12 @@ class AgentSession:
         self._changes: ChangeTracker | None = None
         self._raw_content: dict[str, list[dict[str, Any]]] = {}
         self.file_listeners.append(self._track_write)
+        # System prompt and additional directories (session/setup.py); the directories widen file access.
+        self.setup = setup or SessionSetup()
+        for problem in self.setup.problems:
+            self.store.dispatch(reducer.add_notice, problem, "warning")
         self.files = FileAccess(
-            [self.cwd],
+            [self.cwd, *self.setup.directories],
             missing_file_empty=bool(getattr(command, "missing_file_empty", False)),
             ask_outside=self.ui.ask_outside if ask_outside_files else None,
             on_write=self._on_file_write,
@@ -237,6 +243,9 @@ class AgentSession:
         if hello.display_name:
             self.store.dispatch(reducer.set_agent, hello.display_name)
         self._plan_mcp_servers()
+        self.client.session_extras, notes = self.setup.params(hello.capabilities)
+        for note in notes:
+            self.store.dispatch(reducer.add_notice, note, "info")
         await self._plan_client_tools()  # joins mcp_servers: before session/new, load or resume
         # session/new, or session/load / session/resume of attach_session_id (opening.py).
         await self.establish_session()

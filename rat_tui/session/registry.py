@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .setup import session_setup
 from .agent_session import AgentCommand, AgentSession
 from .mcp_servers import configured as configured_mcp_servers
 from .ui import SessionUI
@@ -64,7 +65,8 @@ class Sessions:
             mcp_config=configured_mcp_servers(config.mcp_servers, getattr(command, "mcp_servers", ())),
             request_timeout=config.request_timeout_seconds,
             client_tools=client_tools_settings(config.client_tools, getattr(command, "client_tools", None)),
-            restore_settings=journaled_settings(journal, attach_session_id))
+            restore_settings=journaled_settings(journal, attach_session_id),
+            setup=session_setup(config, command, cwd))  # system prompt, additional directories
         self.add(session, journal)
         return session
 
