@@ -21,6 +21,7 @@ from .protocol import wire
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.alt_digits import alt_digits_as_keys
 from .ui.screens.dialog import KeyGuard
+from .ui.tabs import controls_ui
 from .ui.tabs.permission_queue import PermissionQueue
 from .ui.tabs.request_gate import OPEN_KEY, RequestGate
 from .ui.tabs.elicitation_queue import ElicitationQueue
@@ -196,6 +197,8 @@ class RatApp(KeyGuard, App[None]):
         yield SystemCommand("Agents", AGENTS_HELP, self.action_agents)
         if view is not None and view.session.supports("logout"):
             yield SystemCommand("Log out of the agent", "Send logout to the agent", view.action_logout)
+        if view is not None:  # rename and fork, where the agent offers them (ui/tabs/controls_ui.py)
+            yield from controls_ui.palette_commands(view)
         yield SystemCommand("New session in a fresh worktree",
                             "A new branch and git worktree of the repository; keep, merge or remove it at the end",
                             lambda: self.action_new_session(worktree=True))

@@ -275,3 +275,8 @@ def newer_update_text(update: dict[str, Any]) -> str | None:
         words = [update.get("title"), update.get("description")]
         return "\n".join(w for w in words if isinstance(w, str)) or None
     return None
+
+
+def waiting(state: SessionState) -> bool:
+    """A child (at any depth) says it requires action, or has a permission question open."""
+    return any(c.run_state == "requires_action" or c.state.pending_permissions for c in all_children(state))

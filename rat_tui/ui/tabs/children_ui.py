@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...session import children as session_children
 from ...state import children, compaction, reducer
-from ...state.models import Change, ChildSessionEntry, CompactionEntry, EntryChanged, ToolCallEntry
+from ...state.models import ChildSessionEntry, CompactionEntry, ToolCallEntry
 from ..widgets.child_card import render_child_card, render_compaction
 
 if TYPE_CHECKING:

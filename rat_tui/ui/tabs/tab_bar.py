@@ -18,7 +18,7 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
     """Badge, agent, title: the title from `session_info_update`, else the first prompt.
 
     `waiting`: the tab's agent requests waiting for the user (ui/tabs/request_gate.py)."""
-    if state.pending_permissions or waiting:
+    if state.pending_permissions or waiting or children.waiting(state):  # a subagent requiring action too
         badge = "⚠ "
     elif state.status == "working":
         badge = "◐ "

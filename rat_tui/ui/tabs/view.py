@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
 from ...session import controls as session_controls
-from . import children_ui, focus_keys, lifecycle_actions
+from . import children_ui, controls_ui, focus_keys, lifecycle_actions
 from .tab_ui import TabUI
 from ...session.agent_session import AgentSession
 from ...state import reducer
@@ -103,6 +103,9 @@ class SessionView(Vertical):
                 tooltip="The MCP servers passed to the agent, and those skipped and why"),
         Binding("ctrl+s", "send_now", "Send now", id="session.send_now", show=False,
                 tooltip="Send the prompt (or the next queued one) now, cancelling the running turn first"),
+        Binding("alt+s", "steer", "Steer", id="session.steer", show=False,
+                tooltip="Send the prompt into the running turn without cancelling it, where the agent allows it "
+                        "(else queue it)"),
         Binding("alt+up", "queue_edit", "Edit queued", id="session.queue_edit", show=False,
                 tooltip="Load the last queued prompt back into the composer"),
         # Priority, and only while prompts are queued: the composer's own Alt+Delete deletes a word otherwise.
@@ -303,6 +306,15 @@ class SessionView(Vertical):
 
     def action_show_image(self) -> None:
         show_nearest_image(self.preview, self.transcript, self.session.state.images)
+
+    def action_steer(self) -> None:
+        controls_ui.steer(self)
+
+    def action_rename_session(self) -> None:
+        controls_ui.rename(self)
+
+    def action_fork_session(self) -> None:
+        controls_ui.fork(self)
 
     def action_open_diff(self) -> None:
         call = self._nearest_tool_call(with_diff=True)
