@@ -50,8 +50,6 @@ def mcp_replies(record_file: Path) -> list[dict]:
     return replies
 
 
-# The native transport speaks the MCP-over-ACP of schema 1.21 (mcp/connect, mcp/disconnect).
-AUGUST_SCHEMA = Path(__file__).resolve().parent / "fixtures" / "acp-schema" / "v1.21.0"
 
 
 def result_of(replies: list[dict], conn: str, id: int) -> dict:
@@ -61,7 +59,8 @@ def result_of(replies: list[dict], conn: str, id: int) -> dict:
 
 
 def check_agent_wrappers(record_file: Path) -> int:
-    """The scripted agent's mcp/* requests fit schema.unstable.json too (RAT_ACP_SCHEMA_UNSTABLE is set)."""
+    """The scripted agent's mcp/* requests fit schema.unstable.json too (RAT_ACP_SCHEMA_UNSTABLE is set);
+    rat-tui's answers and notifications are checked by the record_file fixture."""
     from .helpers.acp_schema import validate
 
     sent = [json.loads(line) for line in Path(str(record_file) + ".sent").read_text().splitlines()]
@@ -86,10 +85,9 @@ def app_for(script: dict, tmp_path: Path, config: Config | None = None) -> RatAp
 # -- native: MCP-over-ACP ---------------------------------------------------------------------------
 
 @pytest.mark.slow
-async def test_native_connect_list_ask_from_the_keyboard_and_disconnect(tmp_path: Path, record_file: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")  # mcp/connect and the `acp` server are unstable
-    monkeypatch.setenv("RAT_ACP_SCHEMA_DIR", str(AUGUST_SCHEMA))  # the transport speaks mcp/connect (1.21)
+async def test_native_list_and_ask_from_the_keyboard_request_scoped(tmp_path: Path, record_file: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")  # mcp/message and the `acp` server are unstable
     messages = [INITIALIZE, INITIALIZED, LIST,
                 progress(call(3, "ask_user", {"question": "Which colour?", "choices": ["red", "blue"]})),
                 call(4, "ask_user", {"question": "Anything else?"})]
@@ -111,7 +109,7 @@ async def test_native_connect_list_ask_from_the_keyboard_and_disconnect(tmp_path
         calls = [c for c in app.session.state.tool_calls.values() if c.tool_call_id.startswith("rat-tools-")]
         assert [(c.status, c.raw_input.get("question")) for c in calls] == [("completed", "Which colour?"),
                                                                             ("completed", "Anything else?")]
-        assert not app.session.client_tools.native.endpoints  # disconnected
+        assert not app.session.client_tools.native._active  # no request left open
         await pilot.press("alt+m")
         await until(pilot, lambda: isinstance(app.screen, McpServersScreen), "the summary")
         await pilot.pause()
@@ -127,11 +125,13 @@ async def test_native_connect_list_ask_from_the_keyboard_and_disconnect(tmp_path
     assert answer.content[0].text == "blue" and not answer.isError
     assert types.CallToolResult.model_validate(result_of(replies, "a", 4)).content[0].text == "dismissed"
     # rat-tui -> agent: the progress notification of the question, as an mcp/message notification
+    # scoped to the request it is about
     [note] = [r["message"] for r in replies if r["message"].get("method") == "notifications/progress"]
     assert types.ServerNotification.model_validate(note).root.params.progressToken == "p3"
-    assert check_agent_wrappers(record_file) == 1 + 4 + 1  # connect, the requests, disconnect
-    sent = [m for m in received(record_file) if "result" in m]
-    assert any(isinstance(m["result"], dict) and str(m["result"].get("connectionId", "")).startswith("conn-") for m in sent)
+    [wrapped] = [m["params"] for m in received(record_file) if m.get("method") == "mcp/message"]
+    assert wrapped["requestId"] == "a-3" and wrapped["serverId"] == declared["serverId"]
+    assert check_agent_wrappers(record_file) == 4  # one mcp/message per request; no connect or disconnect
+    assert not any(m.get("method") in ("mcp/connect", "mcp/disconnect") for m in received(record_file))
 
 
 # -- bridged: the stdio shim ------------------------------------------------------------------------
@@ -171,7 +171,6 @@ async def test_bridged_shim_launched_by_the_agent_shows_a_file(tmp_path: Path, r
 async def test_two_connections_at_once(tmp_path: Path, record_file: Path, monkeypatch: pytest.MonkeyPatch,
                                        transport: str) -> None:
     monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")
-    monkeypatch.setenv("RAT_ACP_SCHEMA_DIR", str(AUGUST_SCHEMA))
     steps = [{transport: {"conn": "a", "messages": [INITIALIZE, INITIALIZED], "keep": True}},
              {transport: {"conn": "b", "messages": [INITIALIZE, INITIALIZED], "keep": True}},
              {transport: {"conn": "a", "messages": [LIST], "keep": True}},
@@ -186,11 +185,8 @@ async def test_two_connections_at_once(tmp_path: Path, record_file: Path, monkey
     replies = mcp_replies(record_file)
     for conn in ("a", "b"):
         assert len(types.ListToolsResult.model_validate(result_of(replies, conn, 2)).tools) == 5
-    if transport == "mcp_acp":
-        ids = [m["result"]["connectionId"] for m in received(record_file)
-               if isinstance(m.get("result"), dict) and "connectionId" in m["result"]]
-        assert len(set(ids)) == 2
-        assert check_agent_wrappers(record_file) == 2 + 4 + 2
+    if transport == "mcp_acp":  # request-scoped: two initialize and two list requests, all answered
+        assert check_agent_wrappers(record_file) == 4
 
 
 @pytest.mark.slow
@@ -342,20 +338,22 @@ async def test_other_sessions_are_read_once_the_user_allows_it(tmp_path: Path, r
 
 
 @pytest.mark.slow
-async def test_connect_takes_the_proposals_acp_id_and_refuses_unknown_ids(tmp_path: Path, record_file: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_unknown_server_ids_and_the_old_connect_are_refused(tmp_path: Path, record_file: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")
-    monkeypatch.setenv("RAT_ACP_SCHEMA_DIR", str(AUGUST_SCHEMA))
-    steps = [{"request": {"method": "mcp/connect", "params": {"serverId": "someone-else"}}},
-             {"request": {"method": "mcp/message", "params": {"connectionId": "conn-nope", "method": "tools/list"}}},
-             {"mcp_acp": {"conn": "a", "id_key": "acpId", "messages": [INITIALIZE, INITIALIZED, LIST]}}]
+    steps = [{"mcp_acp": {"conn": "x", "server_id": "someone-else", "messages": [LIST]}},
+             {"request": {"method": "mcp/connect", "params": {"serverId": "someone-else"}}},
+             {"mcp_acp": {"conn": "a", "messages": [INITIALIZE, LIST, call(3, "no_such_tool", {})]}}]
     session, task = await start_session({**NATIVE, "turns": [steps]}, tmp_path, client_tools=ClientToolsSettings())
     await asyncio.wait_for(session.start_prompt("x"), 60)
     await finish(session, task)
-    errors = [m["error"]["message"] for m in received(record_file) if "error" in m]
-    assert any("No MCP server with id 'someone-else'" in e for e in errors)
-    assert any("No open MCP connection 'conn-nope'" in e for e in errors)
-    assert len(types.ListToolsResult.model_validate(result_of(mcp_replies(record_file), "a", 2)).tools) == 5
+    errors = {m["id"]: m["error"] for m in received(record_file) if "error" in m}
+    assert any("No MCP server with id 'someone-else'" in e["message"] for e in errors.values())
+    assert any(e["code"] == -32601 for e in errors.values())  # mcp/connect: gone from the protocol
+    replies = mcp_replies(record_file)
+    assert len(types.ListToolsResult.model_validate(result_of(replies, "a", 2)).tools) == 5
+    unknown = types.CallToolResult.model_validate(result_of(replies, "a", 3))  # an inner outcome, not an outer error
+    assert unknown.isError
 
 
 @pytest.mark.slow

@@ -1,11 +1,16 @@
-"""Provides AcpTransport: MCP-over-ACP (unstable), the `mcp/connect`, `mcp/message` and `mcp/disconnect` handlers.
+"""Provides AcpTransport: MCP-over-ACP (unstable), request-scoped `mcp/message`.
 
-The agent connects to the server we declared as `{type: "acp", name, serverId}` with `mcp/connect`
-(the schema's `serverId`; the proposal's `acpId`/`id` are accepted too) and gets a fresh
-`connectionId`; several connections to one server may be open at once. `mcp/message` carries one MCP
-message with its method and params flattened into the ACP params: a request when the ACP message has
-an id (its ACP result is the inner MCP result), a notification otherwise. Messages our MCP server
-sends go the other way the same way. `mcp/disconnect` or the end of the session closes a connection.
+The shape of `v1-latest/schema.unstable.json`: the agent calls our server, declared as
+`{type: "acp", name, serverId}`, with one `mcp/message` request per inner MCP request,
+`{serverId, requestId, method, params?}` (`requestId` is the agent's own id for the inner request,
+distinct from the outer JSON-RPC id). The answer carries exactly one inner outcome:
+`{"result": ...}` or `{"error": {code, message, data?}}`; outer ACP errors are kept for binding
+failures (an unknown serverId, a malformed request). While a request is active, what our server says
+about it (a progress notification) goes to the agent as an `mcp/message` notification
+`{serverId, requestId, method, params?}`. There is no connection to open or close any more
+(`mcp/connect` and `mcp/disconnect` are gone): one MCP session of ours serves every request; we run
+its `initialize` handshake ourselves and answer an agent's own `initialize` from it. A request the
+agent withdraws (`$/cancel_request`) is cancelled inside as `notifications/cancelled`.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ import asyncio
 import importlib
 import itertools
 import logging
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -23,13 +27,7 @@ from .tools import ToolHost
 
 log = logging.getLogger("rat.client_tools")
 
-
-def server_id_of(params: dict[str, Any]) -> Any:
-    """`serverId` as the schema names it; `acpId` and `id` as the proposal's prose does."""
-    for key in ("serverId", "acpId", "id"):
-        if key in params:
-            return params[key]
-    return None
+INIT_ID = "rat-initialize"
 
 
 class AcpTransport:
@@ -38,80 +36,87 @@ class AcpTransport:
         self.server_id = server_id
         self.connection = connection
         self.active = False  # set once the server is declared with type "acp"
-        self.endpoints: dict[str, Any] = {}  # connectionId -> McpEndpoint
+        self.endpoint: Any = None  # server.McpEndpoint, started on the first request
+        self.init_result: dict[str, Any] | None = None
+        self._start_lock = asyncio.Lock()
         self._inner_ids = itertools.count(1)
-        self._waiting: dict[tuple[str, int], asyncio.Future[dict[str, Any]]] = {}
+        self._waiting: dict[Any, asyncio.Future[dict[str, Any]]] = {}  # inner id -> its answer
+        self._active: dict[Any, str] = {}  # inner id -> the agent's requestId, while it runs
+        self._progress: dict[Any, str] = {}  # progressToken -> the agent's requestId
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
-        return {"mcp/connect": self.connect, "mcp/message": self.message, "mcp/disconnect": self.disconnect}
+        return {"mcp/message": self.message}
 
-    async def connect(self, params: dict[str, Any]) -> dict[str, Any]:
-        server_id = server_id_of(params)
+    async def _started(self) -> Any:
+        async with self._start_lock:
+            if self.endpoint is not None and not self.endpoint.closed:
+                return self.endpoint
+            # The SDK import takes about a second: keep it off the event loop (the UI stays live).
+            server = await asyncio.to_thread(importlib.import_module, "rat_tui.client_tools.server")
+            endpoint = server.McpEndpoint(self.host, self._outgoing, name=f"acp {self.server_id}")
+            endpoint.start()
+            future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+            self._waiting[INIT_ID] = future
+            try:
+                await endpoint.feed({"jsonrpc": "2.0", "id": INIT_ID, "method": "initialize", "params": {
+                    "protocolVersion": server.types.LATEST_PROTOCOL_VERSION, "capabilities": {},
+                    "clientInfo": {"name": "rat-tui (MCP-over-ACP)", "version": "1"}}})
+                answer = await asyncio.wait_for(future, 30)
+            finally:
+                self._waiting.pop(INIT_ID, None)
+            self.init_result = answer.get("result") if isinstance(answer.get("result"), dict) else {}
+            endpoint.feed_nowait({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            self.endpoint = endpoint
+            log.info("MCP-over-ACP server %s started", self.server_id)
+            return endpoint
+
+    async def message(self, params: dict[str, Any]) -> dict[str, Any]:
+        """One `mcp/message` request: its inner MCP request, answered `{"result": …}` or `{"error": …}`."""
+        server_id, request_id, method = params.get("serverId"), params.get("requestId"), params.get("method")
         if not self.active or server_id != self.server_id:
             raise RpcError(INVALID_PARAMS, f"No MCP server with id {server_id!r} on this connection")
-        # The SDK import takes about a second: keep it off the event loop (the UI stays live).
-        server = await asyncio.to_thread(importlib.import_module, "rat_tui.client_tools.server")
-        connection_id = f"conn-{uuid.uuid4().hex[:12]}"
-
-        async def send(message: dict[str, Any]) -> None:
-            await self._outgoing(connection_id, message)
-
-        endpoint = server.McpEndpoint(self.host, send, name=connection_id)
-        self.endpoints[connection_id] = endpoint
-        endpoint.start()
-        log.info("MCP-over-ACP connection %s opened", connection_id)
-        return {"connectionId": connection_id}
-
-    def _endpoint(self, params: dict[str, Any]) -> Any:
-        endpoint = self.endpoints.get(params.get("connectionId"))  # type: ignore[arg-type]
-        if endpoint is None:
-            raise RpcError(INVALID_PARAMS, f"No open MCP connection {params.get('connectionId')!r}")
-        return endpoint
-
-    async def message(self, params: dict[str, Any]) -> Any:
-        """An `mcp/message` request: the inner MCP request, answered with its result (or its error)."""
-        endpoint = self._endpoint(params)
-        method = params.get("method")
-        if not isinstance(method, str):
-            raise RpcError(INVALID_PARAMS, "mcp/message needs the inner MCP method")
+        if not isinstance(request_id, str) or not request_id or not isinstance(method, str) or not method:
+            raise RpcError(INVALID_PARAMS, "mcp/message needs a requestId and the inner MCP method")
+        inner_params = params.get("params") if isinstance(params.get("params"), dict) else None
+        endpoint = await self._started()
+        if method == "initialize":  # our own handshake already ran: the same answer
+            return {"result": self.init_result}
         inner_id = next(self._inner_ids)
-        key = (str(params["connectionId"]), inner_id)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[key] = future
+        self._waiting[inner_id] = future
+        self._active[inner_id] = request_id
+        token = (inner_params or {}).get("_meta", {}).get("progressToken") if isinstance(
+            (inner_params or {}).get("_meta"), dict) else None
+        if isinstance(token, (str, int)):
+            self._progress[token] = request_id
         inner: dict[str, Any] = {"jsonrpc": "2.0", "id": inner_id, "method": method}
-        if isinstance(params.get("params"), dict):
-            inner["params"] = params["params"]
+        if inner_params is not None:
+            inner["params"] = inner_params
         try:
             try:
                 await endpoint.feed(inner)
             except ValueError as error:
                 raise RpcError(INVALID_PARAMS, f"Not a valid MCP request: {error}") from None
             answer = await future
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the agent withdrew the request ($/cancel_request)
             await self._feed_quietly(endpoint, {"jsonrpc": "2.0", "method": "notifications/cancelled",
                                                 "params": {"requestId": inner_id, "reason": "cancelled by the agent"}})
             raise
         finally:
-            self._waiting.pop(key, None)
-        if "error" in answer:
-            error = answer["error"] if isinstance(answer["error"], dict) else {}
-            raise RpcError(int(error.get("code", -32603)), str(error.get("message", "error")), error.get("data"))
-        return answer.get("result")
+            self._waiting.pop(inner_id, None)
+            self._active.pop(inner_id, None)
+            if isinstance(token, (str, int)):
+                self._progress.pop(token, None)
+        if "result" in answer:
+            return {"result": answer["result"]}
+        error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+        return {"error": {"code": int(error.get("code", -32603)), "message": str(error.get("message", "error")),
+                          **({"data": error["data"]} if "data" in error else {})}}
 
     def notification(self, params: dict[str, Any]) -> None:
-        """An `mcp/message` notification (no ACP id): the inner MCP notification."""
-        endpoint = self.endpoints.get(params.get("connectionId"))  # type: ignore[arg-type]
-        method = params.get("method")
-        if endpoint is None or not isinstance(method, str):
-            log.warning("mcp/message notification for unknown connection %r ignored", params.get("connectionId"))
-            return
-        inner: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if isinstance(params.get("params"), dict):
-            inner["params"] = params["params"]
-        try:
-            endpoint.feed_nowait(inner)  # in arrival order (the router hands notifications over in order)
-        except ValueError as error:
-            log.warning("MCP notification not delivered: %s", error)
+        """An `mcp/message` notification from the agent: only a provider sends these, and we are the
+        provider here, so it concerns no request of ours."""
+        log.info("mcp/message notification from the agent ignored (request %r)", params.get("requestId"))
 
     async def _feed_quietly(self, endpoint: Any, message: dict[str, Any]) -> None:
         try:
@@ -119,52 +124,49 @@ class AcpTransport:
         except Exception as error:
             log.warning("MCP message not delivered: %s", error)
 
-    async def disconnect(self, params: dict[str, Any]) -> dict[str, Any]:
-        endpoint = self._endpoint(params)
-        del self.endpoints[params["connectionId"]]
-        self._abandon(str(params["connectionId"]))
-        await endpoint.close()
-        log.info("MCP-over-ACP connection %s closed", params["connectionId"])
-        return {}
-
-    async def _outgoing(self, connection_id: str, message: dict[str, Any]) -> None:
-        """A message from our MCP server: a response to the agent's request, or one of its own."""
+    async def _outgoing(self, message: dict[str, Any]) -> None:
+        """A message from our MCP server: an answer, or a notification about an active request."""
         method = message.get("method")
         if not isinstance(method, str):
-            future = self._waiting.get((connection_id, message.get("id")))  # type: ignore[arg-type]
+            future = self._waiting.get(message.get("id"))
             if future is not None and not future.done():
                 future.set_result(message)
             return
-        connection = self.connection()
-        if connection is None:
+        if "id" in message:  # a request of the server's own (sampling, roots): no way to ask in this shape
+            endpoint = self.endpoint
+            if endpoint is not None:
+                await self._feed_quietly(endpoint, {"jsonrpc": "2.0", "id": message["id"], "error": {
+                    "code": -32601, "message": "The ACP transport carries no server-to-client requests"}})
             return
-        wrapped: dict[str, Any] = {"connectionId": connection_id, "method": method}
+        request_id = self._request_for(message)
+        connection = self.connection()
+        if request_id is None or connection is None:
+            log.debug("MCP notification %s about no active request dropped", method)
+            return
+        wrapped: dict[str, Any] = {"serverId": self.server_id, "requestId": request_id, "method": method}
         if message.get("params") is not None:
             wrapped["params"] = message["params"]
-        if "id" not in message:
-            await connection.notify("mcp/message", wrapped)
-            return
-        asyncio.ensure_future(self._ask_agent(connection, connection_id, message["id"], wrapped))
-
-    async def _ask_agent(self, connection: Connection, connection_id: str, inner_id: Any, wrapped: dict[str, Any]) -> None:
-        endpoint = self.endpoints.get(connection_id)
         try:
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": inner_id, "result": await connection.request("mcp/message", wrapped)}
-        except RpcError as error:
-            reply = {"jsonrpc": "2.0", "id": inner_id, "error": error.to_json()}
+            await connection.notify("mcp/message", wrapped)
         except ConnectionClosed:
-            return
-        if endpoint is not None:
-            await self._feed_quietly(endpoint, reply)
+            pass
 
-    def _abandon(self, connection_id: str) -> None:
-        """Requests still waiting on a closed connection are answered with an error."""
-        for (conn, _), future in list(self._waiting.items()):
-            if conn == connection_id and not future.done():
-                future.set_result({"error": {"code": -32603, "message": "The MCP connection was closed"}})
+    def _request_for(self, message: dict[str, Any]) -> str | None:
+        """The agent's requestId a server notification belongs to: by progress token, else the one active."""
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        token = params.get("progressToken")
+        if isinstance(token, (str, int)) and token in self._progress:
+            return self._progress[token]
+        cancelled = params.get("requestId")
+        if cancelled in self._active:
+            return self._active[cancelled]
+        active = list(self._active.values())
+        return active[-1] if len(active) == 1 else None
 
     async def close(self) -> None:
-        endpoints, self.endpoints = dict(self.endpoints), {}
-        for connection_id, endpoint in endpoints.items():
-            self._abandon(connection_id)
+        for future in list(self._waiting.values()):
+            if not future.done():
+                future.set_result({"error": {"code": -32603, "message": "The session ended"}})
+        endpoint, self.endpoint = self.endpoint, None
+        if endpoint is not None:
             await endpoint.close()

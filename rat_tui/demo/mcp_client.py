@@ -5,7 +5,7 @@ Keywords (whole words in the prompt): ``ask`` calls ``ask_user`` (a question wit
 usual script, and only when the client declared its server (named ``rat-tui``) in session/new.
 
 Modes: with ``--mcp-acp`` on the command line or env ``RAT_DEMO_MCP_ACP=1`` the demo advertises
-``mcpCapabilities.acp`` and talks MCP-over-ACP (``mcp/connect``, ``mcp/message``, ``mcp/disconnect``);
+``mcpCapabilities.acp`` and talks request-scoped MCP-over-ACP (one ``mcp/message`` request per MCP request);
 otherwise it advertises nothing and launches the declared stdio server (rat-tui's shim) as a
 subprocess, speaking MCP JSON lines to it, the way agents launch stdio MCP servers.
 Standard library only; this side of MCP is hand-written because it plays the agent.
@@ -50,27 +50,32 @@ def wanted(text: str) -> list[str]:
 
 
 class AcpMcp:
-    """MCP over the agent's own ACP connection (the demo agent's `request`/`notify`)."""
+    """MCP over the agent's own ACP connection: one `mcp/message` request per MCP request, its answer
+    `{"result": …}` or `{"error": …}` (no connection to open or close)."""
 
     transport = "MCP-over-ACP"
 
     def __init__(self, agent: Any, server: dict[str, Any]) -> None:
         self.agent = agent
         self.server_id = server.get("serverId") or server.get("id")
-        self.connection_id: str | None = None
+        self.next_id = 1
 
     async def open(self) -> None:
-        self.connection_id = (await self.agent.request("mcp/connect", {"serverId": self.server_id}))["connectionId"]
+        pass
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
-        return await self.agent.request("mcp/message", {"connectionId": self.connection_id, "method": method, "params": params})
+        request_id, self.next_id = f"demo-{self.next_id}", self.next_id + 1
+        answer = await self.agent.request("mcp/message", {"serverId": self.server_id, "requestId": request_id,
+                                                          "method": method, "params": params})
+        if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+            raise ClientError(method, answer["error"])
+        return answer.get("result") if isinstance(answer, dict) else None
 
     def notify(self, method: str) -> None:
-        self.agent.notify("mcp/message", {"connectionId": self.connection_id, "method": method})
+        pass  # request-scoped: the consumer sends no MCP notifications
 
     async def close(self) -> None:
-        if self.connection_id is not None:
-            await self.agent.request("mcp/disconnect", {"connectionId": self.connection_id})
+        pass
 
 
 class StdioMcp:

@@ -61,10 +61,11 @@ rebuilt from the mcp/message answer):
         agents launch stdio MCP servers, or reuse the open connection NAME; write each MCP message as a
         line and, for requests, wait for the response with its id; unless "keep", close its stdin and
         wait for it to exit
-    {"mcp_acp": {"server": "rat-tui", "conn": NAME, "messages": [...], "keep": false}}
-        the same over MCP-over-ACP: mcp/connect with the serverId from session/new (once per NAME),
-        each message as mcp/message (a request when it has an id), then mcp/disconnect unless "keep";
-        "id_key" names the mcp/connect param carrying the id (default "serverId")
+    {"mcp_acp": {"server": "rat-tui", "conn": NAME, "messages": [...], "server_id": ID?}}
+        the same over request-scoped MCP-over-ACP: each MCP request as an `mcp/message` request
+        {serverId (from session/new, or "server_id"), requestId "NAME-ID", method, params}, its answer
+        ({"result"} or {"error"}) logged as the inner response; MCP notifications are not sent (the
+        consumer sends none in this shape); the client's `mcp/message` notifications are logged by requestId
     {"mcp_close": NAME}              close an open stdio or acp connection
 
 A turn not answered by a "respond" step ends with {"stopReason": "end_turn"}, or "cancelled" if
@@ -282,7 +283,7 @@ class ScriptedAgent:
             inner = {"jsonrpc": "2.0", "method": params.get("method")}
             if params.get("params") is not None:
                 inner["params"] = params["params"]
-            conn = next((name for name, opened in self.mcp_open.items() if opened == params.get("connectionId")), "?")
+            conn = str(params.get("requestId", "?")).rsplit("-", 1)[0]
             self.mcp_log("acp", conn, inner)
 
     async def on_request(self, id: Any, method: str, params: Any) -> None:
@@ -532,32 +533,25 @@ class ScriptedAgent:
 
     async def mcp_acp(self, spec: dict) -> None:
         conn = spec.get("conn", "acp")
-        connection_id = self.mcp_open.get(conn)
-        if connection_id is None:
-            server = self.mcp_server(spec.get("server", "rat-tui"))
-            # "id_key": the proposal's prose calls it acpId; the schema serverId
-            reply = await self.wire.request("mcp/connect", {spec.get("id_key", "serverId"): server["serverId"]})
-            connection_id = reply["result"]["connectionId"]
-            self.mcp_open[conn] = connection_id
+        server_id = spec.get("server_id") or self.mcp_server(spec.get("server", "rat-tui"))["serverId"]
         for message in spec.get("messages", []):
-            params = {"connectionId": connection_id, "method": message["method"]}
+            if "id" not in message:
+                continue  # request-scoped: a consumer sends no MCP notifications
+            params = {"serverId": server_id, "requestId": f"{conn}-{message['id']}", "method": message["method"]}
             if message.get("params") is not None:
                 params["params"] = message["params"]
-            if "id" in message:
-                reply = await self.wire.request("mcp/message", params)
-                inner = {"jsonrpc": "2.0", "id": message["id"]}
-                inner.update({"error": reply["error"]} if "error" in reply else {"result": reply.get("result")})
-                self.mcp_log("acp", conn, inner)
+            reply = await self.wire.request("mcp/message", params)
+            inner = {"jsonrpc": "2.0", "id": message["id"]}
+            if "error" in reply:  # an outer ACP error: a binding failure
+                inner["error"] = reply["error"]
             else:
-                self.wire.write({"jsonrpc": "2.0", "method": "mcp/message", "params": params})
-        if not spec.get("keep"):
-            await self.mcp_close(conn)
+                outcome = reply.get("result") or {}
+                inner.update({"error": outcome["error"]} if "error" in outcome else {"result": outcome.get("result")})
+            self.mcp_log("acp", conn, inner)
 
     async def mcp_close(self, conn: str) -> None:
         opened = self.mcp_open.pop(conn, None)
-        if isinstance(opened, str):
-            await self.wire.request("mcp/disconnect", {"connectionId": opened})
-        elif opened is not None:
+        if opened is not None:
             opened.stdin.close()
             code = await opened.wait()
             self.mcp_log("stdio", conn, {"exit": code})

@@ -64,8 +64,14 @@ def def_name(method: str, kind: str) -> str | None:
     return None
 
 
-def method_side(method: str) -> str | None:
-    """`x-side` of a method: "agent" (handled by the agent), "client", "protocol", or None if unknown."""
+def method_side(method: str, kind: str | None = None) -> str | None:
+    """`x-side` of a method: "agent" (handled by the agent), "client", "protocol", or None if unknown.
+
+    With `kind`, the side of that kind's definition: `mcp/message` requests go to the client, its
+    notifications (request-scoped, from the MCP provider) to the agent."""
+    name = def_name(method, kind) if kind is not None else None
+    if name is not None:
+        return defs()[name].get("x-side")
     for entry in defs().values():
         if entry.get("x-method") == method:
             return entry.get("x-side")
@@ -135,7 +141,7 @@ def validate_message(
             if method.startswith("_") or allow_unknown:
                 return kind, method
             raise AssertionError(f"{sender} sent unknown {kind} {method!r}")
-        handler = method_side(method)
+        handler = method_side(method, kind)
         expected = "client" if sender == "agent" else "agent"
         if handler not in (expected, "protocol", "both"):
             raise AssertionError(f"{sender} sent {method} {kind}, but that method is handled by the {handler}")
