@@ -35,7 +35,7 @@ def test_builtins_cover_the_common_agents(tmp_path: Path) -> None:
         assert agent.source == "built-in" and agent.name and agent.description and agent.install
         assert agent.launches, agent.id
     gemini = catalog.find("gemini")
-    assert gemini.launches[0].argv == ("gemini", "--experimental-acp") and gemini.missing_file_empty
+    assert gemini.launches[0].argv == ("gemini", "--acp") and gemini.missing_file_empty  # Gemini CLI 0.61
     assert gemini.install == "npm install -g @google/gemini-cli"
     assert catalog.find("goose").launches[0].argv == ("goose", "acp")
     assert catalog.find("opencode").launches[0].argv == ("opencode", "acp")
@@ -112,7 +112,7 @@ def test_registry_manifest_and_index_in_the_user_dir(tmp_path: Path, monkeypatch
     # over a built-in: the manifest's fields win, the built-in's rat block (command, install hint) stays
     gemini = catalog.find("gemini")
     assert gemini.description == "Overridden description"
-    assert gemini.launches[0].argv == ("gemini", "--experimental-acp")
+    assert gemini.launches[0].argv == ("gemini", "--acp")
     assert gemini.launches[1].argv == ("npx", "@google/gemini-cli@9.9.9", "--acp")
     assert gemini.install == "npm install -g @google/gemini-cli"
 

@@ -127,3 +127,23 @@ def test_children_and_compaction_are_journaled_searched_and_exported(tmp_path: P
     assert markdown.index("> HARNESS:text (subagent) Say hello.") > card
     assert "*Conversation compacted (completed).*" in markdown
     assert "(fake model) side request: nothing to do." in markdown
+
+
+def test_opencode_relative_titles_show_the_absolute_location_and_names_are_kept() -> None:
+    from rich.console import Console
+
+    from rat_tui.state.models import ToolCallEntry
+    from rat_tui.ui.widgets.tool_call import render_tool_call
+
+    state = rebuild(read_recording(TRACES / "opencode-1.18.jsonl").records).store.state
+    console = Console(width=100, record=True)
+    read = next(e for e in state.entries if isinstance(e, ToolCallEntry) and e.kind == "read")
+    console.print(render_tool_call(read, {}))
+    header = console.export_text().splitlines()[0]
+    assert "home/user/project/notes.txt → /home/user/project/notes.txt" in header
+    claude = rebuild(read_recording(TRACES / "claude-agent-acp-0.101-optin.jsonl").records).store.state
+    names = {e.name for e in claude.tool_calls.values()}
+    assert {"Read", "Edit", "Write", "Bash"} <= names
+    console = Console(width=100, record=True)
+    console.print(render_tool_call(next(e for e in claude.tool_calls.values() if e.name == "Read"), {}))
+    assert "Read notes.txt  Read  completed" in console.export_text()

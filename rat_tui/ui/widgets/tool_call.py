@@ -55,6 +55,18 @@ class LazyCard:
         yield self._card
 
 
+def absolute_title(call: ToolCallEntry) -> str | None:
+    """The absolute location a relative-path title names (`home/u/p/notes.txt` for `/home/u/p/notes.txt`)."""
+    title = call.title or ""
+    if not title or title.startswith("/") or " " in title or "/" not in title:
+        return None
+    for location in call.locations:
+        path = str(location.get("path") or "")
+        if path.startswith("/") and (path == "/" + title or path.endswith("/" + title)):
+            return path
+    return None
+
+
 def render_tool_call(
     call: ToolCallEntry, terminals: dict[str, TerminalState], colours: dict[str, str] | None = None,
     on_diff_ready: Callable[[], None] | None = None,
@@ -72,12 +84,19 @@ def render_tool_call(
     header.append(f"{mark} ", style=colour)
     header.append(f"{KIND_ICONS.get(call.kind or 'other', '⚙ ')} ")
     header.append(call.title or "Tool call", style="bold")
+    absolute = absolute_title(call)
+    if absolute:  # opencode titles a call with its path relative to /: the real location beside it
+        header.append(f" → {absolute}", style="dim")
+    if call.name and call.name != call.title:  # the tool's own name (schema 1.22)
+        header.append(f"  {call.name}", style="dim")
     header.append(f"  {call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
     if call.auto_decision:
         header.append(f"  ✓ {call.auto_decision}", style=colours.get("tool-completed", ""))
     parts: list[RenderableType] = [header]
     for location in call.locations:
         line = location.get("line")
+        if absolute and not line and location.get("path") == absolute:
+            continue  # already beside the title
         parts.append(Text(f"{INDENT}↳ {location.get('path', '?')}" + (f":{line}" if line else ""), style="dim"))
     limit = EXPANDED_LINES if call.expanded else COLLAPSED_LINES
     hidden = 0
