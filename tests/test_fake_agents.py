@@ -188,6 +188,9 @@ async def test_trace_agent_replays_first_turn(record_file: Path) -> None:
 
 
 TRACE_FILES = sorted(p.name for p in TRACES.glob("*.jsonl"))
+# Recordings of agents that send methods and updates outside the stable schema (qwen-code's own
+# notifications without a `_` prefix, Claude's unstable subagent updates): replayed, not validated.
+UNCHECKED = {"claude-agent-acp-0.101-optin.jsonl", "qwen-code-0.24.jsonl"}
 
 
 @pytest.mark.parametrize("name", TRACE_FILES)
@@ -200,7 +203,7 @@ async def test_trace_agent_replays_whole_trace(name: str) -> None:
         reply = answers[msg["id"]]
         return {k: v for k, v in reply.items() if k in ("result", "error")}
 
-    driver = Driver(on_request=answer, first_id=1000)
+    driver = Driver(on_request=answer, first_id=1000, validate=name not in UNCHECKED)
     await driver.start([*TRACE_ARGV, name])
     ours: dict[int, int] = {}  # trace id -> our id
     futures = []

@@ -152,6 +152,8 @@ def _content(item: dict[str, Any], terminals: dict[str, TerminalState], colours:
         return _diff(item, colours, limit, on_diff_ready)
     if kind == "terminal":
         return _terminal(str(item.get("terminalId", "")), terminals, colours, limit)
+    if kind == "session":  # the subagent session this call runs: its card follows in the transcript
+        return Text(f"{INDENT}⑂ runs subagent session {item.get('sessionId', '?')} (its card: s opens it)", style="dim"), 0
     return _clip(_json(item), limit, "dim")
 
 
