@@ -132,7 +132,7 @@ def test_example_config_loads_without_problems() -> None:
     # The demo agent stays the default: default_agent is left commented out.
     assert config.default_agent is None
     assert {"claude", "gemini", "codex", "goose", "opencode"} <= set(config.agents)
-    assert config.agents["gemini"].args == ["--experimental-acp"]
+    assert config.agents["gemini"].args == ["--acp"]
 
 
 def test_every_field_is_documented() -> None:
