@@ -147,3 +147,16 @@ def test_opencode_relative_titles_show_the_absolute_location_and_names_are_kept(
     console = Console(width=100, record=True)
     console.print(render_tool_call(next(e for e in claude.tool_calls.values() if e.name == "Read"), {}))
     assert "Read notes.txt  Read  completed" in console.export_text()
+
+
+def test_the_newer_update_parsers_load_only_when_such_an_update_arrives() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, rat_tui.state.store, rat_tui.history.rebuild, rat_tui.session.agent_session;"
+            "before = 'rat_tui.protocol.updates' in sys.modules;"
+            "from rat_tui.state.store import SessionStore;"
+            "SessionStore().apply_update({'sessionUpdate': 'plan_removed', 'planId': 'p'});"
+            "print(before, 'rat_tui.protocol.updates' in sys.modules, 'acp.schema' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True", "False"]

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from .updates import PARSERS as NEWER_PARSERS
-
 log = logging.getLogger("rat.wire")
 
 _schema: ModuleType | None = None
@@ -54,6 +52,13 @@ def preload() -> threading.Thread:
     return thread
 
 
+# The variants protocol/updates.py parses (kept here so that module loads only when one arrives).
+NEWER_KINDS = frozenset({
+    "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message",
+    "session_message_chunk", "plan_update", "plan_removed",
+})
+
+
 @dataclass(frozen=True)
 class NoticeUpdate:
     """The unstable `notice` update (schema.unstable.json `Notice`), which the pinned SDK has no model for.
@@ -84,9 +89,10 @@ def parse_update(raw: Any) -> Any:
     kind = raw.get("sessionUpdate")
     if kind == "notice":
         return _parse_notice(raw)
-    newer = NEWER_PARSERS.get(kind) if isinstance(kind, str) else None
-    if newer is not None:  # variants newer than the SDK's models (protocol/updates.py)
-        parsed = newer(raw)
+    if kind in NEWER_KINDS:  # variants newer than the SDK's models (protocol/updates.py, imported on first use)
+        from .updates import PARSERS
+
+        parsed = PARSERS[kind](raw)
         if parsed is None:
             log.warning("malformed %s update dropped to generic display: %r", kind, raw)
             return UnknownUpdate(kind, raw, f"malformed {kind}")

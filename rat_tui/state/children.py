@@ -11,9 +11,8 @@ parent's store tells its widgets `EntryChanged(card)` and `ChildChanged` with th
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..protocol.updates import SessionMessage, SessionMessageChunk, SubagentUpdate
 from .models import (
     Change,
     ChildChanged,
@@ -26,6 +25,9 @@ from .models import (
     TextAppended,
     ToolCallEntry,
 )
+
+if TYPE_CHECKING:
+    from ..protocol.updates import SessionMessage, SessionMessageChunk, SubagentUpdate
 
 ACTIVITY_CHARS = 80
 
@@ -132,7 +134,7 @@ def apply_child(state: SessionState, session_id: str, update: Any, apply: Any) -
 
 def session_message(state: SessionState, update: SessionMessage | SessionMessageChunk, new_key: Any) -> list[Change]:
     """An inter-session message: into the child it concerns, else into this session's own transcript."""
-    if isinstance(update, SessionMessageChunk):
+    if update.session_update == "session_message_chunk":
         target, role, key = _chunk_target(state, update.message_id)
         inner = _append(target, role, key, block_text(update.content), new_key)
         child = next((c for c in state.children.values() if c.state is target), None)

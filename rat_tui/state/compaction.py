@@ -6,11 +6,13 @@ The first update for a compactionId fixes its place in the transcript; later one
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..protocol.updates import CompactionSummaryChunk, CompactionUpdate
 from .children import block_text
 from .models import Change, CompactionEntry, EntryAdded, EntryChanged, SessionState
+
+if TYPE_CHECKING:
+    from ..protocol.updates import CompactionSummaryChunk, CompactionUpdate
 
 
 def _entry(state: SessionState, compaction_id: str, new_key: Any) -> tuple[CompactionEntry, bool]:

@@ -6,8 +6,12 @@ update keeps its own single checklist in `SessionState.plan`.
 
 from __future__ import annotations
 
-from ..protocol.updates import PlanRemoved, PlanUpdate
+from typing import TYPE_CHECKING
+
 from .models import Change, FieldChanged, PlanDocument, PlanItem, SessionState
+
+if TYPE_CHECKING:
+    from ..protocol.updates import PlanRemoved, PlanUpdate
 
 
 def plan_update(state: SessionState, update: PlanUpdate) -> list[Change]:

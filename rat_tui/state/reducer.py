@@ -15,8 +15,7 @@ from ..protocol.v2 import (
     ActivityUpdate, MessageUpsert, TerminalAppend, TerminalSnapshot, ToolCallPatch, ToolContentAppend,
 )
 from ..protocol.sanitize import clean, clean_ansi, clean_data, incomplete_escape
-from ..protocol import updates as upd
-from ..protocol.wire import NoticeUpdate, UnknownUpdate
+from ..protocol.wire import NEWER_KINDS, NoticeUpdate, UnknownUpdate
 from .models import (
     Change,
     Entry,
@@ -108,19 +107,20 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
 
 def _newer_update(state: SessionState, update: Any) -> list[Change] | None:
     """Variants newer than the SDK's models (protocol/updates.py), or None for the others."""
-    if isinstance(update, upd.CompactionUpdate):
+    kind = getattr(update, "session_update", None)
+    if kind not in NEWER_KINDS:  # the SDK's models never carry these kinds
+        return None
+    if kind == "compaction_update":
         return compaction.compaction_update(state, update, _new_key)
-    if isinstance(update, upd.CompactionSummaryChunk):
+    if kind == "compaction_summary_chunk":
         return compaction.compaction_summary_chunk(state, update, _new_key)
-    if isinstance(update, upd.SubagentUpdate):
+    if kind == "subagent_update":
         return children.subagent_update(state, update, _new_key)
-    if isinstance(update, (upd.SessionMessage, upd.SessionMessageChunk)):
+    if kind in ("session_message", "session_message_chunk"):
         return children.session_message(state, update, _new_key)
-    if isinstance(update, upd.PlanUpdate):
+    if kind == "plan_update":
         return plans.plan_update(state, update)
-    if isinstance(update, upd.PlanRemoved):
-        return plans.plan_removed(state, update)
-    return None
+    return plans.plan_removed(state, update)
 
 
 def apply_child_update(state: SessionState, session_id: str, update: Any) -> list[Change]:
