@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rat_tui.app import RatApp
+from rat_tui.ui.screens.child_session import ChildSessionScreen
 from rat_tui.ui.screens.permission import PermissionScreen
 
 from .conftest import received
@@ -78,8 +79,18 @@ async def test_child_asks_permission_while_the_parent_streams(tmp_path: Path, re
         answer = next(m for m in received(record_file) if m.get("id") == "perm-1")
         assert answer["result"] == {"outcome": {"outcome": "selected", "optionId": "allow"}}
         assert child.state.pending_permissions == 0
+        # The child's own screen, open while it works: what it does next shows up there live.
+        await until(pilot, lambda: not isinstance(app.screen, PermissionScreen), "the dialog closed")
+        view(app).transcript.focus()
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, ChildSessionScreen), "the child's screen")
+        screen = app.screen
+        assert "child is working" in screen.transcript.plain_text
         release.touch()
         await until(pilot, lambda: state.stop_reason == "end_turn", "the turn's end")
+        await until(pilot, lambda: "idle" in str(screen.query_one("#child-header").render()), "the child idle, live")
+        assert "Edit notes.txt" in screen.transcript.plain_text and "completed" in screen.transcript.plain_text
+        await pilot.press("escape")
         assert child.run_state == "idle" and child.state.tool_calls["child-edit"].status == "completed"
         assert "child is working" not in "".join(e.text for e in state.entries if hasattr(e, "parts"))
 
@@ -112,3 +123,26 @@ async def test_cancel_one_child_leaves_the_other_and_the_parent(tmp_path: Path, 
         await until(pilot, lambda: state.stop_reason == "end_turn", "the turn's end")
     lines = [json.dumps(m) for m in received(record_file)]
     assert not any(OTHER in line and "session/cancel" in line for line in lines)
+
+
+async def test_cancelling_a_child_closes_its_permission_question(tmp_path: Path, record_file: Path) -> None:
+    """A subagent's question never hangs: cancelling the subagent answers it `cancelled`."""
+    release = tmp_path / "release"
+    turn = [
+        announce(CHILD, "Child A"),
+        {"request": {"method": "session/request_permission", "params": PERMISSION, "id": "perm-1"}, "wait": False},
+        {"wait_file": str(release)},
+    ]
+    app = RatApp(scripted({"turns": [turn]}, tmp_path), tmp_path)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        await send(pilot, "delegate")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the child's question")
+        await view(app).run_action("cancel_children")  # as the palette's "Cancel subagents" does
+        await until(pilot, lambda: any(m.get("id") == "perm-1" for m in received(record_file)), "the answer")
+        answer = next(m for m in received(record_file) if m.get("id") == "perm-1")
+        assert answer["result"] == {"outcome": {"outcome": "cancelled"}}
+        await until(pilot, lambda: not isinstance(app.screen, PermissionScreen), "the dialog closed")
+        assert [m["params"]["sessionId"] for m in received(record_file) if m.get("method") == "session/cancel"] == [CHILD]
+        release.touch()
+        await until(pilot, lambda: view(app).session.state.stop_reason == "end_turn", "the turn's end")

@@ -101,6 +101,10 @@ class ChildSessionScreen(Screen[None]):
         Binding("escape", "dismiss", "Back", id="child.back", tooltip="Back to the parent session"),
         Binding("c", "cancel_child", "Cancel subagent", id="child.cancel",
                 tooltip="Cancel this subagent's work (when the agent allows it)"),
+        Binding("x", "toggle_tool_call", "Expand tool", id="child.toggle_tool_call",
+                tooltip="Expand or collapse the subagent's tool call nearest the bottom of the view"),
+        Binding("d", "open_diff", "Diff", id="child.open_diff",
+                tooltip="Open the diff of the subagent's nearest tool call that carries one"),
     ]
 
     DEFAULT_CSS = """
@@ -156,6 +160,27 @@ class ChildSessionScreen(Screen[None]):
             f"⑂ {child.name} — {child_state_words(child)}   (subagent of {self.parent_store.state.agent_name})"
         )
         self.query_one(PlanPanel).show_plan(child.state.plan, child.state.plans)
+
+    def _nearest_call(self, with_diff: bool = False) -> ToolCallEntry | None:
+        calls = {c.key: c for c in self.child.state.tool_calls.values()
+                 if not with_diff or any(item.get("type") == "diff" for item in c.content)}
+        key = self.transcript.nearest_key(calls) if calls else None
+        return calls.get(key) if key else None
+
+    def action_toggle_tool_call(self) -> None:
+        call = self._nearest_call()
+        if call is not None:  # a view-side flag on the child's own entry: redraw just that card
+            call.expanded = not call.expanded
+            self.feeder.refresh_card(call, self.child.state.terminals)
+
+    def action_open_diff(self) -> None:
+        call = self._nearest_call(with_diff=True)
+        if call is None:
+            self.notify("No diff to show.", timeout=2)
+            return
+        from .diff_screen import DiffScreen
+
+        self.app.push_screen(DiffScreen(call.title, [item for item in call.content if item.get("type") == "diff"]))
 
     def action_cancel_child(self) -> None:
         if self.cancel is None or not self.child.can_cancel:
