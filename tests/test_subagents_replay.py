@@ -160,3 +160,26 @@ def test_the_newer_update_parsers_load_only_when_such_an_update_arrives() -> Non
             "print(before, 'rat_tui.protocol.updates' in sys.modules, 'acp.schema' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True", "False"]
+
+
+def test_a_subagents_title_and_mode_are_not_journaled_as_the_sessions(tmp_path: Path) -> None:
+    from rat_tui.history.journal import HistoryJournal
+    from rat_tui.history.records import IN
+
+    journal = HistoryJournal(tmp_path / "h.sqlite3")
+    try:
+        session = journal.start_session("claude", ["claude-agent-acp"], "/p")
+
+        def update(session_id: str, body: dict) -> None:
+            session.record(IN, {"jsonrpc": "2.0", "method": "session/update",
+                                "params": {"sessionId": session_id, "update": body}}, 100)
+
+        update("parent", {"sessionUpdate": "session_info_update", "title": "Parent work"})
+        update("child", {"sessionUpdate": "session_info_update", "title": "Child chatter"})
+        update("child", {"sessionUpdate": "current_mode_update", "currentModeId": "plan"})
+        journal.flush()
+        [info] = journal.sessions("")
+        assert info.title == "Parent work" and session.agent_session_id == "parent"
+        assert "mode" not in session.settings
+    finally:
+        journal.close()

@@ -232,7 +232,8 @@ class SessionJournal:
             if self.agent_session_id is None and isinstance(params.get("sessionId"), str):
                 self._set_agent_session(params["sessionId"])
             update = params.get("update") if isinstance(params.get("update"), dict) else {}
-            kind = update.get("sessionUpdate")
+            # A subagent's updates come under its own sessionId: its title and mode are not the session's.
+            kind = update.get("sessionUpdate") if params.get("sessionId") == self.agent_session_id else None
             if kind == "session_info_update" and isinstance(update.get("title"), str):
                 self.dirty["title"] = update["title"]
             elif kind == "current_mode_update" and isinstance(update.get("currentModeId"), str):
