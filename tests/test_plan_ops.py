@@ -8,9 +8,9 @@ import pytest
 
 from rat_tui.app import RatApp
 
-from .conftest import received
-from .test_app import send, until, view
-from .test_history_screen import scripted
+from .helpers.agents import received
+from .helpers.app import send, until, view
+from .helpers.history import scripted_in as scripted
 
 CHECKLIST = {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "build", "entries": [
     {"content": "Compile", "priority": "high", "status": "completed"},

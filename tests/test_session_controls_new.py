@@ -9,9 +9,9 @@ import pytest
 from rat_tui.app import RatApp
 from rat_tui.ui.tabs.controls_ui import TitleScreen
 
-from .conftest import received
-from .test_app import until, view
-from .test_history_screen import scripted
+from .helpers.agents import received
+from .helpers.app import until, view
+from .helpers.history import scripted_in as scripted
 
 TITLED = {"agentCapabilities": {"loadSession": True, "sessionCapabilities": {"title": {}, "fork": {}}}}
 STEERS = {"_meta": {"steering": {"supported": True}}}

@@ -12,8 +12,8 @@ from rat_tui.config import validate_config
 from rat_tui.agents.spec import profile_spec
 from rat_tui.session.setup import session_setup
 
-from .conftest import received
-from .harness import finish, start_session, wait_for
+from .helpers.agents import received
+from .helpers.harness import finish, start_session, wait_for
 
 ADVERTISES = {"agentCapabilities": {"loadSession": False, "sessionCapabilities": {
     "systemPrompt": {"mode": {"override": {}}}, "additionalDirectories": {}}}}

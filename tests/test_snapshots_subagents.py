@@ -9,8 +9,8 @@ import pytest
 from rat_tui.app import RatApp
 from rat_tui.agents.spec import AgentSpec
 
-from .conftest import scripted_argv
-from .test_app import send, steady_cursors, until, view
+from .helpers.agents import scripted_argv
+from .helpers.app import send, steady_cursors, until, view
 
 pytestmark = pytest.mark.slow
 

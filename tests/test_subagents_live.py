@@ -11,9 +11,9 @@ from rat_tui.app import RatApp
 from rat_tui.ui.screens.child_session import ChildSessionScreen
 from rat_tui.ui.screens.permission import PermissionScreen
 
-from .conftest import received
-from .test_history_screen import scripted
-from .test_app import send, until, view
+from .helpers.agents import received
+from .helpers.history import scripted_in as scripted
+from .helpers.app import send, until, view
 
 CHILD, OTHER = "child-1", "child-2"
 

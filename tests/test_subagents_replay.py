@@ -10,7 +10,7 @@ from rat_tui.state.models import ChildSessionEntry, CompactionEntry, MessageEntr
 from rat_tui.ui.replay_app import ReplayApp
 from rat_tui.ui.screens.child_session import ChildSessionScreen
 
-from .test_app import until
+from .helpers.app import until
 
 TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 CHILD_TEXT = "HARNESS:text (subagent) Say hello."
