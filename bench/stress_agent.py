@@ -12,20 +12,9 @@ import json
 import os
 import sys
 
+from stream_agent import PIECES  # the same markdown answer pieces as bench/stream.py's agent
+
 SCALE = float(os.environ.get("RAT_STRESS_SCALE", "1"))
-PIECES = [
-    "## Section {i}\n\n",
-    "This is paragraph {i} with some *emphasis*, ",
-    "a `code span` and a [link](https://example.com/{i}). ",
-    "It keeps going for a while.\n\n",
-    "- item one of list {i}\n",
-    "- item two with **bold** text\n",
-    "- item three\n\n",
-    "```python\n",
-    "def f{i}(x):\n",
-    "    return x * {i}\n",
-    "```\n\n",
-]
 out = sys.stdout
 SESSION = "stress"
 _next_id = 1000
