@@ -94,7 +94,7 @@ def test_sigkill_mid_stream_loses_no_received_message(tmp_path: Path) -> None:
         tmux.wait_for("stream please")
         tmux.keys("Enter")
         tmux.wait_for("replayed")
-        tmux.wait_for(f"line {len(chunks) - 1:05d} of the stream", 30)  # the transcript follows its end
+        tmux.wait_for(f"line {len(chunks) - 1:05d} of the stream", 90)  # the transcript follows its end
         tmux.keys("C-q")
         wait_until(lambda: not tmux.alive(), "rat to quit", 15)
     finally:

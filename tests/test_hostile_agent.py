@@ -21,6 +21,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from rat_tui.ui.screens.dialog import GRACE_SECONDS
+
 from rat_tui.protocol.router import INVALID_PARAMS, INVALID_REQUEST
 from rat_tui.protocol.sanitize import clean, clean_ansi, clean_data, incomplete_escape
 from rat_tui.session.agent_session import AgentSession
@@ -164,8 +166,10 @@ def test_escape_sequences_from_every_field_never_reach_the_terminal(tmp_path: Pa
         tmux.keys("-l", "go")
         tmux.keys("Enter")
         tmux.wait_for("allow option")  # the permission dialog, its option names visibly escaped
+        time.sleep(GRACE_SECONDS + 0.1)  # a person reads the dialog: keys sooner are held back (issue 12)
         tmux.keys("Escape")
         tmux.wait_for("elicitation message")
+        time.sleep(GRACE_SECONDS + 0.1)
         tmux.keys("Escape")
         tmux.wait_for("failed this turn")
         # The login methods, the traffic log and
@@ -173,6 +177,7 @@ def test_escape_sequences_from_every_field_never_reach_the_terminal(tmp_path: Pa
         for key, shown in (("M-l", "Enter logs in"), ("F8", "session/prompt"), ("F3", "Files the agent")):
             tmux.keys(key)
             tmux.wait_for(shown)
+            time.sleep(GRACE_SECONDS + 0.1)  # the login picker is an agent's dialog: read before answering
             tmux.keys("Escape")
             time.sleep(0.3)
         tmux.keys("-l", "again")
@@ -410,6 +415,8 @@ def test_quit_works_with_an_agent_that_stopped_reading(tmp_path: Path) -> None:
         print(f"rat's RSS with 160 MB of answers the agent never takes: {rss // 1024} MB")
         started = time.monotonic()
         tmux.keys("C-q")
+        tmux.wait_for("Stop it and quit?")  # a turn is running: Ctrl+Q asks first (issue 12)
+        tmux.keys("C-q")  # Ctrl+Q again confirms
         wait_gone(rat)
         took = time.monotonic() - started
         assert not alive(rat), "Ctrl+Q did not quit"
