@@ -56,7 +56,6 @@ _ESCAPES = re.compile(
     """,
     re.VERBOSE,
 )
-_ANSI_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # Placeholder for what lies beyond DATA_DEPTH_LIMIT levels of nesting.
 DATA_DEPTH_LIMIT = 64
 TOO_DEEP = "…(nested too deep)"
@@ -77,7 +76,7 @@ def clean_ansi(text: str) -> str:
     """Terminal output: SGR colour kept, every other escape sequence dropped, other controls shown."""
     if not isinstance(text, str):
         text = str(text)
-    if _ANSI_UNSAFE.search(text) is None:
+    if _UNSAFE.search(text) is None:
         return text
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
