@@ -62,9 +62,6 @@ async def app(n: int) -> dict:
         os.environ[name] = tempfile.mkdtemp()
     from textual import events
 
-    from rat_tui.protocol import wire
-
-    preload = wire.preload()  # as `rat` does at launch
     from rat_tui.app import RatApp
     from rat_tui.agents.spec import AgentSpec
     from rat_tui.ui.tabs.view import SessionView
@@ -76,7 +73,9 @@ async def app(n: int) -> dict:
         view = rat.query_one(SessionView)
         while view.session.state.status != "ready":
             await asyncio.sleep(0.01)
-        preload.join()  # a user takes longer than the model import to type a prompt
+        while rat.warm_thread is None:  # started after the first frame, as when `rat` launches
+            await asyncio.sleep(0.01)
+        rat.warm_thread.join()  # a user takes longer than the model import to type a prompt
         view.composer.insert("go")
         start = time.perf_counter()
         rat._driver.send_message(events.Key("enter", "\r"))  # not pilot.press: it waits for idle

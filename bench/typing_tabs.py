@@ -34,9 +34,6 @@ async def measure(mode: str, n: int) -> dict:
         os.environ[name] = tempfile.mkdtemp()
     from textual import events
 
-    from rat_tui.protocol import wire
-
-    preload = wire.preload()
     from rat_tui.app import RatApp
     from rat_tui.agents.spec import AgentSpec
 
@@ -51,7 +48,9 @@ async def measure(mode: str, n: int) -> dict:
         second = await rat.open_session(spec, Path.cwd())
         while second.state.status != "ready":
             await asyncio.sleep(0.01)
-        preload.join()
+        while rat.warm_thread is None:  # started after the first frame, as when `rat` launches
+            await asyncio.sleep(0.01)
+        rat.warm_thread.join()
         view = rat.tabs.active_view
         assert view is not None and view.session is second
         composer = view.composer

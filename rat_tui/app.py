@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
+import threading
 from pathlib import Path
 
 from textual.app import App, ComposeResult, SystemCommand
@@ -41,6 +43,8 @@ from .ui.notifications import Notifier, notify_settings
 from .ui.tabs.worktree_tabs import WorktreeTabs
 
 log = logging.getLogger("rat.app")
+# Young-generation collection threshold (CPython default 700); see RatApp.__init__.
+GC_THRESHOLD = 10_000
 
 
 class RatApp(KeyGuard, App[None]):
@@ -76,9 +80,13 @@ class RatApp(KeyGuard, App[None]):
         problems: list[str] | None = None,
         config_path: Path | None = None,
     ) -> None:
-        alt_digits_as_keys()
+        alt_digits_as_keys()  # Alt+1..9 switch tabs in tmux and terminals that send ESC+digit
+        # Fewer young-generation collections: a streamed answer allocates strips and segments by the
+        # thousand per frame, and the default threshold (700) ran the collector every few hundred lines.
+        gc.set_threshold(GC_THRESHOLD, 20, 20)
+        self.warm_thread: threading.Thread | None = None  # _warm_up's
         self.config_path = config_path  # where settings chosen in the UI are saved (None: not saved)
-        self._saving_settings = False  # Alt+1..9 switch tabs in tmux and terminals that send ESC+digit
+        self._saving_settings = False
         self.config = config or Config()
         self._problems = list(problems or [])
         self._themes, theme_problems = load_themes()
@@ -247,7 +255,23 @@ class RatApp(KeyGuard, App[None]):
             self.notify(problem, title="Configuration", severity="warning", timeout=10)
         # The ACP models (about 0.45 s of pydantic building that holds the GIL) after the first frame:
         # in a thread started earlier they only slowed it down on two cores.
-        self.call_after_refresh(wire.preload)
+        self.call_after_refresh(self._warm_up)
+
+    def _warm_up(self) -> None:
+        """After the first frame: import the ACP models, then freeze the heap built so far.
+
+        What startup built (Textual, Rich, the models) lives as long as the app; frozen out of the
+        collector, a full collection no longer walks it (each took about 50 ms during a flood: a stall
+        in typing).
+        """
+
+        def warm() -> None:
+            wire.schema()
+            if not gc.get_freeze_count():  # once a process (tests start many apps in one)
+                gc.freeze()
+
+        self.warm_thread = threading.Thread(target=warm, name="acp-schema-import", daemon=True)
+        self.warm_thread.start()
 
     async def _report_unknown_keymap_ids(self, keymap: dict[str, str]) -> None:
         """Off the first frame: importing every screen to list the binding ids takes a moment."""

@@ -151,6 +151,37 @@ async def test_appending_does_not_re_render_completed_blocks() -> None:
         assert "word19" in transcript.visible_text()
 
 
+async def test_a_growing_transcript_does_not_lay_out_the_screen_per_batch() -> None:
+    """Only the scrollbar depends on the transcript's virtual size: a batch that grows it repaints the
+    transcript and its scrollbar, without a layout of the whole screen (15 ms a batch in a flood)."""
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent")
+        for i in range(40):
+            transcript.append_text("a1", f"Line {i} of the answer.\n\n")
+        await pilot.pause()
+        assert transcript.show_vertical_scrollbar  # from here on, growing changes no widget's size
+        layouts = 0
+        layout = app.screen._refresh_layout
+
+        def counting(*args, **kwargs):
+            nonlocal layouts
+            layouts += 1
+            return layout(*args, **kwargs)
+
+        app.screen._refresh_layout = counting
+        heights = set()
+        for i in range(40, 70):
+            transcript.append_text("a1", f"Line {i} of the answer.\n\n")
+            await pilot.pause()
+            heights.add(transcript.virtual_size.height)
+        assert len(heights) == 30  # every batch grew the virtual size...
+        assert layouts == 0  # ...and none laid out the screen
+        assert "Line 69" in transcript.visible_text() and transcript.following
+        assert transcript.vertical_scrollbar.window_virtual_size == transcript.virtual_size.height
+
+
 async def test_scrolling_up_stops_following_and_end_resumes() -> None:
     app = TranscriptApp()
     async with app.run_test(size=(60, 12)) as pilot:

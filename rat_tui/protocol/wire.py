@@ -1,7 +1,7 @@
 """Provides parsing of wire messages into the official ACP models, keeping unknown variants raw.
 
 `acp.schema` builds hundreds of pydantic models on import (about 2 s on a small machine), so it is
-imported lazily, and `preload()` starts that import in a thread while the UI draws its first frame.
+imported lazily (`schema()`); the app calls it in a thread after its first frame (`RatApp._warm_up`).
 """
 
 from __future__ import annotations
@@ -43,13 +43,6 @@ def schema() -> ModuleType:
             if _schema is None:
                 _schema = importlib.import_module("acp.schema")
     return _schema
-
-
-def preload() -> threading.Thread:
-    """Import the models in the background so the first update does not pay for it."""
-    thread = threading.Thread(target=schema, name="acp-schema-import", daemon=True)
-    thread.start()
-    return thread
 
 
 # The variants protocol/updates.py parses (kept here so that module loads only when one arrives).

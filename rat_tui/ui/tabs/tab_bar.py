@@ -120,7 +120,7 @@ class SessionTabs(TabbedContent):
         return self.active
 
     def panes_and_views(self) -> list[tuple[TabPane, SessionView]]:
-        return [(pane, pane.query_one(SessionView)) for pane in self.query(TabPane)]
+        return [(pane, view) for pane in self.query(TabPane) if (view := _view_of(pane)) is not None]
 
     @property
     def views(self) -> list[SessionView]:
@@ -129,7 +129,7 @@ class SessionTabs(TabbedContent):
     @property
     def active_view(self) -> SessionView | None:
         pane = self.active_pane
-        return pane.query_one(SessionView) if pane is not None else None
+        return _view_of(pane) if pane is not None else None
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane_id = event.pane.id or ""
@@ -164,3 +164,9 @@ class SessionTabs(TabbedContent):
         ids = [p.id for p in panes]
         if self.active in ids and panes:
             self.active = ids[(ids.index(self.active) + delta) % len(ids)] or ""
+
+
+def _view_of(pane: TabPane) -> SessionView | None:
+    """The pane's session view; None for a pane being torn down (the app quitting), not an error."""
+    views = list(pane.query(SessionView))
+    return views[0] if views else None

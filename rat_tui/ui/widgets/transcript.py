@@ -558,8 +558,12 @@ class Transcript(ScrollView, can_focus=True):
         if self.virtual_size != size:
             if not self._follow and size.height > self.virtual_size.height and not self.new_below:
                 self.new_below = True
-                self.refresh()
-            self.virtual_size = size
+            # Not `self.virtual_size = size`: that reactive lays out the whole screen (15 ms a batch in a
+            # flood), but the transcript's own size does not depend on its content; only its scrollbar
+            # does, and a scrollbar appearing or going lays out by its own reactive.
+            self.set_reactive(Transcript.virtual_size, size)
+            self._scroll_update(size)
+            self.refresh()
 
     def _schedule(self) -> None:
         if not self._flush_pending and self.is_mounted:
