@@ -131,3 +131,54 @@ def test_store_batches_and_merges_appends() -> None:
     assert isinstance(store.state.entries[0], MessageEntry) and store.state.entries[0].text == "abc"
     assert merge_appends([TextAppended("k", "1"), FieldChanged("x"), TextAppended("k", "2")]) == [
         TextAppended("k", "1"), FieldChanged("x"), TextAppended("k", "2")]
+
+
+TEXT_CHUNK_SHAPES = [
+    {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "plain"}},
+    {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "text", "text": "with id"}},
+    {"sessionUpdate": "agent_thought_chunk", "messageId": None, "content": {"type": "text", "text": "thinking"}},
+    {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "asked"}, "_meta": {"k": 1}},
+    {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "bg"},
+     "_meta": {"qwenDiscreteMessage": True}},
+    # Shapes the fast path leaves to the models: annotations, a messageId of the wrong type, an extra field,
+    # a content block that is not text, text that is not a string.
+    {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a", "annotations": {"priority": 1}}},
+    {"sessionUpdate": "agent_message_chunk", "messageId": 7, "content": {"type": "text", "text": "b"}},
+    {"sessionUpdate": "agent_message_chunk", "extra": 1, "content": {"type": "text", "text": "c"}},
+    {"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "mimeType": "image/png", "data": "AA=="}},
+    {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": 5}},
+]
+
+
+def test_plain_text_chunks_parse_without_the_models_and_apply_as_the_models_do() -> None:
+    from rat_tui.protocol import wire
+
+    shown = []
+    for raw in TEXT_CHUNK_SHAPES:
+        fast, model = SessionState(), SessionState()
+        parsed = parse_update(raw)
+        reference = getattr(wire.schema(), wire.UPDATE_MODELS[raw["sessionUpdate"]])
+        try:
+            validated = reference.model_validate(raw)
+        except Exception:
+            validated = None
+        shown.append(type(parsed).__name__)
+        got = [type(c).__name__ for c in reducer.apply_update(fast, parsed)]
+        if validated is not None:
+            assert got == [type(c).__name__ for c in reducer.apply_update(model, validated)], raw
+            assert [(e.role, e.message_id, e.parts) for e in fast.entries if isinstance(e, MessageEntry)] == \
+                [(e.role, e.message_id, e.parts) for e in model.entries if isinstance(e, MessageEntry)], raw
+    assert shown[:5] == ["TextChunk"] * 5
+    assert "TextChunk" not in shown[5:]
+
+
+def test_a_text_chunk_needs_no_model_import() -> None:
+    """The first chunks of an answer do not wait for `acp.schema` (0.45 s of pydantic building)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from rat_tui.protocol.wire import parse_update; "
+            "u = parse_update({'sessionUpdate': 'agent_message_chunk', 'content': {'type': 'text', 'text': 'hi'}}); "
+            "print(type(u).__name__, u.content.text, 'acp.schema' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["TextChunk", "hi", "False"], out.stdout + out.stderr

@@ -52,6 +52,52 @@ NEWER_KINDS = frozenset({
 })
 
 
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """A text content block `{"type": "text", "text": ...}` and nothing else (see TextChunk)."""
+
+    text: str
+    annotations: None = None
+    field_meta: None = None
+
+    @property
+    def type(self) -> str:
+        return "text"
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    """A message or thought chunk of plain text: the shape of almost every update an answer streams.
+
+    Read like the SDK's `ContentChunk` models (`session_update`, `content`, `message_id`, `field_meta`),
+    but built without pydantic: validating it cost more than everything else per chunk, and the first
+    chunks of an answer need not wait for the models' import. Any other shape goes to the models.
+    """
+
+    session_update: str
+    content: TextBlock
+    message_id: str | None = None
+    field_meta: dict[str, Any] | None = None
+
+
+_CHUNK_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
+_CHUNK_KEYS = frozenset({"sessionUpdate", "content", "messageId", "_meta"})
+
+
+def _text_chunk(kind: str, raw: dict[str, Any]) -> TextChunk | None:
+    """`raw` as a TextChunk when it is exactly a plain-text chunk the models would accept; else None."""
+    content = raw.get("content")
+    if type(content) is not dict or len(content) != 2 or content.get("type") != "text":
+        return None
+    text = content.get("text")
+    message_id = raw.get("messageId")
+    meta = raw.get("_meta")
+    if type(text) is not str or not (message_id is None or type(message_id) is str) or \
+            not (meta is None or type(meta) is dict) or not _CHUNK_KEYS.issuperset(raw):
+        return None
+    return TextChunk(kind, TextBlock(text), message_id, meta)
+
+
 @dataclass(frozen=True)
 class NoticeUpdate:
     """The unstable `notice` update (schema.unstable.json `Notice`), which the pinned SDK has no model for.
@@ -90,6 +136,8 @@ def parse_update(raw: Any) -> Any:
             log.warning("malformed %s update dropped to generic display: %r", kind, raw)
             return UnknownUpdate(kind, raw, f"malformed {kind}")
         return parsed
+    if kind in _CHUNK_KINDS and (chunk := _text_chunk(kind, raw)) is not None:
+        return chunk
     model_name = UPDATE_MODELS.get(kind) if isinstance(kind, str) else None
     if model_name is None:
         return UnknownUpdate(str(kind), raw)
