@@ -45,3 +45,23 @@ async def test_two_plans_one_removed_one_markdown(tmp_path: Path, record_file: P
         assert not panel.has_class("-empty")
     initialize = next(m for m in received(record_file) if m.get("method") == "initialize")
     assert initialize["params"]["clientCapabilities"]["plan"] == {}
+
+
+async def test_agent_text_on_both_sides_of_a_plan_or_a_tool_call_stays_in_separate_blocks(tmp_path: Path) -> None:
+    turn = [{"chunk": "I will use TodoWrite."}, {"update": LEGACY}, {"chunk": "Done with step plan."},
+            {"update": CHECKLIST}, {"chunk": "Checked."},
+            {"update": {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read", "status": "completed"}},
+            {"chunk": "After the tool."}]
+    app = RatApp(scripted({"turns": [turn]}, tmp_path), tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        await send(pilot, "plan it")
+        state = view(app).session.state
+        await until(pilot, lambda: state.stop_reason == "end_turn", "the turn")
+        await pilot.pause()
+        lines = view(app).transcript.plain_text.splitlines()
+        for text in ("I will use TodoWrite.", "Done with step plan.", "Checked.", "After the tool."):
+            assert text in lines, lines  # each a line (a paragraph) of its own, not glued to the next
+        assert lines[lines.index("I will use TodoWrite.") + 1] == ""  # a blank line between the blocks
+        assert [e.text for e in state.entries if getattr(e, "role", None) == "agent"] == [
+            "I will use TodoWrite.", "Done with step plan.", "Checked.", "After the tool."]

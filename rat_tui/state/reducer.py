@@ -80,6 +80,7 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
     if kind == "tool_call_update":
         return _tool_call(state, update)
     if kind == "plan":
+        state.open_message = None  # text after a plan is a new paragraph, not glued onto the text before
         state.plan = tuple(PlanItem(e.content, str(e.priority), str(e.status)) for e in update.entries)
         return [FieldChanged("plan")]
     if kind == "available_commands_update":
@@ -118,6 +119,7 @@ def _newer_update(state: SessionState, update: Any) -> list[Change] | None:
         return children.subagent_update(state, update, _new_key)
     if kind in ("session_message", "session_message_chunk"):
         return children.session_message(state, update, _new_key)
+    state.open_message = None  # a plan splits the text around it, as a tool call does
     if kind == "plan_update":
         return plans.plan_update(state, update)
     return plans.plan_removed(state, update)
