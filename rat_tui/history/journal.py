@@ -506,10 +506,16 @@ class HistoryJournal:
         row = self._db.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
         return _info(row) if row else None
 
-    def records(self, session_id: int) -> list[Recorded]:
-        """Every message of a session, in the order it crossed the wire, decoded as the router decoded it."""
-        rows = self._db.execute("SELECT t, dir, method, body FROM messages WHERE session=? ORDER BY id",
-                                (session_id,))
+    def records(self, session_id: int, methods: Sequence[str] = ()) -> list[Recorded]:
+        """Every message of a session (only those of `methods`, requests and their answers, when given), in
+        the order it crossed the wire, decoded as the router decoded it."""
+        if methods:
+            rows = self._db.execute(
+                f"SELECT t, dir, method, body FROM messages WHERE session=? AND method IN "
+                f"({','.join('?' * len(methods))}) ORDER BY id", (session_id, *methods))
+        else:
+            rows = self._db.execute("SELECT t, dir, method, body FROM messages WHERE session=? ORDER BY id",
+                                    (session_id,))
         out = []
         for t, direction, method, body in rows:
             try:

@@ -21,6 +21,10 @@ from ..state.store import SessionStore
 from .journal import prompt_text
 from .records import IN, OUT, Recorded
 
+# The agent's requests whose answers carry a client terminal's output or exit: the journal's only record
+# of what the terminal printed (it ran here; its output reached the card without crossing the wire).
+TERMINAL_ANSWERS = ("terminal/output", "terminal/wait_for_exit")
+
 
 class TranscriptBuilder:
     """Feed it records in order; `store` holds the transcript so far."""
@@ -30,6 +34,7 @@ class TranscriptBuilder:
         self.requests: dict[tuple[str, Any], str] = {}  # (direction, id) of a request -> its method
         self.capabilities: dict[str, Any] = {}
         self.agent_session_id: str | None = None
+        self.terminal_requests: dict[Any, Any] = {}  # the agent's terminal/output request id -> terminalId
         self._loading = False  # between our session/load and its answer
         self._skip_replay = False
 
@@ -42,6 +47,8 @@ class TranscriptBuilder:
         if isinstance(method, str):
             if "id" in message:
                 self.requests[(record.direction, _key(message["id"]))] = method
+                if record.direction == IN and method in TERMINAL_ANSWERS:
+                    self.terminal_requests[_key(message["id"])] = params.get("terminalId")
             if record.direction == OUT:
                 self._outgoing(method, params)
             elif method == "session/update":
@@ -53,6 +60,26 @@ class TranscriptBuilder:
         if record.direction == IN and "id" in message:
             asked = record.method or self.requests.pop((OUT, _key(message["id"])), None)
             self._answer(asked, message)
+        elif record.direction == OUT and "id" in message:
+            asked = record.method or self.requests.pop((IN, _key(message["id"])), None)
+            if asked in TERMINAL_ANSWERS:
+                self._terminal(asked, message)
+
+    def _terminal(self, method: str, message: dict[str, Any]) -> None:
+        """Our answer to the agent's `terminal/output` or `terminal/wait_for_exit`: the output the tool
+        card showed live (the terminal itself ran here, not on the wire), and how the command ended."""
+        result = message.get("result")
+        asked = self.terminal_requests.pop(_key(message.get("id")), None)
+        if not isinstance(result, dict) or not isinstance(asked, str):
+            return
+        output = result.get("output") if method == "terminal/output" else None
+        status = result.get("exitStatus") if method == "terminal/output" else result
+        exited = isinstance(status, dict) and ("exitCode" in status or "signal" in status)
+        code = status.get("exitCode") if isinstance(status, dict) else None
+        signal = status.get("signal") if isinstance(status, dict) else None
+        self.store.dispatch(reducer.terminal_snapshot, asked, output if isinstance(output, str) else None, exited,
+                            code if isinstance(code, int) and not isinstance(code, bool) else None,
+                            signal if isinstance(signal, str) else None)
 
     @property
     def protocol_version(self) -> int:
@@ -155,6 +182,16 @@ class TranscriptBuilder:
 
 def _key(value: Any) -> Any:
     return value if isinstance(value, (str, int)) else repr(value)
+
+
+def restore_terminals(records: list[Recorded], store: SessionStore) -> None:
+    """The client terminals' output a journal recorded (the agent's `terminal/output` and `wait_for_exit`
+    requests and our answers), into `store`: a continued session's replayed tool calls show it again."""
+    builder = TranscriptBuilder(store)
+    for record in records:
+        message = record.message
+        if isinstance(message, dict) and (message.get("method") in TERMINAL_ANSWERS or record.method in TERMINAL_ANSWERS):
+            builder.feed(record)
 
 
 def rebuild(records: list[Recorded], store: SessionStore | None = None) -> TranscriptBuilder:

@@ -23,6 +23,7 @@ from .ui import SessionUI
 from ..client_tools.settings import merged as client_tools_settings
 from ..config import Config
 from ..history.journal import HistoryJournal, SessionJournal
+from ..history.rebuild import TERMINAL_ANSWERS, restore_terminals
 from ..protocol.rpc_log import RpcLog
 from ..state.permission_policy import PermissionPolicy
 
@@ -67,8 +68,18 @@ class Sessions:
             client_tools=client_tools_settings(config.client_tools, getattr(command, "client_tools", None)),
             restore_settings=journaled_settings(journal, attach_session_id),
             setup=session_setup(config, command, cwd))  # system prompt, additional directories
+        if journal is not None and attach_session_id:
+            self._restore_terminals(journal, session)
         self.add(session, journal)
         return session
+
+    def _restore_terminals(self, journal: SessionJournal, session: AgentSession) -> None:
+        """A continued session: the terminal output its journal recorded, for the tool calls its load replays."""
+        try:
+            if self.history is not None:
+                restore_terminals(self.history.records(journal.id, TERMINAL_ANSWERS), session.store)
+        except Exception:  # the output is a convenience: the session opens without it
+            log.exception("cannot restore the journaled terminal output")
 
     def add(self, session: AgentSession, journal: SessionJournal | None = None) -> None:
         """A session made elsewhere (a replay) joins the registry."""

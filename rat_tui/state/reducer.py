@@ -236,6 +236,18 @@ def terminal_exit(state: SessionState, terminal_id: str, exit_code: int | None, 
     return _cards_showing(state, terminal_id)
 
 
+def terminal_snapshot(state: SessionState, terminal_id: str, output: str | None, exited: bool = False,
+                      exit_code: int | None = None, signal: str | None = None) -> list[Change]:
+    """A terminal's whole output so far (None: unchanged) and, when `exited`, how it ended: a v2
+    `terminal_update`, or our recorded answer to `terminal/output` in a replayed journal."""
+    terminal = state.terminals.setdefault(terminal_id, TerminalState(terminal_id))
+    if output is not None:  # sanitised here (SGR kept)
+        terminal.output, terminal.pending = clean_ansi(output)[-TERMINAL_DISPLAY_LIMIT:], ""
+    if exited:
+        terminal.exit_code, terminal.signal, terminal.exited = exit_code, clean(signal) if signal else None, True
+    return _cards_showing(state, terminal_id)
+
+
 def _cards_showing(state: SessionState, terminal_id: str) -> list[Change]:
     return [
         EntryChanged(call.key)
@@ -256,14 +268,9 @@ def _apply_v2(state: SessionState, update: Any) -> list[Change]:
         call = state.tool_calls.get(update.tool_call_id)
         content = [*(call.content if call else []), *update.items]
         return _patch_tool_call(state, update.tool_call_id, {"content": content})
-    if isinstance(update, TerminalSnapshot):
-        terminal = state.terminals.setdefault(update.terminal_id, TerminalState(update.terminal_id))
-        if update.output is not None:  # decoded from base64 here: sanitised here (SGR kept)
-            terminal.output, terminal.pending = clean_ansi(update.output)[-TERMINAL_DISPLAY_LIMIT:], ""
-        if update.exited:
-            signal = clean(update.signal) if update.signal else None
-            terminal.exit_code, terminal.signal, terminal.exited = update.exit_code, signal, True
-        return _cards_showing(state, update.terminal_id)
+    if isinstance(update, TerminalSnapshot):  # its output decoded from base64 already
+        return terminal_snapshot(state, update.terminal_id, update.output, update.exited, update.exit_code,
+                                 update.signal)
     if isinstance(update, TerminalAppend):
         return terminal_output(state, update.terminal_id, update.text)
     state.activity = update.state
