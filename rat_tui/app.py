@@ -360,7 +360,17 @@ class RatApp(KeyGuard, App[None]):
                 screen.set_catalog(load_catalog(self.config, registry=snapshot))
 
     async def open_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
-        """A new tab; with `attach_session_id`, reattach to that agent-side session (load or resume)."""
+        """A new tab; with `attach_session_id`, reattach to that agent-side session (load or resume), or
+        switch to the tab already open on it (history's continue, Ctrl+B)."""
+        if attach_session_id:
+            existing = self.sessions.attached_to(command, cwd, attach_session_id)
+            views = self.tabs.views
+            index = next((i for i, v in enumerate(views) if existing is not None and v.session is existing), None)
+            if existing is not None and index is not None:
+                self.tabs.show_view(views[index])
+                ended = " (its agent has exited: Alt+R restarts it)" if existing.state.status == "exited" else ""
+                self.notify(f"That session is already open in tab {index + 1}: switched to it{ended}.", timeout=4)
+                return existing
         session = self.make_session(command, cwd, attach_session_id)
         await self.tabs.open(session)
         self._restore_draft(session)
@@ -375,11 +385,6 @@ class RatApp(KeyGuard, App[None]):
         async def chosen(info: dict | None) -> None:
             if info is None:
                 return
-            for index, view in enumerate(self.tabs.views):
-                if view.session.session_id == info["sessionId"] and view.session.command is current.command:
-                    self.tabs.select(index)
-                    self.notify("That session is already open in this tab.", timeout=3)
-                    return
             cwd = Path(info["cwd"])
             if not cwd.is_dir():
                 self.notify(f"The session's directory does not exist here: {cwd}", severity="error")

@@ -44,7 +44,11 @@ async def test_continue_restores_the_journaled_config_values(tmp_path: Path, rec
         journal = app.sessions.journals[view.session]
         await until(pilot, lambda: app.history.session(journal.id).settings == {"config": {"model": "opus"}},
                     "the setting journaled")
-
+    # rat runs again (a session still open in a tab is not continued a second time: its tab is shown);
+    # the agent's new session there is another one
+    app = RatApp(scripted_in({**script, "session_id": "sess-2"}, tmp_path / "proj"), tmp_path / "proj")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")
         continued = await continue_from_history(pilot, app)
         await until(pilot, lambda: continued.session.state.status == "ready", "the continued session ready")
         assert continued.session.attach_session_id == "sess-1"

@@ -98,7 +98,11 @@ async def test_draft_survives_and_continue_reopens_the_journaled_session(tmp_pat
         await pilot.press(*"an unsent draft")
         journal = app.sessions.journals[view.session]
         await until(pilot, lambda: app.history.session(journal.id).draft == "an unsent draft", "the draft written")
-
+    # rat runs again (a session still open in a tab is not continued a second time: its tab is shown);
+    # the agent's new session there is another one
+    app = RatApp(scripted_in({**script, "session_id": "sess-2"}, tmp_path / "proj"), tmp_path / "proj")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")
         continued = await continue_from_history(pilot, app)
         assert continued.session.attach_session_id == "sess-1"
         assert app.sessions.journals[continued.session].id == journal.id  # the same history entry goes on

@@ -98,6 +98,18 @@ class Sessions:
     def find(self, predicate: Callable[[AgentSession], bool]) -> AgentSession | None:
         return next((session for session in self._sessions if predicate(session)), None)
 
+    def attached_to(self, command: AgentCommand, cwd: Path, agent_session_id: str) -> AgentSession | None:
+        """The open session of the same agent command line and directory that is attached (or attaching)
+        to the agent session `agent_session_id`: continuing that one again must not open a second."""
+        argv, where = list(command.argv), os.path.abspath(cwd)
+
+        def same(session: AgentSession) -> bool:
+            current = session.session_id if session.session_id is not None else session.attach_session_id
+            return (current == agent_session_id and list(session.command.argv) == argv
+                    and os.path.abspath(session.cwd) == where)
+
+        return self.find(same)
+
     async def stop_all(self) -> None:
         """Every agent process ends with the app."""
         await asyncio.gather(*(session.stop() for session in self._sessions), return_exceptions=True)

@@ -12,10 +12,13 @@ from rat_tui.agents.spec import demo_agent
 from rat_tui.app import RatApp
 from rat_tui.history.records import read_recording
 from rat_tui.ui.replay_app import ReplayApp
-from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
 from rat_tui.config import Config, HistoryConfig
+from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
+from rat_tui.ui.screens.session_browser import SessionBrowserScreen
 
-from .helpers.app import until
+from .helpers.agents import sent
+from .helpers.app import scripted_named, until
+from .helpers.history import prompt
 
 pytestmark = pytest.mark.slow
 
@@ -80,3 +83,45 @@ async def test_replayed_and_continued_sessions_show_the_journaled_terminal_outpu
         view = replay.tabs.views[0]
         await until(pilot, lambda: view.session.state.status == "replayed", "the replay")
         assert output_shown(view.transcript.plain_text)
+
+
+def toasts(app: RatApp) -> str:
+    return "\n".join(n.message for n in app._notifications)
+
+
+async def test_continuing_a_session_open_in_a_tab_switches_to_that_tab(tmp_path: Path, record_file: Path) -> None:
+    here = str(tmp_path)
+    script = {"initialize_result": {"agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}}},
+              "on_request": {"session/list": [[{"respond": {"sessions": [
+                  {"sessionId": "sess-1", "cwd": here, "title": "The first one"}]}}]]},
+              "turns": [[{"chunk": "first answer"}]]}
+    app = RatApp(scripted_named(script, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        first = app.tabs.active_view
+        await until(pilot, lambda: first.session.state.status == "ready", "ready")
+        await prompt(pilot, app, "hello", "first answer")
+        await app.open_session(scripted_named({}, tmp_path, "two"), tmp_path)  # another agent in tab 2
+        await until(pilot, lambda: app.tabs.active_view is not first, "tab 2 shown")
+        await until(pilot, lambda: app.tabs.active_view.session.state.status == "ready", "tab 2 ready")
+
+        await pilot.press("ctrl+r")  # from tab 2: the history, the session of tab 1, continue it
+        await until(pilot, lambda: isinstance(app.screen, HistoryScreen) and len(app.screen.rows) == 1, "the list")
+        await pilot.press("enter")
+        transcript = app.screen
+        assert isinstance(transcript, HistoryTranscriptScreen)
+        await until(pilot, lambda: transcript.session.done, "the replay")
+        await pilot.press("c")
+        await until(pilot, lambda: app.tabs.active_view is first, "tab 1 shown again")
+        assert len(app.tabs.views) == 2 and not isinstance(app.screen, (HistoryScreen, HistoryTranscriptScreen))
+        assert "That session is already open in tab 1: switched to it." in toasts(app)
+
+        await pilot.press("ctrl+b")  # the agent's saved sessions: the one open here
+        await until(pilot, lambda: isinstance(app.screen, SessionBrowserScreen), "the browser")
+        browser = app.screen
+        await until(pilot, lambda: browser.query("OptionList") and browser.query_one("OptionList").option_count > 0,
+                    "the listed session")
+        await pilot.press("enter")
+        await until(pilot, lambda: not isinstance(app.screen, SessionBrowserScreen), "the browser closed")
+        await until(pilot, lambda: toasts(app).count("already open in tab 1") == 2, "the second notice")
+        assert len(app.tabs.views) == 2 and app.tabs.active_view is first
+    assert not sent(record_file, "session/load")  # never a second live session on sess-1
