@@ -14,7 +14,8 @@ from textual.binding import Binding
 from textual.widgets import Footer
 
 from .session.agent_session import AgentCommand, AgentSession
-from .config import Config
+from .config import Config, problem_severity
+from .state import reducer
 from .history.journal import HistoryJournal, default_path, open_journal
 from .session.registry import Sessions
 from .protocol.rpc_log import open_rpc_log
@@ -251,8 +252,7 @@ class RatApp(KeyGuard, App[None]):
         self.update_title()
         self._saving_settings = True  # from now on a theme change is the user's choice
         for problem in self._problems:
-            log.warning("%s", problem)
-            self.notify(problem, title="Configuration", severity="warning", timeout=10)
+            self.report_problem(problem)
         # The ACP models (about 0.45 s of pydantic building that holds the GIL) after the first frame:
         # in a thread started earlier they only slowed it down on two cores.
         self.call_after_refresh(self._warm_up)
@@ -277,8 +277,17 @@ class RatApp(KeyGuard, App[None]):
         """Off the first frame: importing every screen to list the binding ids takes a moment."""
         known = await asyncio.to_thread(binding_ids)
         for problem in unknown_ids(keymap, known):
-            log.warning("%s", problem)
-            self.notify(problem, title="Configuration", severity="warning", timeout=10)
+            self.report_problem(problem)
+
+    def report_problem(self, problem: str) -> None:
+        """A problem with the config (or the themes, keymap, rules file) found at startup: a toast, and a
+        notice kept in the first tab's transcript, which does not vanish with the toast."""
+        severity = problem_severity(problem)
+        log.warning("%s", problem)
+        self.notify(problem, title="Configuration", severity=severity, timeout=10)
+        views = self.tabs.views if self.is_mounted else []
+        session = views[0].session if views else self.first_session
+        session.store.dispatch(reducer.add_notice, f"Configuration: {problem}", severity)
 
     def save_ui_setting(self, key: str, value: object) -> None:
         """A setting chosen in the UI goes to config.toml, comments kept (ui/saved_settings.py)."""

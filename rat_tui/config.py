@@ -251,6 +251,13 @@ def load_config(path: Path | None = None) -> tuple[Config, list[str]]:
     return config, [f"{path}: {problem}" for problem in problems]
 
 
+def problem_severity(problem: str) -> str:
+    """"error" for a problem that set the whole config file aside (its settings are not in effect),
+    else "warning" (one value or entry was dropped, the rest applies)."""
+    whole_file = "; using the defaults" in problem or problem.startswith("Config file not found")
+    return "error" if whole_file else "warning"
+
+
 def _with_line(message: str, text: str) -> str:
     # tomllib says "(at line N, column M)" except for errors at the very end of the file.
     if "(at end of document)" in message:
