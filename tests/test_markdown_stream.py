@@ -88,3 +88,19 @@ def test_a_huge_line_is_cut_into_plain_pieces_as_it_streams() -> None:
     plain = [b for b in stream.sync().done if b.plain]
     assert "".join(b.text for b in plain) == "xxxxx" + "y" * (LONG_LINE_PIECE + 1) + "\n"
     assert plain[-1].last and stream.tail() is None
+
+
+def text_lines(lines: list[tuple]) -> list[str]:
+    return ["".join(text for text, _style in line).rstrip() for line in lines]
+
+
+def test_ordered_list_numbers_keep_their_period_right_aligned_as_rich_aligns_them() -> None:
+    doc = "".join(f"{n}. item {n}\n" for n in range(1, 13)) + "\ntext\n\n3) three\n4) four\n\n- a bullet\n"
+    con = console()
+    lines = text_lines(streamed(con, [doc[i : i + 7] for i in range(0, len(doc), 7)]))
+    assert lines == text_lines(reference(con, doc))  # the whole-document render, list items alike
+    assert lines[0] == "  1. item 1" and lines[8] == "  9. item 9" and lines[11] == " 12. item 12"  # pieces, one width
+    assert " 3) three" in lines and " 4) four" in lines  # the delimiter the source used
+    assert " • a bullet" in lines  # bullets as Rich draws them
+    wrapped = text_lines(reference(console(), "1. " + "word " * 30 + "\n"))
+    assert wrapped[0].startswith(" 1. word") and wrapped[1].startswith("    word")  # continuation under the text

@@ -3,7 +3,8 @@
 `streamed` follows the protocol of `Transcript` (ui/widgets/transcript.py): feed every chunk, sync
 once per batch, hand final blocks to their own cached lines, drop the cached lines of blocks a new
 link definition or a renumbered list concerns, render the open tail at frame points. `reference` is
-Rich's `Markdown` rendered whole at the same width. Both trim the blank lines at the message's ends
+Rich's `Markdown` rendered whole at the same width (with the ordered-list item the transcript uses, which
+keeps the number's period: ui/widgets/markdown_lists.py). Both trim the blank lines at the message's ends
 (the transcript's own gap separates entries).
 """
 
@@ -13,9 +14,9 @@ import io
 import random
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.segment import Segment
 
+from rat_tui.ui.widgets.markdown_lists import MarkdownWithLists
 from rat_tui.ui.widgets.markdown_stream import Block, MarkdownStream, render_block
 
 WIDTH = 80
@@ -36,7 +37,7 @@ def _norm(line: list[Segment]) -> tuple:
 
 
 def reference(con: Console, doc: str) -> list[tuple]:
-    lines = con.render_lines(Markdown(doc, code_theme=THEME), con.options.update_width(WIDTH), pad=True)
+    lines = con.render_lines(MarkdownWithLists(doc, code_theme=THEME), con.options.update_width(WIDTH), pad=True)
     start, end = 0, len(lines)
     while start < end and _blank(lines[start]):
         start += 1

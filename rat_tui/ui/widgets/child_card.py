@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.text import Text
 
 from ...state import children
 from ...state.models import ChildSessionEntry, CompactionEntry, MessageEntry, NoticeEntry, ToolCallEntry
 from .tool_call import STATUS_MARKS
+from .markdown_lists import MarkdownWithLists as Markdown
 
 RUN_MARKS = {
     "running": ("◐", "tool-running", "running"),

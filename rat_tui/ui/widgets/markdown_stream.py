@@ -18,6 +18,8 @@ from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
 from textual.strip import Strip
 
+from .markdown_lists import LIST_ELEMENTS
+
 MARKDOWN_KINDS = ("user", "agent", "thought")
 GENERIC_COLLAPSE_LINES = 6  # a generic update longer than this starts collapsed to its title
 # Long lists and long code are shown as pieces of about this many lines, so the growing end (re-rendered
@@ -702,8 +704,8 @@ class _ListElement(ListElement):
 
 
 class _Md(Markdown):
-    elements = {**Markdown.elements, "fence": _CodeBlock, "code_block": _CodeBlock, "bullet_list_open": _ListElement,
-                "ordered_list_open": _ListElement, "rat_carry": _Carry}
+    elements = {**Markdown.elements, **LIST_ELEMENTS, "fence": _CodeBlock, "code_block": _CodeBlock,
+                "bullet_list_open": _ListElement, "ordered_list_open": _ListElement, "rat_carry": _Carry}
 
 
 def markdown(tokens: list, code_theme: str, code_background: str | None = None,

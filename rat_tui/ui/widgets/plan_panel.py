@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.text import Text
 from textual.widgets import Static
 
 from ...state.models import PlanDocument, PlanItem
+from .markdown_lists import MarkdownWithLists as Markdown
 
 STATUS_MARKS = {"pending": "○", "in_progress": "◐", "completed": "●"}
 PRIORITY_LABELS = {"high": "high", "medium": "med", "low": "low"}
