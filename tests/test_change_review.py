@@ -177,3 +177,61 @@ async def test_older_sessions_of_this_directory_are_listed_and_revertable(tmp_pa
         await pilot.press("r")
         await pilot.pause()
         assert (project / "old.txt").read_text() == "kept\n"
+
+
+def toasts(app: RatApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_a_revert_by_one_key_can_be_undone_to_the_exact_bytes_and_mode(tmp_path: Path) -> None:
+    app, project = make_app(tmp_path)
+    notes = project / "notes.md"
+    async with app.run_test(size=(100, 30)) as pilot:
+        await run_turn(app, pilot)
+        # The user's own edit after the agent's: CRLF and LF mixed, a byte that is not UTF-8, another mode.
+        edited = b"# Notes\r\n\nalpha\nbeta\ngamma \xff\n"
+        notes.write_bytes(edited)
+        notes.chmod(0o640)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ChangeReviewScreen), "the review screen")
+        screen = app.screen
+        before = labels(screen)[1]
+        await pilot.press("r")  # notes.md, the highlighted file: reverted at once...
+        await until(pilot, lambda: notes.read_text() == NOTES_OLD, "the revert")  # (in the file's CRLF)
+        assert any(t.startswith("Reverted notes.md.") and t.endswith("u to undo") for t in toasts(app))
+        await pilot.press("u")  # ...and undone: exactly what was there
+        await until(pilot, lambda: notes.read_bytes() == edited, "the undo")
+        assert notes.stat().st_mode & 0o777 == 0o640
+        assert "Undid the revert of notes.md." in toasts(app)
+        assert labels(screen)[1] == before
+
+        await pilot.press("j", "h")  # app.py: its first change reverted, then edited by the user again
+        app_py = project / "app.py"
+        await until(pilot, lambda: "value_2 = 2\n" in app_py.read_text(), "the hunk reverted")
+        app_py.write_text(app_py.read_text() + "# mine\n")
+        await pilot.press("u")  # refused: the user's later edit stays
+        await until(pilot, lambda: any("Not undone: app.py changed since the revert" in t for t in toasts(app)),
+                    "the refusal")
+        assert app_py.read_text().endswith("# mine\n") and "value_2 = 2\n" in app_py.read_text()
+        assert sum(len(t.undo_steps) for t in screen.trackers) == 1  # kept: it can be undone once the file is back
+
+
+async def test_undo_brings_back_a_file_the_revert_deleted(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    made = project / "new.txt"
+    turn = [{"request": {"method": "fs/write_text_file",
+                         "params": {"sessionId": "$SESSION", "path": str(made), "content": "fresh\n"}}}]
+    argv = scripted_argv({"turns": [turn]}, tmp_path)
+    app = RatApp(AgentSpec(name="scripted", argv=argv, env={}, is_demo=False), project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await run_turn(app, pilot)
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ChangeReviewScreen), "the review screen")
+        await pilot.press("r")
+        await until(pilot, lambda: not made.exists(), "the file deleted (the agent created it)")
+        await pilot.press("u")
+        await until(pilot, lambda: made.exists(), "the file back")
+        assert made.read_text() == "fresh\n"
+        await pilot.press("u")
+        await until(pilot, lambda: "No revert to undo." in toasts(app), "nothing left to undo")

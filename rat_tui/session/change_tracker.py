@@ -21,6 +21,7 @@ from typing import Any, Literal
 from ..state.diffing import apply_hunk_revert
 from ..paths import data_dir
 from ..protocol.fs import Scope, _write_atomically, open_directory
+from .revert_undo import UndoStep, put_back, read_file
 
 log = logging.getLogger("rat.changes")
 
@@ -89,6 +90,7 @@ class ChangeTracker:
         self._blobs: set[str] = set()  # blob names known to be on disk
         self._before: dict[tuple[str, str], str | None] = {}  # (call id, path) -> text when first seen
         self._recorded: set[tuple[str, str]] = set()
+        self.undo_steps: list[UndoStep] = []  # the reverts of this run, newest last (revert_undo.py)
         if (self.directory / MANIFEST).exists():
             self._load()
 
@@ -211,6 +213,54 @@ class ChangeTracker:
 
     def revert_file(self, turn: int, path: str) -> str:
         change = self._change(turn, path)
+        return self._undoable(self.display_path(path), [change], lambda: self._revert_file(turn, path))
+
+    def revert_hunk(self, turn: int, path: str, hunk_index: int) -> str:
+        change = self._change(turn, path)
+        return self._undoable(f"change {hunk_index + 1} of {self.display_path(path)}", [change],
+                              lambda: self._revert_hunk(turn, path, hunk_index))
+
+    def revert_turn(self, turn: int) -> str:
+        return self._undoable(f"turn {turn}", list(self.turn(turn).files), lambda: self._revert_turn(turn))
+
+    def _undoable(self, label: str, changes: list[FileChange], revert) -> str:
+        """Run `revert`, keeping the files' bytes before it for `undo_revert` (even when it fails halfway:
+        what it did write can be undone)."""
+        before = [(change, read_file(change.path), change.current) for change in changes]
+        try:
+            return revert()
+        finally:
+            step = UndoStep(label)
+            for change, was, current in before:
+                now = read_file(change.path)
+                if now.data != was.data:
+                    step.files.append((change, was, current, now))
+            if step.files:
+                self.undo_steps.append(step)
+
+    def undo_revert(self) -> str:
+        """Put back the files of the newest revert exactly as they were before it; refused (and kept for
+        later) when one of them changed since the revert, so nothing done after it is lost."""
+        if not self.undo_steps:
+            raise RevertError("No revert to undo.")
+        step = self.undo_steps[-1]
+        moved = [self.display_path(change.path) for change, _was, _current, now in step.files
+                 if read_file(now.path).data != now.data]
+        if moved:
+            raise RevertError(f"Not undone: {', '.join(moved)} changed since the revert of {step.label}.")
+        self.undo_steps.pop()
+        for change, was, current, _now in step.files:
+            try:
+                put_back(was, self._scope(change))
+            except OSError as error:
+                raise RevertError(f"Could not undo the revert of {self.display_path(change.path)}: "
+                                  f"{error.strerror or error}") from None
+            change.current = current
+        self._save_quietly()
+        return f"Undid the revert of {step.label}."
+
+    def _revert_file(self, turn: int, path: str) -> str:
+        change = self._change(turn, path)
         disk, left = self.current_text(path), change.current
         self._put(change, change.original)
         self._save_quietly()
@@ -220,7 +270,7 @@ class ChangeTracker:
             text += " It had changed since the agent's edit: those later changes are undone too."
         return text
 
-    def revert_hunk(self, turn: int, path: str, hunk_index: int) -> str:
+    def _revert_hunk(self, turn: int, path: str, hunk_index: int) -> str:
         """Puts back one hunk of original → file on disk now (the diff the review shows), so the
         user's own later edits elsewhere in the file stay."""
         change = self._change(turn, path)
@@ -237,7 +287,7 @@ class ChangeTracker:
             message += " (The file had changed since the agent's edit.)"
         return message
 
-    def revert_turn(self, turn: int) -> str:
+    def _revert_turn(self, turn: int) -> str:
         """Every file of the turn back to its original; goes on past a failure, then reports it."""
         edited: list[str] = []
         failed: list[str] = []

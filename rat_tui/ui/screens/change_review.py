@@ -67,6 +67,8 @@ class ChangeReviewScreen(Screen[None]):
                 tooltip="Put back the change at the top of the diff, keeping the others"),
         Binding("R", "revert_turn", "Revert turn", id="change_review.revert_turn",
                 tooltip="Put back every file of the selected file's turn (asks first)"),
+        Binding("u", "undo_revert", "Undo revert", id="change_review.undo_revert",
+                tooltip="Undo the last revert: its files back exactly as they were before it"),
     ]
 
     change_list = getters.query_one("#change-list", OptionList)
@@ -203,14 +205,36 @@ class ChangeReviewScreen(Screen[None]):
         self.app.push_screen(ConfirmScreen(f"Revert turn {turn.turn}", question), callback=answered)
 
     def _revert(self, row: Row, revert) -> None:
+        steps = len(row.tracker.undo_steps)
+        undo = " — u to undo"
         try:
             message = revert()
         except RevertError as error:
-            self.notify(str(error), title="Revert", severity="error", timeout=8)
+            undoable = len(row.tracker.undo_steps) > steps  # it wrote some files before failing
+            self.notify(str(error) + (undo if undoable else ""), title="Revert", severity="error", timeout=8)
         else:
-            self.notify(message, title="Revert", timeout=5)
+            self.notify(message + (undo if len(row.tracker.undo_steps) > steps else ""), title="Revert", timeout=8)
         assert row.turn is not None
         self._refresh(row.turn)
+
+    def action_undo_revert(self) -> None:
+        """u: undo the newest revert of any tracker shown (the screen lists this session's and earlier ones)."""
+        undoable = [tracker for tracker in self.trackers if tracker.undo_steps]
+        if not undoable:
+            self.notify("No revert to undo.", title="Undo", timeout=3)
+            return
+        tracker = max(undoable, key=lambda t: t.undo_steps[-1].sequence)
+        try:
+            message = tracker.undo_revert()
+        except RevertError as error:
+            self.notify(str(error), title="Undo", severity="error", timeout=8)
+            return
+        self.notify(message, title="Undo", timeout=5)
+        for index, row in enumerate(self.rows):
+            if row.tracker is tracker and row.change is not None:
+                self.change_list.replace_option_prompt_at_index(index, self._file_label(row))
+        if self.change_list.highlighted is not None:
+            self._show(self.change_list.highlighted)
 
     def action_close(self) -> None:
         self.dismiss(None)
