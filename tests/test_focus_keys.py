@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from textual.command import CommandPalette
+
 from rat_tui.app import RatApp
 from rat_tui.ui.screens.config_options import ConfigOptionsScreen
 from rat_tui.ui.widgets.prompt import PromptComposer
 from rat_tui.ui.widgets.transcript import Transcript
 
-from .helpers.app import until
+from .helpers.app import palette_offers, until
 from .helpers.app import scripted_named as scripted
 
 pytestmark = pytest.mark.slow
@@ -169,8 +171,18 @@ async def test_a_theme_chosen_in_the_ui_survives_a_restart_with_the_config_comme
     async with app.run_test(size=(100, 30)) as pilot:
         view = app.tabs.active_view
         await until(pilot, lambda: view.session.state.status == "ready", "ready")
-        app.theme = "rat-light"  # what the palette's theme picker ("Change theme") does
-        await pilot.pause()
+        await pilot.press("ctrl+p")  # the command palette, typed into key by key
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        await pilot.press(*"theme")
+        await palette_offers(pilot, app, "Theme")
+        await pilot.press("enter")  # Textual's theme picker, a palette of its own
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette)
+                    and "themes" in app.screen.query_one("#--input Input").placeholder, "the theme picker")
+        await pilot.press(*"rat-light")
+        await palette_offers(pilot, app, "rat-light")
+        await pilot.press("enter")
+        await until(pilot, lambda: not isinstance(app.screen, CommandPalette), "the picker closed")
+        assert app.theme == "rat-light"
         await pilot.press("f5", "f2")  # follow mode on, plan panel off
     text = config_file.read_text()
     assert "# My settings, explained." in text and "# the dark one" in text and "# my keys" in text
