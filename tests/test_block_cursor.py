@@ -3,6 +3,7 @@ under it (copied to the clipboard), highlighted while the transcript has the foc
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,48 @@ def test_snapshot_block_cursor(snap_compare, tmp_path: Path) -> None:
 
     app = RatApp(scripted({"turns": TURNS}, tmp_path, "one"), Path("/"))
     assert snap_compare(app, terminal_size=(90, 26), run_before=run_before)
+
+
+CODE_ANSWER = "Two snippets:\n\n```python\nprint('one')\n```\n\nand\n\n```sh\necho two\nls\n```\n\nThat is all.\n"
+
+
+@pytest.mark.slow
+async def test_the_cursor_steps_into_code_blocks_and_y_copies_one_without_its_fences(tmp_path: Path) -> None:
+    app = RatApp(scripted({"turns": [[{"chunk": CODE_ANSWER}]]}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.tabs.active_view
+        transcript = view.transcript
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        await pilot.press(*"snippets", "enter")
+        await until(pilot, lambda: "That is all." in transcript.plain_text, "the answer")
+        await until(pilot, lambda: view.session.state.status == "ready", "the turn's end")
+        written: list[str] = []
+        driver_write = app._driver.write
+        app._driver.write = lambda data: (written.append(data), driver_write(data))[1]  # type: ignore[method-assign]
+
+        await pilot.press("ctrl+t", "p")  # the answer
+        assert transcript.entry_source(transcript.cursor_key) == CODE_ANSWER and transcript.cursor_code is None
+        await pilot.press("n")  # into its first code block
+        assert transcript.cursor_code == 0
+        await pilot.press("y")
+        assert app.clipboard == "print('one')\n"
+        assert "\x1b]52;c;" + base64.b64encode(b"print('one')\n").decode() + "\a" in written  # OSC 52
+        assert any("Copied code block 1 of 2 (python)" in n.message for n in app._notifications)
+        await pilot.press("n", "y")  # the second one
+        assert app.clipboard == "echo two\nls\n"
+        await pilot.pause()
+        lines = transcript.visible_text().splitlines()
+        first, end = transcript._cursor_lines  # only the code block is highlighted, not the whole answer
+        top = round(transcript.scroll_offset.y)
+        shown = [line.strip() for line in lines[first - top : end - top]]
+        assert "echo two" in shown and "ls" in shown and "print('one')" not in shown and "and" not in shown
+        await pilot.press("n")  # past the last block: no entry below, the cursor stays
+        assert transcript.cursor_code == 1
+        await pilot.press("p", "p")  # back: the first code block, then the answer itself
+        assert transcript.cursor_code is None
+        await pilot.press("y")
+        assert app.clipboard == CODE_ANSWER
+        await pilot.press("p", "n")  # the prompt, then into the answer again: the answer first
+        assert transcript.cursor_code is None and transcript.entry_source(transcript.cursor_key) == CODE_ANSWER
+        await pilot.press("[", "]")  # prompts only: no stop in code blocks
+        assert transcript.cursor_code is None

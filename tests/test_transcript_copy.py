@@ -75,3 +75,58 @@ async def test_new_content_below_is_marked_while_scrolled_up_and_end_clears_it()
         await pilot.press("end")
         await pilot.pause()
         assert not transcript.new_below and "a later answer" in transcript.visible_text()
+
+
+ANSWER = ("See rat_tui/app.py for the --cwd flag. Done.\n\n- item one\n- item two\n\n"
+          "```python\nx = 1\ny = 2\n```\n\nafter the code\n")
+
+
+async def test_double_click_selects_a_word_and_triple_click_a_block_then_ctrl_c_copies_it() -> None:
+    app = TranscriptApp()
+    async with app.run_test(size=(70, 24)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent", ANSWER)
+        await pilot.pause()
+        lines = transcript.visible_text().splitlines()
+        first = next(y for y, line in enumerate(lines) if line.startswith("See "))
+        written = terminal_writes(app)
+
+        await pilot.double_click(Transcript, offset=(lines[first].index("app.py"), first))
+        assert app.screen.get_selected_text() == "rat_tui/app.py"  # a path is one word
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.clipboard == "rat_tui/app.py"
+        assert f"\x1b]52;c;{base64.b64encode(b'rat_tui/app.py').decode()}\a" in written
+
+        await pilot.double_click(Transcript, offset=(lines[first].index("cwd"), first))
+        assert app.screen.get_selected_text() == "--cwd"
+        await pilot.double_click(Transcript, offset=(lines[first].index("Done") + 2, first))
+        assert app.screen.get_selected_text() == "Done"  # the sentence's period is not part of it
+
+        two = lines.index(" • item one")
+        await pilot.triple_click(Transcript, offset=(6, two + 1))
+        assert app.screen.get_selected_text() == " • item one\n • item two"  # the whole block (a list), as shown
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.clipboard == " • item one\n • item two"
+
+        code = next(y for y, line in enumerate(lines) if line.strip() == "y = 2")
+        await pilot.triple_click(Transcript, offset=(3, code))
+        selected = app.screen.get_selected_text()
+        assert [line.strip() for line in selected.splitlines()] == ["x = 1", "y = 2"]  # the code block, no more
+        assert app.return_code in (None, 0)
+
+
+async def test_triple_click_selects_a_long_code_block_the_stream_cut_into_pieces() -> None:
+    code = "".join(f"x{i} = {i}\n" for i in range(40))
+    app = TranscriptApp()
+    async with app.run_test(size=(70, 60)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent", "")
+        for line in f"intro\n\n```python\n{code}```\n\nend\n".splitlines(keepends=True):
+            transcript.append_text("a1", line)  # streamed: the block arrives in pieces of a few lines
+            await pilot.pause()
+        lines = transcript.visible_text().splitlines()
+        middle = next(y for y, line in enumerate(lines) if line.strip() == "x20 = 20")
+        await pilot.triple_click(Transcript, offset=(4, middle))
+        assert [line.strip() for line in app.screen.get_selected_text().splitlines()] == code.splitlines()

@@ -65,7 +65,7 @@ class SessionView(Vertical):
                 tooltip="Move the focus between the transcript (tool-call keys) and the prompt"),
         Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
         Binding("y", "copy_block", "Copy block", id="session.copy_block", show=False,
-                tooltip="Copy the block under the cursor (an answer, a tool call's output, a diff) (transcript focused)"),
+                tooltip="Copy the block under the cursor (an answer, a code block, a tool call's output, a diff) (transcript focused)"),
         Binding("ctrl+f", "search", "Search", id="session.search", show=False,
                 tooltip="Search the transcript, collapsed thoughts and tool output included"),
         Binding("x", "toggle_tool_call", "Expand tool", id="session.toggle_tool_call", show=False,
@@ -328,8 +328,16 @@ class SessionView(Vertical):
 
     def action_copy_block(self) -> None:
         """y: the block under the cursor (else the last answer) to the clipboard: an answer's markdown,
-        a tool call's whole output, a diff's new text."""
+        a fenced code block's source (the cursor stepped into it), a tool call's whole output, a diff's new text."""
         transcript = self.transcript
+        code = transcript.cursor_code_block()  # the cursor on one fenced code block: its source, no fences
+        if code is not None:
+            span, number, count = code
+            self.app.copy_to_clipboard(span.text)
+            lines = len(span.text.splitlines())
+            self.notify(f"Copied code block {number} of {count}{f' ({span.lang})' if span.lang else ''}: "
+                        f"{lines} line{'' if lines == 1 else 's'}.", timeout=2)
+            return
         key = transcript.cursor_key or transcript.nearest_key(
             {e.key for e in self.session.state.entries if isinstance(e, MessageEntry) and e.role == "agent"})
         if key is None:

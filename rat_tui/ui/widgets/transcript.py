@@ -11,7 +11,7 @@ from rich.console import RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import events
+from textual import events, on
 from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.geometry import Offset, Region, Size
@@ -20,6 +20,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from .markdown_stream import MARKDOWN_KINDS, Entry, Rows, Seg, render_block, warm_up
+from .transcript_select import CodeSpan, block_selection, code_block_lines, code_blocks, word_selection
 
 SEVERITIES = ("info", "warning", "error")
 NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
@@ -80,7 +81,7 @@ class Transcript(ScrollView, can_focus=True):
         Binding("home", "scroll_home", "Home", id="transcript.home", show=False, tooltip="Jump to the start"),
         # n/p, not j/k: the history transcript's j exports the journal, and its c continues.
         Binding("n", "move_block(1)", "Next block", id="transcript.next_block", show=False,
-                tooltip="Block cursor: the next message, thought or tool call (x, d, o, v, y act on it)"),
+                tooltip="Block cursor: the next message, code block, thought or tool call (x, d, o, v, y act on it)"),
         Binding("p", "move_block(-1)", "Previous block", id="transcript.previous_block", show=False,
                 tooltip="Block cursor: the previous message, thought or tool call"),
         Binding("]", "move_prompt(1)", "Next prompt", id="transcript.next_prompt", show=False,
@@ -109,6 +110,8 @@ class Transcript(ScrollView, can_focus=True):
         self._hidden_stale = False
         self.new_below = False
         self.cursor_key: str | None = None  # the block under the keyboard cursor (n/p), highlighted
+        self.cursor_code: int | None = None  # a fenced code block of that entry the cursor stepped into
+        self._cursor_lines: tuple[int, int] | None = None  # the content lines highlighted, per frame
         self.search_query = ""  # lower case; its matches are highlighted in the lines shown
         self.search_line: int | None = None  # the line of the current match, highlighted brighter
         """Content arrived below the view while scrolled up: a marker on the last line says so."""
@@ -323,9 +326,29 @@ class Transcript(ScrollView, can_focus=True):
         if found and found[1].role == "header" and found[0].collapsible:
             self.toggle_collapsed(found[0].key)
 
+    @on(events.Click)
+    async def _select_by_clicks(self, event: events.Click) -> None:
+        """Double-click selects the word under the pointer, triple-click its block (paragraph, list, code
+        block, card), instead of Widget._on_click's whole transcript. Ctrl+C copies it (OSC 52)."""
+        if event.widget is not self or event.chain not in (2, 3) or not (
+                self.allow_select and self.screen.allow_select and self.app.ALLOW_SELECT):
+            return
+        event.prevent_default()  # this class's handlers still run; Widget._on_click (select all) does not
+        offset = event.get_content_offset(self)
+        if offset is not None:
+            y = round(self.scroll_offset.y) + offset.y
+            strip = self._strip_at(y)
+            if event.chain == 2:
+                selection = word_selection(strip.text, y, offset.x) if strip is not None else None
+            else:
+                selection = block_selection(self, y)
+            self.screen.selections = {self: selection} if selection is not None else {}
+        await self.broker_event("click", event)  # what Widget._on_click would have done besides selecting
+
     def render_lines(self, crop: Region) -> list[Strip]:
         # One frame's budget for rendering blocks: keystrokes must not wait on a screenful of markdown.
         self._budget_end = time.perf_counter() + RENDER_BUDGET
+        self._cursor_lines = self._cursor_span() if self.cursor_key is not None and self.has_focus else None
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
@@ -339,12 +362,9 @@ class Transcript(ScrollView, can_focus=True):
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(content_y)) is not None:
             strip = self._highlight(strip, span[0], width if span[1] == -1 else span[1], "screen--selection")
-        if self.cursor_key is not None and self.has_focus:
-            entry = self._by_key.get(self.cursor_key)
-            if entry is not None and entry.index < len(self._rows.items) and self._rows.items[entry.index] is entry:
-                start = self._rows.start(entry.index)
-                if start <= content_y < start + entry.total:
-                    strip = self._highlight(strip, 0, width, "transcript--cursor")
+        cursor = self._cursor_lines
+        if cursor is not None and cursor[0] <= content_y < cursor[1]:
+            strip = self._highlight(strip, 0, width, "transcript--cursor")
         if self.search_query:
             strip = self._highlight_matches(strip, content_y)
         if self.new_below and y == self.scrollable_content_region.height - 1:
@@ -372,12 +392,23 @@ class Transcript(ScrollView, can_focus=True):
 
     def move_block(self, delta: int, kind: str | None = None) -> str | None:
         """Move the block cursor (n/p) to the next (+1) or previous (-1) entry (of `kind`), from the cursor,
-        else from the entry at the bottom of the view; bring it into view. Its key, or None."""
+        else from the entry at the bottom of the view; bring it into view. Its key, or None.
+
+        Without `kind`, the cursor also steps into an entry's fenced code blocks (`cursor_code`): an answer,
+        then each of its code blocks, then the next entry; backwards the same way in reverse."""
         entries = self._rows.items
         if not entries:
             return None
         current = self._by_key.get(self.cursor_key) if self.cursor_key else None
-        if current is not None and current.index < len(entries) and entries[current.index] is current:
+        inside = current is not None and current.index < len(entries) and entries[current.index] is current
+        if inside and kind is None and current is not None:
+            codes = code_blocks(current)
+            step = (-1 if self.cursor_code is None else self.cursor_code) + delta
+            if codes and (0 <= step < len(codes) or (step == -1 and self.cursor_code is not None)):
+                self.cursor_code = step if step >= 0 else None
+                self._bring_cursor_into_view(current)
+                return current.key
+        if inside and current is not None:
             index = current.index + delta
         else:
             bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
@@ -390,13 +421,42 @@ class Transcript(ScrollView, can_focus=True):
             return self.cursor_key
         entry = entries[index]
         self.cursor_key = entry.key
-        start, height = self._rows.start(index), max(self.scrollable_content_region.height, 1)
+        self.cursor_code = None
+        if kind is None and inside and delta < 0:  # back into an entry: its last code block first
+            codes = code_blocks(entry)
+            self.cursor_code = len(codes) - 1 if codes else None
+        self._bring_cursor_into_view(entry)
+        return entry.key
+
+    def _bring_cursor_into_view(self, entry: Entry) -> None:
+        span = self._cursor_span()
+        start = span[0] if span is not None else self._rows.start(entry.index)
+        height = max(self.scrollable_content_region.height, 1)
         top = round(self.scroll_offset.y)
         if not top <= start < top + height - 1:
             self._follow = False
             self.scroll_to(y=max(0, start - height // 3), animate=False, immediate=True)
         self.refresh()
-        return entry.key
+
+    def _cursor_span(self) -> tuple[int, int] | None:
+        """The content lines under the block cursor: its entry, or the code block of it the cursor is on."""
+        entry = self._by_key.get(self.cursor_key) if self.cursor_key else None
+        if entry is None or entry.index >= len(self._rows.items) or self._rows.items[entry.index] is not entry:
+            return None
+        if self.cursor_code is not None:
+            codes = code_blocks(entry)
+            if self.cursor_code < len(codes):
+                return code_block_lines(self, entry, codes[self.cursor_code])
+        start = self._rows.start(entry.index)
+        return start, start + entry.total
+
+    def cursor_code_block(self) -> tuple[CodeSpan, int, int] | None:
+        """The code block under the block cursor, its number (from 1) and how many its entry has, or None."""
+        entry = self._by_key.get(self.cursor_key) if self.cursor_key and self.cursor_code is not None else None
+        codes = code_blocks(entry) if entry is not None else []
+        if self.cursor_code is None or self.cursor_code >= len(codes):
+            return None
+        return codes[self.cursor_code], self.cursor_code + 1, len(codes)
 
     def on_blur(self) -> None:
         self.refresh()  # the cursor shows only while the transcript has the focus
