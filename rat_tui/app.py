@@ -279,15 +279,15 @@ class RatApp(KeyGuard, App[None]):
         for problem in unknown_ids(keymap, known):
             self.report_problem(problem)
 
-    def report_problem(self, problem: str) -> None:
+    def report_problem(self, problem: str, title: str = "Configuration") -> None:
         """A problem with the config (or the themes, keymap, rules file) found at startup: a toast, and a
         notice kept in the first tab's transcript, which does not vanish with the toast."""
         severity = problem_severity(problem)
         log.warning("%s", problem)
-        self.notify(problem, title="Configuration", severity=severity, timeout=10)
+        self.notify(problem, title=title, severity=severity, timeout=10)
         views = self.tabs.views if self.is_mounted else []
         session = views[0].session if views else self.first_session
-        session.store.dispatch(reducer.add_notice, f"Configuration: {problem}", severity)
+        session.store.dispatch(reducer.add_notice, f"{title}: {problem}", severity)
 
     def save_ui_setting(self, key: str, value: object) -> None:
         """A setting chosen in the UI goes to config.toml, comments kept (ui/saved_settings.py)."""

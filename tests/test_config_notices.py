@@ -51,3 +51,19 @@ async def test_a_dropped_value_and_an_unknown_keymap_id_are_warning_notices_in_t
         await until(pilot, lambda: len(app.tabs.views) == 2 and app.tabs.views[1].session.state.status == "ready",
                     "tab 2 ready")
         assert not [n for n in notices(app, 1) if n.text.startswith("Configuration:")]
+
+
+async def test_a_replay_notes_the_lines_it_skipped_as_a_replay_notice_not_a_configuration_one(tmp_path: Path) -> None:
+    from rat_tui.history.records import parse_recording
+    from rat_tui.ui.replay_app import ReplayApp
+
+    line = ('{"t": 0, "dir": "in", "msg": {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s",'
+            ' "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}}}}')
+    source = tmp_path / "trace.jsonl"
+    recording = parse_recording(f"{line}\nnot json at all\n", str(source))
+    app = ReplayApp(recording, source)
+    async with app.run_test(size=(120, 36)) as pilot:
+        view = app.tabs.views[0]
+        await until(pilot, lambda: view.session.state.status == "replayed", "the replay")
+        assert [(n.text, n.severity) for n in notices(app)] == [
+            (f"Replay: {source}: 1 line(s) that are not recorded messages were skipped.", "warning")]

@@ -22,15 +22,16 @@ class ReplayApp(RatApp):
         self.recording = recording
         self.replay_name = str(facts.get("agent_title") or facts.get("agent") or Path(source).stem)
         cwd = facts.get("cwd") if isinstance(facts.get("cwd"), str) and os.path.isdir(facts["cwd"]) else os.getcwd()
-        notes = list(problems or [])
-        if recording.skipped:
-            notes.append(f"{source}: {recording.skipped} line(s) that are not recorded messages were skipped.")
+        self._skipped_note = (f"{source}: {recording.skipped} line(s) that are not recorded messages were skipped."
+                              if recording.skipped else None)
         self._replay_pending = True
-        super().__init__(ReplayCommand(self.replay_name), Path(cwd), config=config, problems=notes)
+        super().__init__(ReplayCommand(self.replay_name), Path(cwd), config=config, problems=problems)
         self.launched = demo_agent()  # what Ctrl+N offers first: a replay is no agent to start again
 
     def on_mount(self) -> None:  # Textual runs RatApp.on_mount too (handlers are called along the MRO)
         self.tabs.views[0].composer.placeholder = READ_ONLY
+        if self._skipped_note:
+            self.report_problem(self._skipped_note, title="Replay")
 
     def make_session(self, command, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         if self._replay_pending:
