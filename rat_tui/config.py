@@ -7,6 +7,7 @@ A bad config file must not stop the user from working: every problem becomes a p
 from __future__ import annotations
 
 import copy
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -245,10 +246,61 @@ def load_config(path: Path | None = None) -> tuple[Config, list[str]]:
     except (OSError, UnicodeDecodeError) as error:
         return Config(), [f"{path}: cannot read the config file ({error}); using the defaults"]
     try:
-        config, problems = validate_config(data)
+        config, problems = validate_config(data, text)
     except RecursionError:
         return Config(), [f"{path}: the config file nests tables or arrays too deeply to check; using the defaults"]
     return config, [f"{path}: {problem}" for problem in problems]
+
+
+_TABLE_ARRAY = re.compile(r"\[\[\s*(.+?)\s*\]\]")
+_TABLE = re.compile(r"\[\s*(.+?)\s*\]")
+_KEY = re.compile(r"""((?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*=""")
+_KEY_PART = re.compile(r""""([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
+
+
+def _key_path(text: str) -> tuple[str, ...]:
+    return tuple(next(part for part in match.groups() if part is not None) for match in _KEY_PART.finditer(text))
+
+
+def key_lines(text: str) -> dict[tuple[Any, ...], int]:
+    """Where the file defines each table and key (its path, array entries by index) -> line number; a
+    best effort for the usual layout (`key = ` lines under `[table]` and `[[array]]` headers), so a
+    problem found in the parsed data can say where it is (keys inside inline tables name their table)."""
+    found: dict[tuple[Any, ...], int] = {}
+    table: tuple[Any, ...] = ()
+    entries: dict[tuple[str, ...], int] = {}
+    in_string = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        quotes = bool(line.count('"""') % 2 or line.count("'''") % 2)  # a multi-line string opens or closes
+        if in_string:
+            in_string = not quotes
+            continue
+        in_string = quotes
+        if not line or line.startswith("#"):
+            continue
+        if match := _TABLE_ARRAY.match(line):
+            path = _key_path(match.group(1))
+            entries[path] = entries.get(path, -1) + 1
+            table = (*path, entries[path])
+        elif line.startswith("[") and (match := _TABLE.match(line)):
+            table = _key_path(match.group(1))
+        elif match := _KEY.match(line):
+            found.setdefault((*table, *_key_path(match.group(1))), number)
+            continue
+        else:
+            continue
+        found.setdefault(table, number)
+    return found
+
+
+def _line_of(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> str:
+    """ "line N: " for the deepest part of `loc` the file defines on a line of its own, else ""."""
+    for end in range(len(loc), 0, -1):
+        number = lines.get(tuple(loc[:end]))
+        if number is not None:
+            return f"line {number}: "
+    return ""
 
 
 def problem_severity(problem: str) -> str:
@@ -265,10 +317,12 @@ def _with_line(message: str, text: str) -> str:
     return message
 
 
-def validate_config(data: dict[str, Any]) -> tuple[Config, list[str]]:
-    """Validate parsed TOML, dropping only what is invalid; returns the config and the problems."""
+def validate_config(data: dict[str, Any], text: str = "") -> tuple[Config, list[str]]:
+    """Validate parsed TOML, dropping only what is invalid; returns the config and the problems (each
+    with the line of `text`, the file, that holds the value, where it can be found)."""
     data = copy.deepcopy(data)  # pruned below; the caller's dict stays as it was
     problems: list[str] = []
+    lines = key_lines(text) if text else {}
     # Each pass removes at least one offending item, so this ends; the bound is a safety net.
     for _ in range(100):
         try:
@@ -276,7 +330,7 @@ def validate_config(data: dict[str, Any]) -> tuple[Config, list[str]]:
         except ValidationError as error:
             dropped = False
             items = error.errors()
-            problems.extend(_describe(item) for item in items)
+            problems.extend(_line_of(lines, tuple(item["loc"])) + _describe(item) for item in items)
             targets = {_target(tuple(item["loc"]), item["type"] == "extra_forbidden") for item in items}
             # Last first, so that removing a list entry does not shift the ones still to remove.
             for target in sorted(targets, key=_sort_key, reverse=True):

@@ -146,3 +146,16 @@ def test_syntax_error_at_end_of_file_still_names_a_line(tmp_path: Path) -> None:
     path.write_text('theme = "nord"\nkeymap = {\n')
     _, problems = load_config(path)
     assert len(problems) == 1 and "line 2" in problems[0]
+
+
+def test_a_problem_says_on_which_line_of_the_file_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('# mine\ntheme = "nord"\nnotes = """\nbogus = 1\n"""\n\n[agents.x]\ncommand = 1\n\n'
+                    '[[mcp_servers]]\nname = "a"\ncommand = "a"\n[[mcp_servers]]\nname = "b"\ncommand = 2\n'
+                    '[keymap]\n"session.traffic" = 3\n')
+    config, problems = load_config(path)
+    assert config.theme == "nord"
+    assert f"{path}: line 3: unknown key notes (ignored)" in problems  # not line 4, inside the string
+    assert any(p.startswith(f"{path}: line 8: agents.x.command:") for p in problems)
+    assert any(p.startswith(f"{path}: line 15: mcp_servers.1") for p in problems)  # the second entry's command
+    assert any(p.startswith(f"{path}: line 17: keymap.session.traffic:") for p in problems)

@@ -45,7 +45,7 @@ async def test_a_dropped_value_and_an_unknown_keymap_id_are_warning_notices_in_t
         # The keymap's ids are checked off the first frame, in a worker: wait for its notice.
         await until(pilot, lambda: "no.such.binding" in first.transcript.plain_text, "the keymap id notice")
         texts = {n.text: n.severity for n in notices(app) if n.text.startswith("Configuration:")}
-        assert texts[f"Configuration: {path}: unknown key bogus_key (ignored)"] == "warning"
+        assert texts[f"Configuration: {path}: line 2: unknown key bogus_key (ignored)"] == "warning"  # where it is
         assert any("no.such.binding" in text and severity == "warning" for text, severity in texts.items())
         await app.open_session(scripted_named({}, tmp_path, "two"), tmp_path)
         await until(pilot, lambda: len(app.tabs.views) == 2 and app.tabs.views[1].session.state.status == "ready",
