@@ -107,3 +107,17 @@ async def test_the_cursor_steps_into_code_blocks_and_y_copies_one_without_its_fe
         assert transcript.cursor_code is None and transcript.entry_source(transcript.cursor_key) == CODE_ANSWER
         await pilot.press("[", "]")  # prompts only: no stop in code blocks
         assert transcript.cursor_code is None
+
+
+def test_snapshot_block_cursor_on_a_code_block(snap_compare, tmp_path: Path) -> None:
+    async def run_before(pilot) -> None:
+        view = pilot.app.tabs.active_view
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        await pilot.press(*"snippets", "enter")
+        await until(pilot, lambda: "That is all." in view.transcript.plain_text, "the answer")
+        await until(pilot, lambda: view.session.state.status == "ready", "the turn's end")
+        await pilot.press("ctrl+t", "p", "n", "n")  # the answer's second code block: only it highlighted
+        await pilot.pause()
+
+    app = RatApp(scripted({"turns": [[{"chunk": CODE_ANSWER}]]}, tmp_path, "one"), Path("/"))
+    assert snap_compare(app, terminal_size=(90, 30), run_before=run_before)
