@@ -4,6 +4,15 @@ Usage: python bench/stress_agent.py. Stdlib only (the agent must not be the bott
 ends with an agent message chunk "END-<name>" once its last piece is sent; a workload that asks the user
 something (a form, a permission) carries "<NAME>-READY" in what the dialog shows, and ends once it is
 answered. Sizes can be scaled with env RAT_STRESS_SCALE (1.0 = the figures of issue #11/#17).
+
+Two more ways in, for bench/stress_sessions.py:
+- a prompt "sync NAME" (tabs20: many agents, one per tab, start at the same instant) claims the lowest
+  free slot number in the folder of env RAT_STRESS_GO (a file `slot-K` created exclusively), titles the
+  session "K" (`session_info_update`, so 20 tab labels fit one tab bar), then waits until the file
+  RAT_STRESS_GO exists before it plays NAME; env RAT_STRESS_NAME renames the agent (its `agentInfo`).
+- the agent advertises `loadSession` and `session/list`: the list holds one session, "STORED-SESSION",
+  whose `session/load` replays n(50,000) updates (user and agent message chunks, tool calls with their
+  updates, a plan now and then) and ends with "END-load50000" before it answers.
 """
 
 from __future__ import annotations
@@ -11,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
+from pathlib import Path
 
 from stream_agent import PIECES  # the same markdown answer pieces as bench/stream.py's agent
 
@@ -198,6 +209,71 @@ WORKLOADS = {
 }
 
 
+# -- a stored session (session/list, session/load) -------------------------------------------------
+
+STORED = "stored-session"
+LOAD_NAME = "load50000"
+
+
+def replay(count: int):
+    """`count` history updates in turns of ten: the user's question, an agent answer in six chunks, a
+    read tool call and its completion, then a seventh chunk (every fifth turn, a plan of five steps)."""
+    turn = 0
+    sent = 0
+    while True:
+        c = turn
+        steps = [
+            update({"sessionUpdate": "user_message_chunk",
+                    "content": {"type": "text", "text": f"question {c}: look at file_{c}.py and fix step {c}"}}),
+            chunk(f"## Step {c}\n\n"),
+            chunk(f"This is paragraph {c} with some *emphasis*, "),
+            chunk(f"a `code span` and a [link](https://example.com/{c}). "),
+            update({"sessionUpdate": "tool_call", "toolCallId": f"read-{c}", "title": f"Read file_{c}.py",
+                    "kind": "read", "status": "in_progress", "locations": [{"path": f"/tmp/stress/file_{c}.py"}]}),
+            update({"sessionUpdate": "tool_call_update", "toolCallId": f"read-{c}", "status": "completed",
+                    "content": [{"type": "content", "content": {"type": "text",
+                                                                "text": f"def step_{c}():\n    return {c}\n"}}]}),
+            chunk("It keeps going for a while.\n\n"),
+            chunk(f"- item one of list {c}\n"),
+            chunk("- item two with **bold** text\n\n"),
+            update({"sessionUpdate": "plan", "entries": [
+                {"content": f"Step {c + k}", "priority": "medium",
+                 "status": "completed" if k == 0 else "in_progress" if k == 1 else "pending"} for k in range(5)]})
+            if c % 5 == 0 else chunk(f"Done with step {c}.\n\n"),
+        ]
+        for step in steps:
+            if sent == count:
+                return
+            sent += 1
+            yield step
+        turn += 1
+
+
+def load(session_id: str) -> None:
+    global SESSION
+    SESSION = session_id
+    stream(replay(n(50000)))
+    write([chunk(f"\n\nEND-{LOAD_NAME}\n")])
+
+
+# -- many tabs at once --------------------------------------------------------------------------------
+
+
+def synchronised() -> None:
+    """Claim a slot, title the session with it, wait for the go file (see the module's docstring)."""
+    go = Path(os.environ["RAT_STRESS_GO"])
+    slot = 1
+    while True:
+        try:
+            os.close(os.open(go.parent / f"slot-{slot}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            break
+        except FileExistsError:
+            slot += 1
+    write([update({"sessionUpdate": "session_info_update", "title": str(slot)})])
+    while not go.exists():
+        time.sleep(0.005)
+
+
 def main() -> None:
     for line in sys.stdin:
         try:
@@ -206,12 +282,17 @@ def main() -> None:
             continue
         method, mid = msg.get("method"), msg.get("id")
         if method == "initialize":
-            result = {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "stress"}}
+            result = {"protocolVersion": 1,
+                      "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
+                      "agentInfo": {"name": os.environ.get("RAT_STRESS_NAME", "stress")}}
         elif method == "session/new":
             result = {"sessionId": SESSION}
         elif method == "session/prompt":
             blocks = msg.get("params", {}).get("prompt") or [{}]
             name = str(blocks[0].get("text", "")).strip()
+            if name.startswith("sync "):
+                name = name.removeprefix("sync ").strip()
+                synchronised()
             play = WORKLOADS.get(name)
             if play is None:
                 write([chunk(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")])
@@ -219,6 +300,13 @@ def main() -> None:
                 play()
             write([chunk(f"\n\nEND-{name}\n")])
             result = {"stopReason": "end_turn"}
+        elif method == "session/list":
+            cwd = msg.get("params", {}).get("cwd") or os.getcwd()
+            result = {"sessions": [{"sessionId": STORED, "cwd": cwd, "updatedAt": "2026-01-01T00:00:00Z",
+                                    "title": f"STORED-SESSION with {n(50000)} updates"}]}
+        elif method == "session/load":
+            load(str(msg.get("params", {}).get("sessionId") or STORED))
+            result = {}
         elif mid is None:
             continue
         else:
