@@ -65,12 +65,16 @@ def _run_loop(tmux: stress.Tmux, start: float, timeout: float, done) -> tuple[fl
     return None, prober, screen
 
 
+def _debug(title: str, screen: str) -> None:
+    if os.environ.get("RAT_STRESS_DEBUG"):
+        print(f"-- {title}:\n{screen}", file=sys.stderr)
+
+
 def _failed(tmux: stress.Tmux, result: dict, why: str, screen: str) -> dict:
     result["error"] = why
     result["screen"] = screen
     result["rss_mb"] = tmux.peak_rss_mb()
-    if os.environ.get("RAT_STRESS_DEBUG"):
-        print(f"-- {why}:\n{screen}", file=sys.stderr)
+    _debug(why, screen)
     return result
 
 
@@ -120,6 +124,7 @@ def run_tabs20(scale: float, timeout: float, root: Path) -> dict:
         result["rss_mb"] = tmux.peak_rss_mb()
         if shown is None:
             return _failed(tmux, result, f"timed out after {timeout:.0f} s", screen)
+        _debug("the screen at the end", screen)
         return result
     finally:
         tmux.close()
@@ -193,6 +198,7 @@ def run_load50000(scale: float, timeout: float, root: Path) -> dict:
         result["rss_mb"] = tmux.peak_rss_mb()
         if shown is None:
             return _failed(tmux, result, f"timed out after {timeout:.0f} s", screen)
+        _debug("the screen at the end", screen)
         return result
     finally:
         tmux.close()
