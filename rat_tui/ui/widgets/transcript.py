@@ -24,6 +24,11 @@ from .transcript_select import CodeSpan, block_selection, code_block_lines, code
 
 SEVERITIES = ("info", "warning", "error")
 NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
+# A flush waits FLUSH_SPACING times what the last one cost after it (at most MAX_FLUSH_GAP seconds): the
+# transcript takes about a quarter of the UI thread in a flood, and reading the agent the rest.
+FLUSH_SPACING = 3
+MAX_FLUSH_GAP = 0.1
+PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper ones come at once
 RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
 RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
 USER_BAR = "▌ "
@@ -96,6 +101,8 @@ class Transcript(ScrollView, can_focus=True):
         self._by_key: dict[str, Entry] = {}
         self._dirty: set[Entry] = set()  # entries whose open tail grew since the last flush
         self._flush_pending = False
+        self._flushed_at = 0.0  # when the last flush ended, and what it cost (for _schedule's pacing)
+        self._flush_cost = 0.0
         self._follow = True
         self._settling = False
         self._width = 0
@@ -154,10 +161,9 @@ class Transcript(ScrollView, can_focus=True):
             self._schedule()
             return
         splitter.feed(text)  # O(chunk): blocks are cut once per batch, in _flush
-        tail = entry.body[-1] if entry.body and entry.body[-1].open else None
-        if tail is not None:
-            tail.strips = None
-        elif splitter.has_tail:
+        # An open tail keeps its lines until the flush renders it again (_sync): a frame drawn meanwhile
+        # must not render an end that has not been cut into blocks yet.
+        if not (entry.body and entry.body[-1].open) and splitter.has_tail:
             self._add_seg(entry, Seg("md", open=True))
         if entry.collapsed and entry.header:
             entry.header.strips = None
@@ -628,12 +634,27 @@ class Transcript(ScrollView, can_focus=True):
     def _schedule(self) -> None:
         if not self._flush_pending and self.is_mounted:
             self._flush_pending = True
-            self.call_later(self._flush)
+            # Paced by what the last flush cost: in a flood each flush renders a screenful of new
+            # Markdown (10-20 ms), and flushing at every turn of the loop left less time to read the
+            # agent than to draw what scrolls past unread. A cheap flush (normal streaming) comes at once.
+            wait = self._flushed_at + min(FLUSH_SPACING * self._flush_cost, MAX_FLUSH_GAP) - time.perf_counter()
+            if self._flush_cost > PACED_FLUSH and wait > 0.002:
+                self.set_timer(wait, self._flush)
+            else:
+                self.call_later(self._flush)
 
     def _flush(self) -> None:
         """Once per batch of appends: re-estimate grown tails, then render what the viewport needs."""
         if not self._flush_pending:
             return
+        started = time.perf_counter()
+        try:
+            self._flush_now()
+        finally:
+            self._flushed_at = time.perf_counter()
+            self._flush_cost = self._flushed_at - started
+
+    def _flush_now(self) -> None:
         self._flush_pending = False
         for entry in self._dirty:
             if entry.splitter is not None:
