@@ -6,6 +6,7 @@ Nothing here is timed (speed is bench/stress.py's): each test checks WHERE or HO
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 
 from textual.app import ComposeResult
@@ -24,7 +25,13 @@ from rat_tui.ui.widgets.tool_call import render_tool_call
 from .helpers.harness import RatThemedApp, wait_for
 
 
+_EDITS = itertools.count()
+
+
 def big_edit(lines: int = 20000, tag: str = "") -> tuple[str, str]:
+    """A 20,000-line edit no other test (or earlier run of this one in the process) has diffed: the diff
+    cache is process-wide, and a cached diff would make the 'placeholder first' checks meaningless."""
+    tag = f"{tag}{next(_EDITS)}"
     old = [f"value_{i} = compute({i}){tag}" for i in range(lines)]
     new = [line + "  # changed" if i % 10 == 5 else line for i, line in enumerate(old)]
     return "\n".join(old) + "\n", "\n".join(new) + "\n"

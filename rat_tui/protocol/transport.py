@@ -18,8 +18,17 @@ from .sanitize import clean
 log = logging.getLogger("rat.agent")
 
 READ_CHUNK = 256 * 1024
-# How long the reader may hold the event loop before it yields (keystrokes must echo meanwhile).
+# How long the readers together may hold the event loop before it goes on (keystrokes must echo
+# meanwhile): a reader's slice is this divided by the readers busy at the time, so twenty tabs
+# streaming at once do not make a keystroke wait twenty slices at each of its hops.
 READ_SLICE_SECONDS = 0.002
+_BUSY: dict[int, float] = {}  # busy readers: id -> when each last gave the loop a turn with lines left
+_BUSY_FOR = 0.05  # a reader that has not yielded for this long is no longer counted busy
+
+
+def _slice_seconds(now: float) -> float:
+    busy = sum(1 for at in _BUSY.values() if now - at < _BUSY_FOR)
+    return READ_SLICE_SECONDS / max(1, busy)
 # A line longer than this is skipped (its bytes are read and dropped up to its newline): a message
 # of this size is not one an agent means to send, and holding it would cost the memory.
 MAX_LINE_BYTES = 256 * 1024 * 1024
@@ -227,48 +236,55 @@ class AgentProcess:
         scan_from = 0
         skipping, skipped = False, 0  # inside a line longer than max_line_bytes, dropped as it comes
         slice_start = time.monotonic()
-        while True:
-            if before_wait is not None:
-                before_wait()
-            data = await stdout.read(READ_CHUNK)
-            if not data:
-                if buffer.strip():
-                    yield bytes(buffer)
-                return
-            if skipping:
-                end = data.find(b"\n")
-                if end < 0:
-                    skipped += len(data)
-                    continue
-                self._oversized(skipped + end)
-                data, skipping, skipped = data[end + 1 :], False, 0
-            buffer += data
-            start = 0
+        slice_len = _slice_seconds(slice_start)
+        try:
             while True:
-                end = buffer.find(b"\n", scan_from)
-                if end < 0:
-                    break
-                line = bytes(buffer[start:end])
-                start = scan_from = end + 1
-                if line.strip():
-                    yield line
-                if time.monotonic() - slice_start > READ_SLICE_SECONDS:
+                if before_wait is not None:
+                    before_wait()
+                data = await stdout.read(READ_CHUNK)
+                if not data:
+                    if buffer.strip():
+                        yield bytes(buffer)
+                    return
+                if skipping:
+                    end = data.find(b"\n")
+                    if end < 0:
+                        skipped += len(data)
+                        continue
+                    self._oversized(skipped + end)
+                    data, skipping, skipped = data[end + 1 :], False, 0
+                buffer += data
+                start = 0
+                while True:
+                    end = buffer.find(b"\n", scan_from)
+                    if end < 0:
+                        break
+                    line = bytes(buffer[start:end])
+                    start = scan_from = end + 1
+                    if line.strip():
+                        yield line
+                    if time.monotonic() - slice_start > slice_len:
+                        if before_wait is not None:
+                            before_wait()
+                        _BUSY[id(self)] = time.monotonic()
+                        await asyncio.sleep(0)
+                        slice_start = time.monotonic()
+                        slice_len = _slice_seconds(slice_start)
+                if start:
+                    del buffer[:start]
+                scan_from = len(buffer)
+                if len(buffer) > self.max_line_bytes:
+                    skipping, skipped = True, len(buffer)
+                    buffer.clear()
+                    scan_from = 0
+                if time.monotonic() - slice_start > slice_len:
                     if before_wait is not None:
                         before_wait()
                     await asyncio.sleep(0)
                     slice_start = time.monotonic()
-            if start:
-                del buffer[:start]
-            scan_from = len(buffer)
-            if len(buffer) > self.max_line_bytes:
-                skipping, skipped = True, len(buffer)
-                buffer.clear()
-                scan_from = 0
-            if time.monotonic() - slice_start > READ_SLICE_SECONDS:
-                if before_wait is not None:
-                    before_wait()
-                await asyncio.sleep(0)
-                slice_start = time.monotonic()
+                    slice_len = _slice_seconds(slice_start)
+        finally:
+            _BUSY.pop(id(self), None)
 
     def _oversized(self, size: int) -> None:
         log.warning("skipped a line of %d bytes from the agent (limit %d)", size, self.max_line_bytes)

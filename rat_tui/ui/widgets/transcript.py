@@ -29,6 +29,7 @@ NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
 FLUSH_SPACING = 3
 MAX_FLUSH_GAP = 0.1
 PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper ones come at once
+HIDDEN_FLUSH_GAP = 0.25  # a tab in the background cuts its streamed text into blocks this often at most
 RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
 RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
 USER_BAR = "▌ "
@@ -637,8 +638,10 @@ class Transcript(ScrollView, can_focus=True):
             # Paced by what the last flush cost: in a flood each flush renders a screenful of new
             # Markdown (10-20 ms), and flushing at every turn of the loop left less time to read the
             # agent than to draw what scrolls past unread. A cheap flush (normal streaming) comes at once.
-            wait = self._flushed_at + min(FLUSH_SPACING * self._flush_cost, MAX_FLUSH_GAP) - time.perf_counter()
-            if self._flush_cost > PACED_FLUSH and wait > 0.002:
+            hidden = not self.region and self._width  # a tab in the background: nothing to draw
+            gap = HIDDEN_FLUSH_GAP if hidden else min(FLUSH_SPACING * self._flush_cost, MAX_FLUSH_GAP)
+            wait = self._flushed_at + gap - time.perf_counter()
+            if (hidden or self._flush_cost > PACED_FLUSH) and wait > 0.002:
                 self.set_timer(wait, self._flush)
             else:
                 self.call_later(self._flush)
