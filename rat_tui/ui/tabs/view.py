@@ -362,9 +362,10 @@ class SessionView(Vertical):
         if call is None:
             self.notify("No tool call to show.", timeout=2)
             return
-        from ..screens.output_viewer import OutputViewer, output_text
+        from ..screens.output_viewer import OutputViewer, output_text, tail_first
 
-        self.app.push_screen(OutputViewer(call.title, output_text(call, self.session.state.terminals)))
+        self.app.push_screen(OutputViewer(call.title, output_text(call, self.session.state.terminals),
+                                          at_end=tail_first(call)))
 
     @on(PromptComposer.Submitted)
     def _submit(self, event: PromptComposer.Submitted) -> None:
