@@ -25,7 +25,7 @@ EXECUTE_TURN = [
 
 
 def test_snapshot_tail_first_execute_card(snap_compare, tmp_path: Path) -> None:
-    app = RatApp(scripted({"turns": [EXECUTE_TURN]}, tmp_path), tmp_path)
+    app = RatApp(scripted({"turns": [EXECUTE_TURN]}, tmp_path), Path("/"))
 
     async def run_before(pilot) -> None:
         await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
@@ -35,3 +35,35 @@ def test_snapshot_tail_first_execute_card(snap_compare, tmp_path: Path) -> None:
         steady_cursors(app)
 
     assert snap_compare(app, terminal_size=(80, 30), run_before=run_before)
+
+
+WIDE_ANSWER = (
+    "## What I changed\n\n"
+    "The parser kept the indent of the first line only; a wrapped line started again at column 0, so "
+    "long lines in tool cards and quotes looked like new paragraphs. It now carries the indent over "
+    "to every wrapped line, and the tests cover lines of every length up to twice the width.\n\n"
+    "| file | lines |\n| --- | --- |\n| parser.py | +12 −4 |\n| test_parser.py | +30 |\n\n"
+    "```python\ndef wrap(line: str, width: int, indent: int) -> list[str]:\n    return textwrap.wrap(line, width,"
+    " subsequent_indent=' ' * indent)\n```\n"
+)
+WIDE_TURN = [
+    {"update": {"sessionUpdate": "tool_call", "toolCallId": "edit-1", "title": "Edit parser.py", "kind": "edit",
+                "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text":
+                    "Replaced the wrapping loop: " + " ".join(f"token{n}" for n in range(40))}}]}},
+    {"chunk": WIDE_ANSWER},
+]
+
+
+def test_snapshot_readable_width_on_a_250_column_terminal(snap_compare, tmp_path: Path) -> None:
+    from rat_tui.config import Config, UiConfig
+
+    app = RatApp(scripted({"turns": [WIDE_TURN]}, tmp_path), Path("/"), Config(ui=UiConfig(max_width=120)))
+
+    async def run_before(pilot) -> None:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        await send(pilot, "fix the wrapping")
+        await until(pilot, lambda: view(app).session.state.stop_reason == "end_turn", "the turn")
+        await until(pilot, lambda: "subsequent_indent" in view(app).transcript.visible_text(), "the answer drawn")
+        steady_cursors(app)
+
+    assert snap_compare(app, terminal_size=(250, 40), run_before=run_before)

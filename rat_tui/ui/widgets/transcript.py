@@ -106,6 +106,7 @@ class Transcript(ScrollView, can_focus=True):
         self._follow = True
         self._settling = False
         self._width = 0
+        self.max_width = 0  # the text's width at most ([ui] max_width; 0: the widget's), against the left edge
         self._style_key: tuple | None = None
         self._base_style: Style | None = None
         self._styles: dict[str, Style] = {}
@@ -286,12 +287,17 @@ class Transcript(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         super().on_mount()
+        config = getattr(self.app, "config", None)
+        if config is not None:
+            self.max_width = config.ui.max_width
         self._schedule()
         # Pygments builds a lexer's tables on first use (about 0.3 s): do it before the first answer.
         threading.Thread(target=warm_up, name="lexer-warm-up", daemon=True).start()
 
     def on_resize(self, event: events.Resize) -> None:
         width = self.scrollable_content_region.width
+        if self.max_width:  # rendered at that width (wrapped, not clipped), the rest of the line left blank
+            width = min(width, self.max_width)
         if width != self._width:
             self._width = width
             self._relayout_all()
