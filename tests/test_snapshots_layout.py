@@ -67,3 +67,33 @@ def test_snapshot_readable_width_on_a_250_column_terminal(snap_compare, tmp_path
         steady_cursors(app)
 
     assert snap_compare(app, terminal_size=(250, 40), run_before=run_before)
+
+
+def test_snapshot_status_bar_at_80_columns(snap_compare, tmp_path: Path) -> None:
+    from .helpers.config_options import LEGACY_MODELS, LEGACY_MODES
+
+    release = tmp_path / "release"
+    script = {"new_session_result": {"modes": LEGACY_MODES, "models": LEGACY_MODELS}, "turns": [[
+        {"update": {"sessionUpdate": "session_info_update", "title": "Fix the flaky login test on CI"}},
+        {"update": {"sessionUpdate": "usage_update", "used": 124_000, "size": 200_000,
+                    "cost": {"amount": 0.42, "currency": "USD"}}},
+        {"chunk": "Looking at the login test."},
+        {"wait_file": str(release)},
+        {"request": {"id": "perm-1", "method": "session/request_permission", "params": {
+            "sessionId": "$SESSION", "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}],
+            "toolCall": {"toolCallId": "rm-1", "title": "rm -rf build", "kind": "execute"}}}},
+    ]]}
+    app = RatApp(scripted(script, tmp_path), Path("/"))
+
+    async def run_before(pilot) -> None:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        await send(pilot, "fix it")
+        await until(pilot, lambda: "Looking at" in view(app).transcript.visible_text(), "the answer")
+        await pilot.press(*"and the")  # a draft: the request waits, announced
+        release.touch()
+        await until(pilot, lambda: view(app).status_bar.waiting == 1, "the request announced")
+        app.clear_notifications()  # the toast saying the same would cover the status bar
+        steady_cursors(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 20), run_before=run_before)
