@@ -97,3 +97,21 @@ def test_snapshot_status_bar_at_80_columns(snap_compare, tmp_path: Path) -> None
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 20), run_before=run_before)
+
+
+DONE_PLAN = [{"content": f"Step {n}", "priority": "medium", "status": "completed"} for n in range(7)]
+
+
+def test_snapshot_folded_plan(snap_compare, tmp_path: Path) -> None:
+    turn = [{"update": {"sessionUpdate": "plan", "entries": DONE_PLAN}}, {"chunk": "Every step is done."}]
+    app = RatApp(scripted({"turns": [turn]}, tmp_path), Path("/"))
+
+    async def run_before(pilot) -> None:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        await send(pilot, "finish the plan")
+        await until(pilot, lambda: view(app).session.state.stop_reason == "end_turn", "the turn")
+        await until(pilot, lambda: view(app).plan_panel.folded, "the plan folded")
+        await until(pilot, lambda: "Every step" in view(app).transcript.visible_text(), "the answer drawn")
+        steady_cursors(app)
+
+    assert snap_compare(app, terminal_size=(80, 20), run_before=run_before)
