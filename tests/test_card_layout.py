@@ -103,3 +103,40 @@ def test_wrapped_lines_keep_the_card_indent() -> None:
                              content=[{"type": "content", "content": {"type": "text", "text": long_line}}])
         body = card_text(call, width=40).splitlines()[1:]
         assert len(body) > 3 and all(line.startswith("   word") for line in body), body
+
+
+def header_row(transcript, title: str) -> int:
+    return next(i for i, line in enumerate(transcript.visible_text().splitlines())
+                if line.startswith("●") and title in line)
+
+
+@pytest.mark.slow
+async def test_a_click_on_a_card_header_expands_and_collapses_it(tmp_path: Path) -> None:
+    app = RatApp(scripted({"turns": [TURN]}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.tabs.active_view
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        await pilot.press(*"read", "enter")
+        await until(pilot, lambda: view.session.state.status == "ready" and "read" in view.session.state.tool_calls,
+                    "the turn's end")
+        transcript = view.transcript
+        await until(pilot, lambda: "Read notes.txt" in transcript.visible_text(), "the card drawn")
+        call = view.session.state.tool_calls["read"]
+        row = header_row(transcript, "Read notes.txt")
+        # A drag across the header selects text: no toggle.
+        await pilot.mouse_down(transcript, offset=(2, row))
+        await pilot.hover(transcript, offset=(20, row))
+        await pilot.mouse_up(transcript, offset=(20, row))
+        # A click on the header: expanded (once: the drag before it toggled nothing).
+        await pilot.click(transcript, offset=(4, header_row(transcript, "Read notes.txt")))
+        await until(pilot, lambda: call.expanded, "expanded by the click")
+        await until(pilot, lambda: "line 49 of the file" in transcript.plain_text or
+                    "line 49 of the file" in transcript.visible_text(), "the whole output drawn")
+        assert call.expanded
+        assert header_row(transcript, "Read notes.txt") == row  # the header stays under the pointer
+        # A click on a body line does nothing; on the header again, collapsed.
+        await pilot.click(transcript, offset=(4, header_row(transcript, "Read notes.txt") + 2))
+        await pilot.click(transcript, offset=(4, header_row(transcript, "Read notes.txt")))
+        await until(pilot, lambda: not call.expanded, "collapsed by the second click")
+        await pilot.click(transcript, offset=(4, header_row(transcript, "Read notes.txt")))
+        await until(pilot, lambda: call.expanded, "expanded again")  # the body click had toggled nothing

@@ -115,3 +115,24 @@ def test_snapshot_folded_plan(snap_compare, tmp_path: Path) -> None:
         steady_cursors(app)
 
     assert snap_compare(app, terminal_size=(80, 20), run_before=run_before)
+
+
+def test_snapshot_footer_under_a_dialog(snap_compare, tmp_path: Path) -> None:
+    from rat_tui.ui.screens.permission import PermissionScreen
+
+    turn = [{"request": {"id": "perm-1", "method": "session/request_permission", "params": {
+        "sessionId": "$SESSION",
+        "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "reject", "name": "Reject", "kind": "reject_once"}],
+        "toolCall": {"toolCallId": "rm-1", "title": "rm -rf build", "kind": "execute"}}}}]
+    app = RatApp(scripted({"turns": [turn]}, tmp_path), Path("/"))
+
+    async def run_before(pilot) -> None:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        await send(pilot, "clean up")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the dialog")
+        await until(pilot, lambda: "Pick" in app.screen.query_one("Footer").query("FooterKey").last().description,
+                    "the dialog's footer")
+        steady_cursors(app)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -307,6 +307,10 @@ class SessionView(Vertical):
     def action_toggle_tool_call(self) -> None:
         children_ui.toggle_nearest(self)  # a tool call, a subagent's card or a compaction marker
 
+    @on(Transcript.CardClicked)
+    def _card_clicked(self, event: Transcript.CardClicked) -> None:
+        children_ui.toggle(self, event.key)  # a click on a card's header expands or collapses it
+
     def action_open_child(self) -> None:
         children_ui.open_child(self)
 
