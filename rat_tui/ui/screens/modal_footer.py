@@ -12,6 +12,9 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Footer
 
+FOOTER_ROWS = 1
+"""The rows the modal's own footer takes at the bottom (a dialog sizing itself leaves them)."""
+
 
 class ModalFooter:
     """Mixin for a ModalScreen (before it in the bases): a Footer of its own once mounted."""
