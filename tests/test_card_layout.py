@@ -140,3 +140,12 @@ async def test_a_click_on_a_card_header_expands_and_collapses_it(tmp_path: Path)
         await until(pilot, lambda: not call.expanded, "collapsed by the second click")
         await pilot.click(transcript, offset=(4, header_row(transcript, "Read notes.txt")))
         await until(pilot, lambda: call.expanded, "expanded again")  # the body click had toggled nothing
+
+
+def test_a_long_title_wraps_under_itself() -> None:
+    command = "pytest " + " ".join(f"tests/test_module_{n}.py" for n in range(12))
+    call = ToolCallEntry("tc", "tc", title=command, kind="execute", status="in_progress")
+    lines = card_text(call, width=60).splitlines()
+    assert lines[0].startswith("◐ ▶  pytest tests/test_module_0.py")
+    assert len(lines) >= 4 and all(line.startswith(" " * 5) and line[5] != " " for line in lines[1:])
+    assert " ".join(" ".join(lines).split()).endswith("tests/test_module_11.py in progress")

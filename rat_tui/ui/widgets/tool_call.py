@@ -56,6 +56,20 @@ class LazyCard:
         yield self._card
 
 
+class Hanging:
+    """`lead` then `text`, the lines `text` wraps to indented under its start (a long command as a title)."""
+
+    def __init__(self, lead: Text, text: Text) -> None:
+        self.lead, self.text = lead, text
+
+    def __rich_console__(self, console, options):
+        indent = self.lead.cell_len
+        for index, line in enumerate(self.text.wrap(console, max(options.max_width - indent, 1))):
+            row = self.lead.copy() if index == 0 else Text(" " * indent)
+            row.append_text(line)
+            yield row
+
+
 def absolute_title(call: ToolCallEntry) -> str | None:
     """The absolute location a relative-path title names (`home/u/p/notes.txt` for `/home/u/p/notes.txt`)."""
     title = call.title or ""
@@ -81,9 +95,10 @@ def render_tool_call(
     colours = colours or {}
     mark, variable = STATUS_MARKS.get(call.status, ("?", "tool-pending"))
     colour = colours.get(variable, "")
+    lead = Text()
+    lead.append(f"{mark} ", style=colour)
+    lead.append(f"{KIND_ICONS.get(call.kind or 'other', '⚙ ')} ")
     header = Text()
-    header.append(f"{mark} ", style=colour)
-    header.append(f"{KIND_ICONS.get(call.kind or 'other', '⚙ ')} ")
     header.append(call.title or "Tool call", style="bold")
     absolute = absolute_title(call)
     if absolute:  # opencode titles a call with its path relative to /: the real location beside it
@@ -93,7 +108,7 @@ def render_tool_call(
     header.append(f"  {call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
     if call.auto_decision:
         header.append(f"  ✓ {call.auto_decision}", style=colours.get("tool-completed", ""))
-    parts: list[RenderableType] = [header]
+    parts: list[RenderableType] = [Hanging(lead, header)]
     for location in call.locations:
         line = location.get("line")
         if absolute and not line and location.get("path") == absolute:
