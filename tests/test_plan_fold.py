@@ -52,8 +52,7 @@ async def test_plan_folds_when_done_and_when_a_turn_leaves_it_behind(tmp_path: P
         await until(pilot, lambda: "no plan" in view(app).transcript.plain_text, "the second answer")
         await until(pilot, lambda: panel.folded, "the plan folded")
         assert panel_text(app) == "Plan of an earlier turn ◐ 0/2 done · f2 shows it"
-        await pilot.pause()
-        assert panel.size.height == 1
+        await until(pilot, lambda: panel.size.height == 1, "the panel one line high")
         await pilot.press("f2")  # unfolds it, does not hide it
         assert not panel.folded and "◐ Step 0" in panel_text(app) and not panel.has_class("-hidden")
 
