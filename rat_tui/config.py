@@ -168,6 +168,16 @@ class ImagesConfig(BaseModel):
     sixel or halfcell (coloured half blocks) force one; off always shows the placeholder."""
 
 
+class UiConfig(BaseModel):
+    """Layout (`[ui]`)."""
+
+    model_config = _MODEL_CONFIG
+
+    max_width: int = Field(default=120, ge=0)
+    """The transcript's text (messages, Markdown, tool cards) is laid out at most this many columns wide,
+    against the left edge; 0: the whole width of the terminal."""
+
+
 class Config(BaseModel):
     """Everything config.toml can set; every field has a default, so an empty file is valid."""
 
@@ -206,6 +216,8 @@ class Config(BaseModel):
     """Where sessions in a fresh git worktree are made (`[worktrees]`)."""
     images: ImagesConfig = Field(default_factory=ImagesConfig)
     """How images are drawn in the terminal (`[images]`)."""
+    ui: UiConfig = Field(default_factory=UiConfig)
+    """Layout: the transcript's readable width (`[ui]`)."""
     system_prompt: str | None = None
     """Instructions sent to every agent as its session's system prompt, in append mode (the agent's
     own prompt stays), where the agent advertises it; a project adds its own in `.rat/instructions.md`."""

@@ -223,7 +223,7 @@ async def test_command_diff_and_context_are_visible() -> None:
         assert "1  ✓✓ Always Allow  [allow · always]" in seen and "3  ✗  Reject  [reject · once]" in seen
 
     app = PermissionApp(GEMINI_EDIT, agent_name="gemini", tool_call={"toolCallId": "replace_1", "status": "in_progress"})
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(100, 31)) as pilot:  # the diff whole above the dialog's footer
         await pilot.pause()
         seen = screen_text(app)
         assert "/home/user/project/notes.txt" in seen and "@@ -2," in seen  # three lines of context, as the diff viewer

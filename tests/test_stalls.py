@@ -213,7 +213,7 @@ def test_terminal_tail_keeps_the_last_lines_only() -> None:
     console.print(render_tool_call(call, {"t": terminal}))
     shown = console.export_text()
     assert "line 19999" in shown and "line 19992" in shown and "line 19991" not in shown
-    assert "19992 more lines" in shown and "\x1b" not in shown and "exit code 0" in shown
+    assert "19992 earlier lines (v to view all)" in shown and "\x1b" not in shown and "exit code 0" in shown
 
 
 FIRST_FRAME_CHECK = '''

@@ -15,6 +15,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...agents.catalog import Availability, Catalog, CatalogAgent, Which, check, spec_for
+from .modal_footer import ModalFooter
 
 log = logging.getLogger("rat.picker")
 
@@ -36,7 +37,7 @@ def agent_prompt(agent: CatalogAgent, availability: Availability) -> Content:
     return Content.assemble(*parts)
 
 
-class AgentPickerScreen(ModalScreen[Any]):
+class AgentPickerScreen(ModalFooter, ModalScreen[Any]):
     """Dismisses with the AgentSpec to start (cli.AgentSpec), or None when closed.
 
     Enter on an agent that is not installed keeps the screen open and says what to run; `c`

@@ -167,6 +167,12 @@ class ChildSessionScreen(Screen[None]):
         key = self.transcript.nearest_key(calls) if calls else None
         return calls.get(key) if key else None
 
+    def on_transcript_card_clicked(self, event: Transcript.CardClicked) -> None:
+        call = next((c for c in self.child.state.tool_calls.values() if c.key == event.key), None)
+        if call is not None:  # a click on a card's header, as x
+            call.expanded = not call.expanded
+            self.feeder.refresh_card(call, self.child.state.terminals)
+
     def action_toggle_tool_call(self) -> None:
         call = self._nearest_call()
         if call is not None:  # a view-side flag on the child's own entry: redraw just that card

@@ -24,6 +24,7 @@ from ...session.controls import (
     set_config_option,
 )
 from ...state.models import Change, FieldChanged
+from .modal_footer import ModalFooter
 
 # Store fields whose change redraws these screens.
 WATCHED = {"config", "mode", "models", "session"}
@@ -114,7 +115,7 @@ class OptionSwitch(Switch):
         self.key = key
 
 
-class _ControlsScreen(ModalScreen[Any]):
+class _ControlsScreen(ModalFooter, ModalScreen[Any]):
     """Shared by both screens: follows the store, applies values in an app worker, shows errors."""
 
     def __init__(self, session: AgentSession) -> None:

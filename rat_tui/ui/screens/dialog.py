@@ -20,6 +20,7 @@ from textual import events
 from textual.screen import ModalScreen
 
 from .modal_answer import DismissOnce
+from .modal_footer import ModalFooter
 
 T = TypeVar("T")
 
@@ -31,7 +32,7 @@ class Withdrawn:
     goes back to waiting (announced); the key went on to where it was meant to go (`key_sink`)."""
 
 
-class Dialog(ModalScreen[T]):
+class Dialog(ModalFooter, ModalScreen[T]):
     """A modal dialog: the screen dims what lies under it and centres one box, `#dialog`.
 
     Every modal of the app derives from it, so the look (and the footer under it, which shows the

@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from ...session.agent_session import AgentSession
 from ...session.mcp_servers import McpServerRow, target
+from .modal_footer import ModalFooter
 
 
 def summary_rows(session: AgentSession) -> tuple[list[McpServerRow], str]:
@@ -23,7 +24,7 @@ def summary_rows(session: AgentSession) -> tuple[list[McpServerRow], str]:
     return rows, "The agent is starting: nothing has been sent yet."
 
 
-class McpServersScreen(ModalScreen[None]):
+class McpServersScreen(ModalFooter, ModalScreen[None]):
     """Read-only: servers are configured in config.toml (`[[mcp_servers]]`, `[[agents.NAME.mcp_servers]]`)."""
 
     DEFAULT_CSS = """

@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
+from .modal_footer import ModalFooter
 
 
 MORE_AGENTS = "more-agents"
@@ -27,7 +28,7 @@ class NewSession(NamedTuple):
     """Start in a fresh git worktree (a new branch) of the repository holding `cwd`."""
 
 
-class NewSessionScreen(ModalScreen[NewSession | None]):
+class NewSessionScreen(ModalFooter, ModalScreen[NewSession | None]):
     """Dismisses with a NewSession (agent spec, absolute cwd, in a worktree?), or None when cancelled.
 
     With `catalog` (a loader of agent_catalog.Catalog), a last row opens the agent picker; the agent

@@ -1,7 +1,8 @@
 """Provides OutputViewer (`v` on a tool call): its whole output full screen — content, terminal output,
 raw input and output — with search (`/`, Enter or n next, N previous, matches highlighted).
 
-The card in the transcript keeps at most EXPANDED_LINES lines; this shows every line. OutputView draws
+The card in the transcript keeps at most EXPANDED_LINES lines; this shows every line. A command's output
+(`tail_first`: an execute call, terminal output) opens scrolled to its end, as its card shows its tail. OutputView draws
 only the lines in view (Textual's line API), so a 100,000-line build log opens and scrolls at once.
 """
 
@@ -24,9 +25,21 @@ from textual.widgets import Footer, Input, Static
 from ...state.models import TerminalState, ToolCallEntry
 
 
+def tail_first(call: ToolCallEntry) -> bool:
+    """Whether the call's output is a command's (an `execute` call, terminal output): read from its end,
+    where the error or the summary is."""
+    return call.kind == "execute" or any(item.get("type") == "terminal" for item in call.content)
+
+
 def output_text(call: ToolCallEntry, terminals: dict[str, TerminalState]) -> str:
-    """Everything the tool call carries, as plain text, in sections."""
+    """Everything the tool call carries, as plain text, in sections. A command's (`tail_first`) raw input
+    and output come first, so that its output's last line is the text's last line (the viewer opens there)."""
     parts: list[str] = []
+    raws = [(label, raw) for label, raw in (("raw input", call.raw_input), ("raw output", call.raw_output))
+            if raw is not None]
+    tail = tail_first(call)
+    for label, raw in raws if tail else ():
+        parts.append(_raw_section(label, raw))
     for item in call.content:
         kind = item.get("type")
         if kind == "content":
@@ -41,11 +54,14 @@ def output_text(call: ToolCallEntry, terminals: dict[str, TerminalState]) -> str
                 parts.append(f"── terminal {item.get('terminalId')} ({status}) ──\n{Text.from_ansi(terminal.output).plain}")
         elif kind == "diff":
             parts.append(f"── diff {item.get('path')} (d shows it) ──")
-    for label, raw in (("raw input", call.raw_input), ("raw output", call.raw_output)):
-        if raw is not None:
-            shown = raw if isinstance(raw, str) else json.dumps(raw, indent=2, ensure_ascii=False)
-            parts.append(f"── {label} ──\n{shown}")
+    for label, raw in raws if not tail else ():
+        parts.append(_raw_section(label, raw))
     return "\n".join(parts) if parts else "(no output)"
+
+
+def _raw_section(label: str, raw: object) -> str:
+    shown = raw if isinstance(raw, str) else json.dumps(raw, indent=2, ensure_ascii=False)
+    return f"── {label} ──\n{shown}"
 
 
 class OutputView(ScrollView, can_focus=True):
@@ -141,10 +157,11 @@ class OutputViewer(Screen[None]):
         Binding("N", "step(-1)", "Previous match", id="output_viewer.previous"),
     ]
 
-    def __init__(self, title: str, text: str) -> None:
+    def __init__(self, title: str, text: str, *, at_end: bool = False) -> None:
         super().__init__()
         self.tool_title = title
         self.text = text
+        self.at_end = at_end  # a command's output: opened on its last lines
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"{self.tool_title} — {len(self.text.splitlines())} lines"), classes="title")
@@ -154,7 +171,10 @@ class OutputViewer(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(OutputView).focus()
+        view = self.query_one(OutputView)
+        view.focus()
+        if self.at_end:
+            self.call_after_refresh(view.scroll_end, animate=False, immediate=True)
 
     @property
     def view(self) -> OutputView:

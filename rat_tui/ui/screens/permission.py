@@ -18,6 +18,7 @@ from ...state import diff_cache
 from ...state.diffing import FileDiff
 from ...state.permission_policy import command_of, merge_tool_call
 from .dialog import AgentDialog
+from .modal_footer import FOOTER_ROWS
 
 MAX_DIFF_LINES = 40
 MAX_TEXT_LINES = 6
@@ -287,7 +288,7 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
         """
         option_rows = min(len(self.options), 9) or 1
         fixed = 2 + 1 + (self.queue_position is not None) + 2 + 1 + 2 + option_rows + 2  # see compose
-        room = int(self.size.height * 0.95) - fixed
+        room = int((self.size.height - FOOTER_ROWS) * 0.95) - fixed  # the dialog's 95% of what the footer leaves
         for detail in self.query("#detail"):
             detail.styles.max_height = max(3, room)
 

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from ...protocol.sanitize import clean
 from ...protocol.router import ConnectionClosed, RpcError
 from .confirm import ConfirmScreen
+from .modal_footer import ModalFooter
 
 if TYPE_CHECKING:
     from ...session.agent_session import AgentSession
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 MORE = "more"
 
 
-class SessionBrowserScreen(ModalScreen[dict[str, Any] | None]):
+class SessionBrowserScreen(ModalFooter, ModalScreen[dict[str, Any] | None]):
     """Lists one page at a time; "Load more" (or `m`) fetches the next with the agent's cursor."""
 
     DEFAULT_CSS = """

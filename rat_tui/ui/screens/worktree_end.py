@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 from ...session import worktrees
 from ...session.worktrees import Status, Worktree, WorktreeError
 from .confirm import ConfirmScreen
+from .modal_footer import ModalFooter
 
 log = logging.getLogger("rat.worktrees")
 
@@ -27,7 +28,7 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-class WorktreeEndScreen(ModalScreen[str | None]):
+class WorktreeEndScreen(ModalFooter, ModalScreen[str | None]):
     """Dismisses with what was done ("kept", a merge, a removal): a line for a toast."""
 
     DEFAULT_CSS = """

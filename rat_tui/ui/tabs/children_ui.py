@@ -53,8 +53,21 @@ def nearest(view: SessionView) -> Any:
     return keys.get(key) if key else None
 
 
+def toggle(view: SessionView, key: str) -> None:
+    """Expand or collapse the tool call, child card or compaction marker of this transcript key (a click)."""
+    state = view.session.state
+    entry = state.by_key.get(key)
+    if entry is None:
+        entry = next((e for e in (*state.children.values(), *state.compactions.values()) if e.key == key), None)
+    if entry is not None:
+        _toggle(view, entry)
+
+
 def toggle_nearest(view: SessionView) -> None:
-    entry = nearest(view)
+    _toggle(view, nearest(view))
+
+
+def _toggle(view: SessionView, entry: Any) -> None:
     store = view.session.store
     if isinstance(entry, ToolCallEntry):
         store.dispatch(reducer.toggle_tool_call, entry.key)

@@ -12,12 +12,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from ...session import agent_controls
+from ..screens.modal_footer import ModalFooter
 
 if TYPE_CHECKING:
     from .view import SessionView
 
 
-class TitleScreen(ModalScreen[str | None]):
+class TitleScreen(ModalFooter, ModalScreen[str | None]):
     """One line of text: the session's new title (Enter keeps it, Esc drops it)."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="title.cancel")]

@@ -203,6 +203,7 @@ class SessionView(Vertical):
                 transcript.append_text(change.key, change.text)
             elif isinstance(change, EntryAdded):
                 entry = change.entry
+                plan_dirty = self._plan_turns(entry) or plan_dirty
                 # Later chunks of this batch follow as TextAppended: start from the first part only.
                 first = entry.parts[0] if isinstance(entry, MessageEntry) and entry.parts else ""
                 self._add_entry(entry, first, transcript)
@@ -212,7 +213,9 @@ class SessionView(Vertical):
                 cards[change.key] = None
             elif isinstance(change, FieldChanged):
                 status_dirty = True
-                plan_dirty = plan_dirty or change.name == "plan"
+                if change.name == "plan":
+                    self.plan_panel.plan_changed()
+                    plan_dirty = True
                 if change.name == "commands":
                     self.composer.set_commands(list(self.session.state.commands))
                 elif change.name == "status":
@@ -230,6 +233,15 @@ class SessionView(Vertical):
             self._images_seen = show_new_image(self.preview, self.session.state.images, self._images_seen)
         if status_dirty:
             self.status_bar.show(self.session.state)
+
+    def _plan_turns(self, entry: object) -> bool:
+        """A prompt starts a turn; the agent's first answer in it, with no plan sent before, leaves the
+        plan shown to an earlier turn (the panel folds it). True when the panel must be drawn again."""
+        if isinstance(entry, MessageEntry) and entry.role == "user":
+            self.plan_panel.turn_started()
+        elif isinstance(entry, (MessageEntry, ToolCallEntry)):
+            return self.plan_panel.agent_answered()
+        return False
 
     def _add_entry(self, entry: object, text: str, transcript: Transcript | None = None) -> None:
         # The caller's transcript: a 5,000-entry session/load replay would otherwise query for it each time.
@@ -294,6 +306,10 @@ class SessionView(Vertical):
 
     def action_toggle_tool_call(self) -> None:
         children_ui.toggle_nearest(self)  # a tool call, a subagent's card or a compaction marker
+
+    @on(Transcript.CardClicked)
+    def _card_clicked(self, event: Transcript.CardClicked) -> None:
+        children_ui.toggle(self, event.key)  # a click on a card's header expands or collapses it
 
     def action_open_child(self) -> None:
         children_ui.open_child(self)
@@ -362,9 +378,10 @@ class SessionView(Vertical):
         if call is None:
             self.notify("No tool call to show.", timeout=2)
             return
-        from ..screens.output_viewer import OutputViewer, output_text
+        from ..screens.output_viewer import OutputViewer, output_text, tail_first
 
-        self.app.push_screen(OutputViewer(call.title, output_text(call, self.session.state.terminals)))
+        self.app.push_screen(OutputViewer(call.title, output_text(call, self.session.state.terminals),
+                                          at_end=tail_first(call)))
 
     @on(PromptComposer.Submitted)
     def _submit(self, event: PromptComposer.Submitted) -> None:
@@ -468,7 +485,10 @@ class SessionView(Vertical):
             self.notify(error, severity="warning")
 
     def action_toggle_plan(self) -> None:
-        self.plan_panel.toggle()
+        panel = self.plan_panel
+        if not panel.has_class("-hidden") and not panel.has_class("-empty") and panel.unfold():
+            return  # a folded plan (all done, or an earlier turn's) shown whole
+        panel.toggle()
         self._save("plan_panel", not self.plan_panel.has_class("-hidden"))
 
     def action_toggle_focus(self) -> None:

@@ -21,7 +21,14 @@ WINDOW = 8  # else this many entries around the first one not completed, with a 
 
 class PlanPanel(Static):
     """The plan, re-rendered when it changes (replace semantics). A long plan (an agent may send 1,000
-    entries) is drawn as a window around the work in progress, so an update costs the window, not the plan."""
+    entries) is drawn as a window around the work in progress, so an update costs the window, not the plan.
+
+    It folds to one line (`Plan ✓ 7/7 done · f2 shows it`) when every entry is done, and when it is the
+    plan of an earlier turn: a turn whose agent starts answering (text, a thought, a tool call) without
+    sending a plan first has left it behind. Folded rather than cleared: the plan is drawn nowhere else,
+    and one line keeps it a key away while giving the transcript its space back. The key (F2) unfolds it
+    until the plan changes; a new plan shows unfolded.
+    """
 
     DEFAULT_CSS = """
     PlanPanel {
@@ -56,6 +63,76 @@ class PlanPanel(Static):
         super().__init__(id=id, classes="-empty")
         self.items: tuple[PlanItem, ...] = ()
         self.plans: dict[str, PlanDocument] = {}
+        self.stale = False  # the plan of an earlier turn
+        self.unfolded = False  # folded, then unfolded with the key: stays so until the plan changes
+        self._turn_without_plan = False  # a turn started and no plan came yet
+
+    # -- turns (SessionView calls these in the order of the store's changes) --------------------
+
+    def plan_changed(self) -> None:
+        """A plan update arrived: it is this turn's, shown unfolded unless all done."""
+        self.stale = self.unfolded = self._turn_without_plan = False
+
+    def turn_started(self) -> None:
+        self._turn_without_plan = True
+
+    def agent_answered(self) -> bool:
+        """The agent's first text, thought or tool call of a turn: with no plan sent before it, the plan
+        shown is an earlier turn's. True when that folded the panel."""
+        if not self._turn_without_plan:
+            return False
+        self._turn_without_plan = False
+        if self.stale or (not self.items and not self.plans):
+            return False
+        self.stale, self.unfolded = True, False
+        return True
+
+    @property
+    def folded(self) -> bool:
+        return (self.stale or self._all_done()) and not self.unfolded
+
+    def unfold(self) -> bool:
+        """Show a folded plan whole (its key, a click); False when it is not folded."""
+        if not self.folded:
+            return False
+        self.unfolded = True
+        self.show_plan(self.items, self.plans)
+        return True
+
+    def on_click(self) -> None:
+        self.unfold()
+
+    def _all_done(self) -> bool:
+        checklists = [self.items] if self.items else []
+        for plan in self.plans.values():
+            if plan.kind != "items":
+                return False  # a document has no state to be done
+            checklists.append(plan.items)
+        return bool(checklists) and all(item.status == "completed" for items in checklists for item in items)
+
+    def _counts(self) -> tuple[int, int]:
+        items = [*self.items, *(item for plan in self.plans.values() for item in plan.items)]
+        return sum(1 for item in items if item.status == "completed"), len(items)
+
+    def _key(self) -> str:
+        """The key that toggles the plan, as the keymap has it."""
+        for node in self.ancestors:
+            for _key, binding in getattr(node, "_bindings", ()):
+                if binding.action == "toggle_plan":
+                    return self.app.get_key_display(binding)
+        return "F2"
+
+    def _summary(self) -> Text:
+        done, total = self._counts()
+        title = self.get_component_rich_style("plan-panel--title")
+        line = Text("Plan", style=title)
+        if self.stale:
+            line.append(" of an earlier turn", style=title)
+        if total:
+            mark = "✓" if done == total else STATUS_MARKS["in_progress"]
+            line.append(f" {mark} {done}/{total} done")
+        line.append(f" · {self._key()} shows it", style="dim")
+        return line
 
     def show_plan(self, items: tuple[PlanItem, ...], plans: Mapping[str, PlanDocument] | None = None) -> None:
         """The legacy `plan` checklist, then every plan of `plan_update` (checklist, Markdown or file)."""
@@ -65,6 +142,11 @@ class PlanPanel(Static):
         self.set_class(empty, "-empty")
         if empty:
             self.update("")
+            return
+        folded = self.folded
+        self.set_class(folded, "-folded")
+        if folded:
+            self.update(self._summary())
             return
         lines: list[RenderableType] = []
         if items:
@@ -112,7 +194,11 @@ class PlanPanel(Static):
         return lines
 
     def toggle(self) -> None:
+        """Hide or show the panel; a plan unfolded with the key folds again once hidden."""
         self.toggle_class("-hidden")
+        if self.has_class("-hidden") and self.unfolded:
+            self.unfolded = False
+            self.show_plan(self.items, self.plans)
 
     @property
     def plain_text(self) -> str:

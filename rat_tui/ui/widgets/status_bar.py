@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from ...session.controls import current_name
 from ...state.models import SessionState
+from .status_fit import Part, fit
 
 # Theme colour for each state word.
 STATE_COLOURS = {
@@ -52,44 +53,73 @@ class StatusBar(Static):
         self._state = state
         self.agent_name = state.agent_name
         self.state_word = state.status
-        style = self.app.theme_variables.get(STATE_COLOURS.get(state.status, ""), "") if self.is_attached else ""
-        text = Text()
-        text.append(state.agent_name, style="bold")
-        text.append("  ● ", style=style or "")
-        text.append(state.status, style=f"bold {style}".strip())
+        self.context_level = context_level(state.usage)
+        self.usage_text = ""
+        parts = self._parts(state)
+        width = self.size.width if self.is_attached and self.size.width else None  # inside the padding
+        self.update(fit(parts, width))
+
+    def on_resize(self) -> None:
+        if self._state is not None:
+            self.show(self._state)
+
+    def _parts(self, state: SessionState) -> list[Part]:
+        """The bar's parts in the order shown, each with its priority (PRIORITIES) when space runs out."""
+        variables = self.app.theme_variables if self.is_attached else {}
+        style = variables.get(STATE_COLOURS.get(state.status, ""), "")
+        parts = [Part(Text(state.agent_name, style="bold"), PRIORITIES["agent"], essential=True, shorten="end",
+                      min_cells=6)]
+        word = Text("● ", style=style or "")
+        word.append(state.status, style=f"bold {style}".strip())
+        parts.append(Part(word, PRIORITIES["state"], prefix="  ", essential=True))
         if state.protocol_version != 1:  # the session speaks ACP v2: said once, dimly
-            text.append(f" v{state.protocol_version}", style="dim")
+            version = Text(f"v{state.protocol_version}", style="dim")
             if state.activity in ("running", "requires_action") and state.status not in ("working", "starting"):
-                text.append(" · agent at work", style="dim")  # work the agent started itself (v2 allows it)
+                version.append(" · agent at work", style="dim")  # work the agent started itself (v2 allows it)
+            parts.append(Part(version, PRIORITIES["version"], prefix=" ", shorten="end", min_cells=4))
         if state.status_detail and state.status in ("working", "error", "exited"):
             detail = state.status_detail.splitlines()[0][:60]
-            text.append(f" ({detail})", style="dim")
-        warn = self.app.theme_variables.get("warning", "") if self.is_attached else ""
+            parts.append(Part(Text(f"({detail})", style="dim"), PRIORITIES["detail"], prefix=" ", shorten="end"))
+        warn = variables.get("warning", "")
         if self.waiting:
             count = self.waiting
-            text.append(f"  │ ⚠ {count} request{'s' if count != 1 else ''} waiting · {self.waiting_key} opens",
-                        style=f"bold reverse {warn}".strip())
+            parts.append(Part(
+                Text(f"⚠ {count} request{'s' if count != 1 else ''} waiting · {self.waiting_key} opens",
+                     style=f"bold reverse {warn}".strip()),
+                PRIORITIES["waiting"], essential=True,
+                compact=Text(f"⚠ {count} waiting · {self.waiting_key}", style=f"bold reverse {warn}".strip())))
         elif state.pending_permissions:
             count = state.pending_permissions
-            text.append(f"  │ ⚠ {count} permission request{'s' if count != 1 else ''}", style=f"bold {warn}".strip())
+            parts.append(Part(
+                Text(f"⚠ {count} permission request{'s' if count != 1 else ''}", style=f"bold {warn}".strip()),
+                PRIORITIES["waiting"], essential=True, compact=Text(f"⚠ {count} asking", style=f"bold {warn}".strip())))
         for category in ("mode", "model"):
             name = current_name(state, category)
             if name:
-                text.append(f"  │ {category} {_short(name)}")
+                parts.append(Part(Text(f"{category} {_short(name)}"), PRIORITIES[category], shorten="end",
+                                  compact=Text(_short(name)), min_cells=6))
         if state.plan:
             done = sum(1 for item in state.plan if item.status == "completed")
-            text.append(f"  │ plan {done}/{len(state.plan)}")
-        self.context_level = context_level(state.usage)
-        self.usage_text = ""
+            parts.append(Part(Text(f"plan {done}/{len(state.plan)}"), PRIORITIES["plan"]))
         if state.usage and isinstance(state.usage.get("used"), int):
-            gauge = usage_gauge(state.usage, self.app.theme_variables if self.is_attached else {})
+            gauge = usage_gauge(state.usage, variables)
             self.usage_text = gauge.plain
-            text.append("  │ ")
-            text.append_text(gauge)
+            parts.append(Part(gauge, PRIORITIES["usage"], compact=usage_gauge(state.usage, variables, compact=True)))
         if state.title:
-            text.append(f"  │ {state.title[:40]}")
-        text.append(f"  │ {state.cwd}", style="dim")
-        self.update(text)
+            parts.append(Part(Text(state.title[:40]), PRIORITIES["title"], shorten="end"))
+        parts.append(Part(Text(state.cwd, style="dim"), PRIORITIES["cwd"], shorten="start"))
+        return parts
+
+
+# What the status bar keeps longest when the terminal is narrow (higher: kept longer). The agent's name,
+# the state word and a request waiting for the user are never dropped (status_fit.py). The directory goes
+# first (shortened from the left, its last components stay), then the title (also in the tab's label);
+# the plan has its panel (F2); the v2 marker says how, not what; then usage, model, mode, and the detail
+# of the state word last.
+PRIORITIES = {
+    "agent": 100, "state": 100, "waiting": 90,
+    "detail": 60, "mode": 50, "model": 45, "usage": 40, "version": 30, "plan": 20, "title": 10, "cwd": 5,
+}
 
 
 def _short(name: str, limit: int = 24) -> str:
@@ -115,10 +145,19 @@ def context_level(usage: dict | None) -> str:
     return "critical" if fraction > CONTEXT_CRITICAL else "warning" if fraction > CONTEXT_WARNING else "ok"
 
 
-def usage_gauge(usage: dict, colours: dict[str, str]) -> Text:
-    """`ctx ▰▰▰▱▱ 62% 124k/200k  $0.42` from a usage_update (`colours`: the app's theme variables)."""
+def usage_gauge(usage: dict, colours: dict[str, str], compact: bool = False) -> Text:
+    """`ctx ▰▰▰▱▱ 62% 124k/200k  $0.42` from a usage_update (`colours`: the app's theme variables);
+    `compact`: `ctx 62%` (or `ctx 124k`), for a narrow status bar."""
     used, size = usage["used"], usage.get("size")
     text = Text()
+    if compact:
+        if isinstance(size, int) and size > 0:
+            level = context_level(usage)
+            colour = colours.get(LEVEL_COLOURS.get(level, ""), "")
+            text.append(f"ctx {int(min(used / size, 1.0) * 100)}%", style=f"bold {colour}" if colour else "")
+        else:
+            text.append(f"ctx {format_tokens(used)}")
+        return text
     if isinstance(size, int) and size > 0:
         fraction = min(used / size, 1.0)
         filled = min(GAUGE_CELLS, round(fraction * GAUGE_CELLS))

@@ -6,6 +6,7 @@ import json
 from typing import Any, Callable
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
 
 from ...state import diff_cache
@@ -55,6 +56,20 @@ class LazyCard:
         yield self._card
 
 
+class Hanging:
+    """`lead` then `text`, the lines `text` wraps to indented under its start (a long command as a title)."""
+
+    def __init__(self, lead: Text, text: Text) -> None:
+        self.lead, self.text = lead, text
+
+    def __rich_console__(self, console, options):
+        indent = self.lead.cell_len
+        for index, line in enumerate(self.text.wrap(console, max(options.max_width - indent, 1))):
+            row = self.lead.copy() if index == 0 else Text(" " * indent)
+            row.append_text(line)
+            yield row
+
+
 def absolute_title(call: ToolCallEntry) -> str | None:
     """The absolute location a relative-path title names (`home/u/p/notes.txt` for `/home/u/p/notes.txt`)."""
     title = call.title or ""
@@ -80,9 +95,10 @@ def render_tool_call(
     colours = colours or {}
     mark, variable = STATUS_MARKS.get(call.status, ("?", "tool-pending"))
     colour = colours.get(variable, "")
+    lead = Text()
+    lead.append(f"{mark} ", style=colour)
+    lead.append(f"{KIND_ICONS.get(call.kind or 'other', '⚙ ')} ")
     header = Text()
-    header.append(f"{mark} ", style=colour)
-    header.append(f"{KIND_ICONS.get(call.kind or 'other', '⚙ ')} ")
     header.append(call.title or "Tool call", style="bold")
     absolute = absolute_title(call)
     if absolute:  # opencode titles a call with its path relative to /: the real location beside it
@@ -92,17 +108,22 @@ def render_tool_call(
     header.append(f"  {call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
     if call.auto_decision:
         header.append(f"  ✓ {call.auto_decision}", style=colours.get("tool-completed", ""))
-    parts: list[RenderableType] = [header]
+    parts: list[RenderableType] = [Hanging(lead, header)]
     for location in call.locations:
         line = location.get("line")
         if absolute and not line and location.get("path") == absolute:
             continue  # already beside the title
-        parts.append(Text(f"{INDENT}↳ {location.get('path', '?')}" + (f":{line}" if line else ""), style="dim"))
+        parts.append(_indented(Text(f"↳ {location.get('path', '?')}" + (f":{line}" if line else ""), style="dim")))
     limit = EXPANDED_LINES if call.expanded else COLLAPSED_LINES
-    hidden = 0
+    # A command's output ends with what matters (the error, the summary): its last lines are shown.
+    tail = call.kind == "execute"
+    hidden = earlier = 0
     for item in call.content:
-        body, cut = _content(item, terminals, colours, limit, on_diff_ready)
-        hidden += cut
+        body, cut = _content(item, terminals, colours, limit, on_diff_ready, tail)
+        if cut < 0:
+            earlier -= cut
+        else:
+            hidden += cut
         if body is not None:
             parts.append(body)
     if call.expanded:
@@ -113,47 +134,54 @@ def render_tool_call(
     hint = []
     if hidden:
         hint.append(f"{hidden} more lines")
-    if not call.expanded and (hidden or call.raw_input not in (None, {}, "") or call.raw_output is not None):
+    if not call.expanded and (hidden or earlier or call.raw_input not in (None, {}, "") or call.raw_output is not None):
         hint.append("x expands")
     if any(item.get("type") == "diff" for item in call.content):
         hint.append("d opens the diff")
     if hint:
-        parts.append(Text(f"{INDENT}… " + " · ".join(hint), style="dim italic"))
+        parts.append(_indented(Text("… " + " · ".join(hint), style="dim italic")))
     return Group(*parts)
 
 
+def _indented(renderable: RenderableType) -> Padding:
+    """Indented as a block: a line too long for the card wraps under its own indent, not at column 0."""
+    return Padding(renderable, (0, 0, 0, len(INDENT)))
+
+
 def _content(item: dict[str, Any], terminals: dict[str, TerminalState], colours: dict[str, str], limit: int,
-             on_diff_ready: Callable[[], None] | None = None):
+             on_diff_ready: Callable[[], None] | None = None, tail: bool = False):
+    """One content item as (renderable, lines cut): lines cut at the end, or as a negative count, lines
+    cut at the start (`tail`: a command's output, shown from its end)."""
     kind = item.get("type")
     if kind == "content":
         block = item.get("content") or {}
         badge = annotation_badge(block.get("annotations"))
         if badge:
             body, cut = _content({"type": "content", "content": {k: v for k, v in block.items() if k != "annotations"}},
-                                 terminals, colours, limit)
-            return Group(Text(f"{INDENT}‹{badge}›", style="dim italic"), body), cut
+                                 terminals, colours, limit, tail=tail)
+            return Group(_indented(Text(f"‹{badge}›", style="dim italic")), body), cut
         if block.get("type") in ("image", "audio"):
             placeholder = media_placeholder(block["type"], str(block.get("mimeType", "")), block.get("data"), block.get("uri"))
-            return Text(f"{INDENT}{placeholder}", style="dim"), 0
+            return _indented(Text(placeholder, style="dim")), 0
         if block.get("type") == "text":
-            return _clip(str(block.get("text", "")), limit, "")
+            return _clip(str(block.get("text", "")), limit, "", tail=tail)
         if block.get("type") == "resource_link":
-            return Text(f"{INDENT}🔗 {block.get('name') or block.get('uri')}  {block.get('uri', '')}", style="dim"), 0
+            return _indented(Text(f"🔗 {block.get('name') or block.get('uri')}  {block.get('uri', '')}", style="dim")), 0
         if block.get("type") == "resource":
             resource = block.get("resource") or {}
             text = resource.get("text")
-            head = Text(f"{INDENT}📎 {resource.get('uri', '')}", style="dim")
+            head = _indented(Text(f"📎 {resource.get('uri', '')}", style="dim"))
             if isinstance(text, str):
-                body, cut = _clip(text, limit, "")
+                body, cut = _clip(text, limit, "", tail=tail)
                 return Group(head, body), cut
             return head, 0
-        return Text(f"{INDENT}[{block.get('type', 'content')}: {block.get('mimeType', '')}]", style="dim"), 0
+        return _indented(Text(f"[{block.get('type', 'content')}: {block.get('mimeType', '')}]", style="dim")), 0
     if kind == "diff":
         return _diff(item, colours, limit, on_diff_ready)
     if kind == "terminal":
         return _terminal(str(item.get("terminalId", "")), terminals, colours, limit)
     if kind == "session":  # the subagent session this call runs: its card follows in the transcript
-        return Text(f"{INDENT}⑂ runs subagent session {item.get('sessionId', '?')} (its card: s opens it)", style="dim"), 0
+        return _indented(Text(f"⑂ runs subagent session {item.get('sessionId', '?')} (its card: s opens it)", style="dim")), 0
     return _clip(_json(item), limit, "dim")
 
 
@@ -174,21 +202,21 @@ def _diff(item: dict[str, Any], colours: dict[str, str], limit: int, on_ready: C
     for row in rows[:limit]:  # O(limit): the rows were built with the diff, off the UI thread if big
         row = row._replace(text=clean(row.text))
         if row.kind == "added":
-            body.append(f"{INDENT}+{row.text}\n", style=colours.get("diff-added", "green"))
+            body.append(f"+{row.text}\n", style=colours.get("diff-added", "green"))
         elif row.kind == "removed":
-            body.append(f"{INDENT}-{row.text}\n", style=colours.get("diff-removed", "red"))
+            body.append(f"-{row.text}\n", style=colours.get("diff-removed", "red"))
         elif row.kind == "hunk":
-            body.append(f"{INDENT}{row.text}\n", style="dim cyan")
+            body.append(f"{row.text}\n", style="dim cyan")
         else:
-            body.append(f"{INDENT} {row.text}\n")
+            body.append(f" {row.text}\n")
     body.rstrip()
-    return Group(head, body), max(0, len(rows) - limit)
+    return Group(head, _indented(body)), max(0, len(rows) - limit)
 
 
 def _terminal(terminal_id: str, terminals: dict[str, TerminalState], colours: dict[str, str], limit: int):
     terminal = terminals.get(terminal_id)
     if terminal is None:
-        return Text(f"{INDENT}$ terminal {terminal_id} (waiting for output)", style="dim"), 0
+        return _indented(Text(f"$ terminal {terminal_id} (waiting for output)", style="dim")), 0
     body, cut = _clip(terminal.output, limit, "", ansi=True, tail=True)
     if not terminal.exited:
         status = Text(f"{INDENT}running…", style=colours.get("tool-running", "yellow"))
@@ -201,8 +229,10 @@ def _terminal(terminal_id: str, terminals: dict[str, TerminalState], colours: di
     return Group(body, status), cut
 
 
-def _clip(text: str, limit: int, style: str, *, ansi: bool = False, tail: bool = False) -> tuple[Text, int]:
-    """At most `limit` lines (the last ones for terminal output), indented.
+def _clip(text: str, limit: int, style: str, *, ansi: bool = False, tail: bool = False) -> tuple[RenderableType, int]:
+    """At most `limit` lines, indented (wrapped lines too): the first ones and the count cut at the end;
+    with `tail` (terminal output, a command's output) the last ones under a line saying how many earlier
+    ones `v` shows, and the count cut as a negative number.
 
     Only the lines shown are split and parsed: a 2 MB tool output or 256 KB of terminal output costs
     a scan for newlines (in C), not a Python pass over every line.
@@ -224,9 +254,14 @@ def _clip(text: str, limit: int, style: str, *, ansi: bool = False, tail: bool =
         window = text
     lines = window.splitlines()
     shown = lines[-limit:] if tail else lines[:limit]
-    joined = "\n".join(INDENT + line for line in shown)
-    return (Text.from_ansi(clean_ansi(joined), style=style) if ansi else Text(clean(joined), style=style)), \
-        max(0, total - limit)
+    joined = "\n".join(shown)
+    body: RenderableType = _indented(Text.from_ansi(clean_ansi(joined), style=style) if ansi
+                                     else Text(clean(joined), style=style))
+    cut = max(0, total - limit)
+    if tail and cut:
+        note = Text(f"… {cut} earlier line{'s' if cut != 1 else ''} (v to view all)", style="dim italic")
+        return Group(_indented(note), body), -cut
+    return body, cut
 
 
 def _json(value: Any) -> str:

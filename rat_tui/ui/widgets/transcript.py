@@ -15,6 +15,7 @@ from textual import events, on
 from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.geometry import Offset, Region, Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
@@ -107,6 +108,7 @@ class Transcript(ScrollView, can_focus=True):
         self._follow = True
         self._settling = False
         self._width = 0
+        self.max_width = 0  # the text's width at most ([ui] max_width; 0: the widget's), against the left edge
         self._style_key: tuple | None = None
         self._base_style: Style | None = None
         self._styles: dict[str, Style] = {}
@@ -287,12 +289,17 @@ class Transcript(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         super().on_mount()
+        config = getattr(self.app, "config", None)
+        if config is not None:
+            self.max_width = config.ui.max_width
         self._schedule()
         # Pygments builds a lexer's tables on first use (about 0.3 s): do it before the first answer.
         threading.Thread(target=warm_up, name="lexer-warm-up", daemon=True).start()
 
     def on_resize(self, event: events.Resize) -> None:
         width = self.scrollable_content_region.width
+        if self.max_width:  # rendered at that width (wrapped, not clipped), the rest of the line left blank
+            width = min(width, self.max_width)
         if width != self._width:
             self._width = width
             self._relayout_all()
@@ -325,13 +332,28 @@ class Transcript(ScrollView, can_focus=True):
             # Re-anchoring from inside an animation step would break Textual's animator.
             self._settle(anchor=not self.app.animator.is_being_animated(self, "scroll_y"))
 
+    class CardClicked(Message):
+        """A click on the first line of an entry drawn from a renderable (a tool call's card header)."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    _pressed_at: Offset | None = None
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        self._pressed_at = event.screen_offset
+
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
-        if offset is None:
-            return
+        if offset is None or event.chain > 1 or event.screen_offset != self._pressed_at:
+            return  # a double click selects a word; a drag that ended here selected text
         found = self._locate(round(self.scroll_offset.y) + offset.y)
         if found and found[1].role == "header" and found[0].collapsible:
             self.toggle_collapsed(found[0].key)
+        elif found and found[1].role == "renderable" and found[2] == 0:
+            self._follow = False  # the header clicked stays where it is as the card grows below it
+            self.post_message(self.CardClicked(found[0].key))
 
     @on(events.Click)
     async def _select_by_clicks(self, event: events.Click) -> None:

@@ -1,0 +1,24 @@
+"""Provides ModalFooter: a modal screen's own footer, showing the modal's keys.
+
+Textual's Footer shows the bindings of the screen it is mounted in. The app's footer belongs to the
+session screen, and a modal leaves it visible under its dimmed backdrop: it went on listing the session's
+keys (Cancel turn, Plan, …), which do nothing there. A modal with this mixin mounts a Footer of its own,
+docked at the bottom over the app's, so the last line lists the keys that work in the modal.
+tests/test_modal_footer.py checks that every modal screen of the app has it.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import Footer
+
+FOOTER_ROWS = 1
+"""The rows the modal's own footer takes at the bottom (a dialog sizing itself leaves them)."""
+
+
+class ModalFooter:
+    """Mixin for a ModalScreen (before it in the bases): a Footer of its own once mounted."""
+
+    def _on_mount(self, event: events.Mount) -> None:  # beside the subclass's own on_mount
+        if not self.query(Footer):  # type: ignore[attr-defined]
+            self.mount(Footer())  # type: ignore[attr-defined]

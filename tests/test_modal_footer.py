@@ -1,0 +1,74 @@
+"""The footer under a modal lists the modal's keys, not the session's (ui/screens/modal_footer.py)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+from textual.screen import ModalScreen
+
+import rat_tui.ui
+from rat_tui.app import RatApp
+from rat_tui.ui.screens.confirm import ConfirmScreen
+from rat_tui.ui.screens.modal_footer import ModalFooter
+from rat_tui.ui.screens.permission import PermissionScreen
+
+from .helpers.app import scripted_named as scripted
+from .helpers.app import screen_text, until, view
+
+PERMISSION = {"request": {"id": "perm-1", "method": "session/request_permission", "params": {
+    "sessionId": "$SESSION",
+    "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"}],
+    "toolCall": {"toolCallId": "rm-1", "title": "rm -rf build", "kind": "execute"}}}}
+
+
+def _modal_screens() -> list[type]:
+    for module in pkgutil.walk_packages(rat_tui.ui.__path__, "rat_tui.ui."):
+        importlib.import_module(module.name)
+    found, todo = [], [ModalScreen]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("rat_tui."):
+                found.append(sub)
+    return found
+
+
+def test_every_modal_screen_of_the_app_has_its_own_footer() -> None:
+    screens = _modal_screens()
+    assert len(screens) > 10
+    assert [cls.__qualname__ for cls in screens if not issubclass(cls, ModalFooter)] == []
+
+
+def footer_line(app: RatApp) -> str:
+    return screen_text(app).splitlines()[-1]
+
+
+@pytest.mark.slow
+async def test_the_footer_under_a_dialog_shows_the_dialogs_keys(tmp_path: Path, record_file: Path) -> None:
+    turn = [PERMISSION, {"chunk": "Removed."}, {"wait_file": str(tmp_path / "never")}]
+    app = RatApp(scripted({"turns": [turn]}, tmp_path), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        await until(pilot, lambda: "Cancel turn" in footer_line(app), "the session's keys in the footer")
+        await pilot.press(*"clean up", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission dialog")
+        await until(pilot, lambda: "Pick" in footer_line(app), "the dialog's footer")
+        line = footer_line(app)
+        assert "y a n Answer" in line and "Pick" in line, line
+        assert "Cancel turn" not in line and "Plan" not in line, line
+        await pilot.press("y")
+        await until(pilot, lambda: "Removed." in view(app).transcript.plain_text, "the answer")
+        await until(pilot, lambda: not isinstance(app.screen, PermissionScreen), "the dialog closed")
+        await until(pilot, lambda: "Cancel turn" in footer_line(app), "the session's keys again")
+        # Another modal: closing the tab while the turn runs asks first.
+        await pilot.press("alt+w")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await until(pilot, lambda: "Yes" in footer_line(app), "the question's footer")
+        line = footer_line(app)
+        assert "Yes" in line and "No" in line and "Cancel turn" not in line, line
+        await pilot.press("n")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "the question closed")
