@@ -121,3 +121,27 @@ def test_snapshot_block_cursor_on_a_code_block(snap_compare, tmp_path: Path) -> 
 
     app = RatApp(scripted({"turns": [[{"chunk": CODE_ANSWER}]]}, tmp_path, "one"), Path("/"))
     assert snap_compare(app, terminal_size=(90, 30), run_before=run_before)
+
+
+EDIT = {"sessionUpdate": "tool_call", "toolCallId": "ed", "title": "Edit app.py", "kind": "edit", "status": "completed",
+        "content": [{"type": "diff", "path": "/w/app.py", "oldText": "a = 1\nb = 2\n", "newText": "a = 1\nb = 3\n"},
+                    {"type": "diff", "path": "/w/new.py", "oldText": None, "newText": "print('new')\n"}]}
+
+
+@pytest.mark.slow
+async def test_y_on_an_edit_copies_its_diffs_as_one_unified_diff(tmp_path: Path) -> None:
+    app = RatApp(scripted({"turns": [[{"update": EDIT}, {"chunk": "Edited.\n"}]]}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.tabs.active_view
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        await pilot.press(*"edit it", "enter")
+        await until(pilot, lambda: "Edited." in view.transcript.plain_text, "the answer")
+        await pilot.press("ctrl+t", "p", "p")  # the answer, then the edit
+        call = next(iter(view.session.state.tool_calls.values()))
+        assert view.transcript.cursor_key == call.key
+        await pilot.press("y")  # built off the UI thread: wait for the notice it sends when copied
+        await until(pilot, lambda: any("Copied the diff of 2 files" in n.message for n in app._notifications),
+                    "the copy")
+        assert app.clipboard == (
+            "--- a/w/app.py\n+++ b/w/app.py\n@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 3\n"
+            "--- /dev/null\n+++ b/w/new.py\n@@ -0,0 +1 @@\n+print('new')\n")

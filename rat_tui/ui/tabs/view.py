@@ -195,6 +195,8 @@ class SessionView(Vertical):
     # -- store -> widgets -----------------------------------------------------------------------
 
     def _on_changes(self, batch: list[Change]) -> None:
+        if self._closing or self._pruning or not self.is_attached:
+            return  # the tab is being closed (or the app quitting): its widgets are going or gone
         transcript = self.transcript
         status_dirty = plan_dirty = False
         cards: dict[str, None] = {}  # each changed card drawn once per batch, however many updates it had
@@ -344,7 +346,8 @@ class SessionView(Vertical):
 
     def action_copy_block(self) -> None:
         """y: the block under the cursor (else the last answer) to the clipboard: an answer's markdown,
-        a fenced code block's source (the cursor stepped into it), a tool call's whole output, a diff's new text."""
+        a fenced code block's source (the cursor stepped into it), a tool call's whole output, its diffs as a
+        unified diff."""
         transcript = self.transcript
         code = transcript.cursor_code_block()  # the cursor on one fenced code block: its source, no fences
         if code is not None:
@@ -363,12 +366,32 @@ class SessionView(Vertical):
         if call is not None:
             from ..screens.output_viewer import output_text
 
-            diffs = [str(item.get("newText") or "") for item in call.content if item.get("type") == "diff"]
-            text = "\n".join(diffs) if diffs else output_text(call, self.session.state.terminals)
+            diffs = [item for item in call.content if item.get("type") == "diff"]
+            if diffs:
+                self._copy_diffs(diffs)
+                return
+            text = output_text(call, self.session.state.terminals)
         else:
             text = transcript.entry_source(key)
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied {len(text.splitlines())} line(s).", timeout=2)
+
+    def _copy_diffs(self, diffs: list[dict]) -> None:
+        """A tool call's diffs as one unified diff (a patch to paste), computed off the UI thread: a
+        20,000-line file's diff takes a while."""
+        from ...history.markdown import unified_diff
+
+        def build() -> None:
+            patch = "\n".join(unified_diff(item) for item in diffs) + "\n"
+            self.app.call_from_thread(done, patch)
+
+        def done(patch: str) -> None:
+            self.app.copy_to_clipboard(patch)
+            files = len(diffs)
+            self.notify(f"Copied the diff of {files} file{'' if files == 1 else 's'} "
+                        f"({len(patch.splitlines())} lines, unified).", timeout=2)
+
+        self.run_worker(build, thread=True, name="copy-diff", exclusive=False)
 
     def action_search(self) -> None:
         self.query_one(SearchBar).open()
