@@ -340,3 +340,36 @@ async def test_500_slash_commands_fill_the_menu_with_the_best_matches_only() -> 
         assert menu.selected_name == "command-49"  # the prefix match first; the rest as typing narrows
         await pilot.press("tab")
         assert composer.text == "/command-49 "
+
+
+async def test_readers_share_one_reading_slice_per_turn_of_the_loop() -> None:
+    """Twenty agents streaming at once hold the loop no longer per turn than one does: once the turn's
+    slice is used up, every reader waits for the next turn (the clock is given, not read)."""
+    from rat_tui.protocol import transport
+
+    transport._next_turn()
+    assert not transport._turn_used(100.0)  # the first reader to run starts the turn's slice
+    assert not transport._turn_used(100.0 + transport.READ_SLICE_SECONDS / 2)
+    assert transport._turn_used(100.0 + 2 * transport.READ_SLICE_SECONDS)  # used up...
+    assert transport._turn_used(100.0 + 2 * transport.READ_SLICE_SECONDS)  # ...for the other readers too
+    await asyncio.sleep(0)  # what was ready ran (keys, redraws); a new turn begins
+    assert not transport._turn_used(200.0)
+
+
+async def test_twenty_readers_flooding_at_once_each_deliver_every_line(tmp_path) -> None:
+    import sys
+
+    from rat_tui.protocol.transport import AgentProcess
+
+    script = "import sys\nfor i in range(3000): sys.stdout.write(f'{{\"n\": {i}}}\\n')\n"
+    procs = [AgentProcess([sys.executable, "-c", script], cwd=tmp_path) for _ in range(20)]
+    for proc in procs:
+        await proc.start()
+
+    async def read(proc) -> list[bytes]:
+        return [line async for line in proc.lines()]
+
+    got = await asyncio.gather(*(read(proc) for proc in procs))
+    assert all(lines == [f'{{"n": {i}}}'.encode() for i in range(3000)] for lines in got)
+    for proc in procs:
+        await proc.wait()

@@ -19,16 +19,35 @@ log = logging.getLogger("rat.agent")
 
 READ_CHUNK = 256 * 1024
 # How long the readers together may hold the event loop before it goes on (keystrokes must echo
-# meanwhile): a reader's slice is this divided by the readers busy at the time, so twenty tabs
-# streaming at once do not make a keystroke wait twenty slices at each of its hops.
+# meanwhile). One slice per turn of the loop, shared: the first reader to run in a turn reads until it
+# is used up and the others wait for the next turn, so twenty tabs streaming at once hold the loop no
+# longer than one does (a keystroke has several hops to make, each a turn of the loop).
 READ_SLICE_SECONDS = 0.002
-_BUSY: dict[int, float] = {}  # busy readers: id -> when each last gave the loop a turn with lines left
-_BUSY_FOR = 0.05  # a reader that has not yielded for this long is no longer counted busy
+_turn_started: float | None = None  # when the readers began reading in this turn of the loop
+_next_turn_loop: asyncio.AbstractEventLoop | None = None  # the loop a new turn is scheduled on
 
 
-def _slice_seconds(now: float) -> float:
-    busy = sum(1 for at in _BUSY.values() if now - at < _BUSY_FOR)
-    return READ_SLICE_SECONDS / max(1, busy)
+def _turn_used(now: float) -> bool:
+    """Whether this turn's reading slice is used up (then a new one begins next turn of the loop)."""
+    global _turn_started, _next_turn_loop
+    if _turn_started is None:
+        _turn_started = now
+        return False
+    if now - _turn_started <= READ_SLICE_SECONDS:
+        return False
+    loop = asyncio.get_running_loop()
+    if _next_turn_loop is not loop:  # none scheduled yet (or on a loop since closed: tests run many)
+        _next_turn_loop = loop
+        loop.call_soon(_next_turn)  # after everything ready now: keystrokes, redraws, other readers
+    return True
+
+
+def _next_turn() -> None:
+    global _turn_started, _next_turn_loop
+    _turn_started = None
+    _next_turn_loop = None
+
+
 # A line longer than this is skipped (its bytes are read and dropped up to its newline): a message
 # of this size is not one an agent means to send, and holding it would cost the memory.
 MAX_LINE_BYTES = 256 * 1024 * 1024
@@ -235,56 +254,51 @@ class AgentProcess:
         buffer = bytearray()
         scan_from = 0
         skipping, skipped = False, 0  # inside a line longer than max_line_bytes, dropped as it comes
-        slice_start = time.monotonic()
-        slice_len = _slice_seconds(slice_start)
-        try:
+        routed = False  # lines handed out since the last yield (then `before_wait` has work to do)
+        while True:
+            if before_wait is not None:
+                before_wait()
+            routed = False
+            data = await stdout.read(READ_CHUNK)
+            if not data:
+                if buffer.strip():
+                    yield bytes(buffer)
+                return
+            if skipping:
+                end = data.find(b"\n")
+                if end < 0:
+                    skipped += len(data)
+                    continue
+                self._oversized(skipped + end)
+                data, skipping, skipped = data[end + 1 :], False, 0
+            buffer += data
+            start = 0
             while True:
-                if before_wait is not None:
-                    before_wait()
-                data = await stdout.read(READ_CHUNK)
-                if not data:
-                    if buffer.strip():
-                        yield bytes(buffer)
-                    return
-                if skipping:
-                    end = data.find(b"\n")
-                    if end < 0:
-                        skipped += len(data)
-                        continue
-                    self._oversized(skipped + end)
-                    data, skipping, skipped = data[end + 1 :], False, 0
-                buffer += data
-                start = 0
-                while True:
-                    end = buffer.find(b"\n", scan_from)
-                    if end < 0:
-                        break
-                    line = bytes(buffer[start:end])
-                    start = scan_from = end + 1
-                    if line.strip():
-                        yield line
-                    if time.monotonic() - slice_start > slice_len:
-                        if before_wait is not None:
-                            before_wait()
-                        _BUSY[id(self)] = time.monotonic()
-                        await asyncio.sleep(0)
-                        slice_start = time.monotonic()
-                        slice_len = _slice_seconds(slice_start)
-                if start:
-                    del buffer[:start]
-                scan_from = len(buffer)
-                if len(buffer) > self.max_line_bytes:
-                    skipping, skipped = True, len(buffer)
-                    buffer.clear()
-                    scan_from = 0
-                if time.monotonic() - slice_start > slice_len:
-                    if before_wait is not None:
+                end = buffer.find(b"\n", scan_from)
+                if end < 0:
+                    break
+                line = bytes(buffer[start:end])
+                start = scan_from = end + 1
+                if line.strip():
+                    routed = True
+                    yield line
+                while _turn_used(time.monotonic()):
+                    if before_wait is not None and routed:
                         before_wait()
+                    routed = False
                     await asyncio.sleep(0)
-                    slice_start = time.monotonic()
-                    slice_len = _slice_seconds(slice_start)
-        finally:
-            _BUSY.pop(id(self), None)
+            if start:
+                del buffer[:start]
+            scan_from = len(buffer)
+            if len(buffer) > self.max_line_bytes:
+                skipping, skipped = True, len(buffer)
+                buffer.clear()
+                scan_from = 0
+            while _turn_used(time.monotonic()):
+                if before_wait is not None and routed:
+                    before_wait()
+                routed = False
+                await asyncio.sleep(0)
 
     def _oversized(self, size: int) -> None:
         log.warning("skipped a line of %d bytes from the agent (limit %d)", size, self.max_line_bytes)
