@@ -24,7 +24,7 @@ import pytest
 from rat_tui.ui.screens.dialog import GRACE_SECONDS
 
 from rat_tui.protocol.router import INVALID_PARAMS, INVALID_REQUEST
-from rat_tui.protocol.sanitize import clean, clean_ansi, clean_data, incomplete_escape
+from rat_tui.protocol.sanitize import clean, clean_ansi, clean_data, clean_update, incomplete_escape
 from rat_tui.session.agent_session import AgentSession
 
 from .helpers.agents import AGENTS, received
@@ -68,6 +68,19 @@ def test_clean_shows_every_control_visibly_and_keeps_text() -> None:
     assert clean("crlf\r\nlone\rcr") == "crlf\nlone\ncr"
     assert clean("lone \ud800 surrogate") == "lone \ufffd surrogate"
     assert "\x1b" not in clean_data({"k\x1b": ["v\x1b", {"deep": "\x1b[6n"}], "n": 1})["k␛"][0]
+
+
+def test_clean_update_cleans_terminal_output_once_keeping_colour_and_leaves_the_update_untouched() -> None:
+    coloured = "\x1b[32mok\x1b[0m test_a passed\n" * 50  # colour codes its only escapes: kept as they are
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "t\x1b]52;c;eA==\x07",
+              "_meta": {"terminal_output": {"terminal_id": "t-1\x1b[2J", "data": coloured}}}
+    cleaned = clean_update(update)
+    assert cleaned["_meta"]["terminal_output"]["data"] is coloured
+    assert cleaned["toolCallId"] == "t␛]52;c;eA==␇" and cleaned["_meta"]["terminal_output"]["terminal_id"] == "t-1␛[2J"
+    assert update["_meta"]["terminal_output"]["data"] is coloured and update["toolCallId"].startswith("t\x1b")
+    hostile = {"sessionUpdate": "tool_call_update", "toolCallId": "x",
+               "_meta": {"terminal_output": {"data": "\x1b[31mred\x1b[0m\x1b]0;title\x07\x1b[6n\x9b2J\x07 end\r\n"}}}
+    assert clean_update(hostile)["_meta"]["terminal_output"]["data"] == "\x1b[31mred\x1b[0m␇ end\n"
 
 
 def test_clean_ansi_keeps_colour_and_drops_every_other_sequence() -> None:

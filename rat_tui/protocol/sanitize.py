@@ -80,6 +80,8 @@ def clean_ansi(text: str) -> str:
         return text
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
+    if _UNSAFE.search(_SGR.sub("", text)) is None:
+        return text  # colour codes are its only escapes (the usual test or build log): kept as they are
     parts: list[str] = []
     last = 0
     for sgr in _SGR.finditer(text):
@@ -143,14 +145,13 @@ def clean_data(value: Any, depth: int = 0) -> Any:
 
 def clean_update(update: Any) -> Any:
     """A raw `session/update` `update`, every string cleaned; terminal output in `_meta` keeps its SGR."""
-    if not isinstance(update, dict):
-        return clean_data(update)
-    cleaned = clean_data(update)
-    meta = update.get("_meta")
+    meta = update.get("_meta") if isinstance(update, dict) else None
     output = meta.get("terminal_output") if isinstance(meta, dict) else None
-    if isinstance(output, dict) and isinstance(output.get("data"), str) and cleaned is not update:
-        data = clean_ansi(output["data"])
-        cleaned_output = cleaned.get("_meta", {}).get("terminal_output") if isinstance(cleaned.get("_meta"), dict) else None
-        if isinstance(cleaned_output, dict) and cleaned_output is not output:
-            cleaned_output["data"] = data
+    data = output.get("data") if isinstance(output, dict) else None
+    if not isinstance(data, str):
+        return clean_data(update)
+    # Terminal output is cleaned once, by clean_ansi (colours kept), not first made visible by clean_data:
+    # the rest of the update is cleaned with the output left out, then the output is put back.
+    cleaned = clean_data({**update, "_meta": {**meta, "terminal_output": {**output, "data": ""}}})
+    cleaned["_meta"]["terminal_output"]["data"] = clean_ansi(data)
     return cleaned
