@@ -39,6 +39,17 @@ class Tmux:
             time.sleep(0.1)
         raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
 
+    def wait_until(self, test, what: str, timeout: float = 30.0) -> str:
+        """The first screen `test(screen)` holds for (a state, where `wait_for` is one text)."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen() if self.alive() else ""
+            if test(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"never saw {what}; the screen was:\n{screen}")
+
     def kill(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], env=self.env, capture_output=True)
 
