@@ -48,6 +48,17 @@ def _tab_bar(screen: str) -> str:
     return screen.split("\n", 1)[0]
 
 
+def _measure(tmux, result: dict, start: float, timeout: float, done) -> tuple[dict, str]:
+    """Run the workload until `done(screen)`, probing keys meanwhile; the result and the last screen."""
+    shown, prober, screen = _run_loop(tmux, start, timeout, done)
+    result.update(shown_s=shown, **prober.summary())
+    result["rss_mb"] = tmux.peak_rss_mb()
+    if shown is None:
+        return _failed(tmux, result, f"timed out after {timeout:.0f} s", screen), screen
+    _debug("the screen at the end", screen)
+    return result, screen
+
+
 def _run_loop(tmux: stress.Tmux, start: float, timeout: float, done) -> tuple[float | None, stress.Prober, str]:
     """Probe keys until `done(screen)`; returns (seconds from start or None, the prober, the last screen)."""
     prober = stress.Prober(tmux)
@@ -118,13 +129,8 @@ def run_tabs20(scale: float, timeout: float, root: Path) -> dict:
         done = lambda s: end in s and BUSY not in _tab_bar(s)  # noqa: E731
         go.touch()
         start = time.perf_counter()
-        shown, prober, screen = _run_loop(tmux, start, timeout, done)
-        result.update(shown_s=shown, **prober.summary())
+        result, screen = _measure(tmux, result, start, timeout, done)
         result["tabs_done"] = _tab_bar(screen).count("✓")  # the hidden tabs that finished: TABS - 1 expected
-        result["rss_mb"] = tmux.peak_rss_mb()
-        if shown is None:
-            return _failed(tmux, result, f"timed out after {timeout:.0f} s", screen)
-        _debug("the screen at the end", screen)
         return result
     finally:
         tmux.close()
@@ -193,13 +199,7 @@ def run_load50000(scale: float, timeout: float, root: Path) -> dict:
         seen, screen = stress.wait_for(tmux, lambda s: _tab_bar(s).count("stress") >= 2 or done(s), timeout, 0.005)
         if seen is None:
             return _failed(tmux, result, "the session never opened in a tab", screen)
-        shown, prober, screen = _run_loop(tmux, start, timeout, done)
-        result.update(shown_s=shown, **prober.summary())
-        result["rss_mb"] = tmux.peak_rss_mb()
-        if shown is None:
-            return _failed(tmux, result, f"timed out after {timeout:.0f} s", screen)
-        _debug("the screen at the end", screen)
-        return result
+        return _measure(tmux, result, start, timeout, done)[0]
     finally:
         tmux.close()
 

@@ -76,12 +76,9 @@ def clean_ansi(text: str) -> str:
     """Terminal output: SGR colour kept, every other escape sequence dropped, other controls shown."""
     if not isinstance(text, str):
         text = str(text)
-    if _UNSAFE.search(text) is None:
-        return text
-    if "\r\n" in text:
-        text = text.replace("\r\n", "\n")
     if _UNSAFE.search(_SGR.sub("", text)) is None:
-        return text  # colour codes are its only escapes (the usual test or build log): kept as they are
+        return text  # nothing unsafe, or colour codes its only escapes (a test or build log): kept as it is
+    text = text.replace("\r\n", "\n")
     parts: list[str] = []
     last = 0
     for sgr in _SGR.finditer(text):

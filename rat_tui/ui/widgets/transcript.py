@@ -654,13 +654,18 @@ class Transcript(ScrollView, can_focus=True):
             self._scroll_update(size)
             self.refresh()
 
+    @property
+    def _hidden(self) -> bool:
+        """A tab in the background (laid out once, no region now): nothing to draw."""
+        return not self.region and bool(self._width)
+
     def _schedule(self) -> None:
         if not self._flush_pending and self.is_mounted:
             self._flush_pending = True
             # Paced by what the last flush cost: in a flood each flush renders a screenful of new
             # Markdown (10-20 ms), and flushing at every turn of the loop left less time to read the
             # agent than to draw what scrolls past unread. A cheap flush (normal streaming) comes at once.
-            hidden = not self.region and self._width  # a tab in the background: nothing to draw
+            hidden = self._hidden
             gap = HIDDEN_FLUSH_GAP if hidden else min(FLUSH_SPACING * self._flush_cost, MAX_FLUSH_GAP)
             wait = self._flushed_at + gap - time.perf_counter()
             if (hidden or self._flush_cost > PACED_FLUSH) and wait > 0.002:
@@ -688,7 +693,7 @@ class Transcript(ScrollView, can_focus=True):
                 if seg is not None and seg.strips is None:
                     self._set_height(entry, seg, self._estimate(entry, seg))
         self._dirty.clear()
-        if not self.region and self._width:
+        if self._hidden:
             # Hidden (a tab in the background): a new virtual size would re-lay out the whole screen
             # on every batch and slow typing in the tab shown. Size and render when shown again.
             self._hidden_stale = True
