@@ -93,6 +93,7 @@ class RatApp(KeyGuard, App[None]):
         self._themes, theme_problems = load_themes()
         self._problems.extend(theme_problems)
         super().__init__()
+        self._choose_theme()
         self.rpc_log, problem = open_rpc_log(rpc_log_path)
         self._problems.extend([problem] if problem else [])
         self.policy = load_policy()
@@ -235,14 +236,22 @@ class RatApp(KeyGuard, App[None]):
             yield SessionTabs.pane(self.first_session, 1)
         yield Footer()
 
-    def on_mount(self) -> None:
+    def _choose_theme(self) -> None:
+        """The configured theme, chosen before the app starts: the stylesheet is parsed once, with its
+        variables (set once mounted, the theme made Textual parse every widget's CSS again: about 50 ms)."""
         for theme in self._themes:
             self.register_theme(theme)
-        if self.config.theme in self.available_themes:
-            self.theme = self.config.theme
-        else:
-            self._problems.append(f"Unknown theme {self.config.theme!r}; using the default.")
-            self.theme = "rat-dark" if "rat-dark" in self.available_themes else "textual-dark"
+        name = self.config.theme
+        if name not in self.available_themes:
+            self._problems.append(f"Unknown theme {name!r}; using the default.")
+            name = "rat-dark" if "rat-dark" in self.available_themes else "textual-dark"
+        self.set_reactive(App.theme, name)  # no watcher yet: it would queue that second parse
+        dark = self.current_theme.dark  # what App._watch_theme sets besides the stylesheet
+        self.set_class(True, f"-theme-{name}")
+        self.set_class(dark, "-dark-mode")
+        self.set_class(not dark, "-light-mode")
+
+    def on_mount(self) -> None:
         if self.config.keymap:
             keymap, problems = checked_keymap(self.config.keymap)  # a bad key never unbinds an action
             self._problems.extend(problems)
