@@ -246,6 +246,7 @@ class RatApp(KeyGuard, App[None]):
             self._problems.append(f"Unknown theme {name!r}; using the default.")
             name = "rat-dark" if "rat-dark" in self.available_themes else "textual-dark"
         self.set_reactive(App.theme, name)  # no watcher yet: it would queue that second parse
+        self.stylesheet.set_variables(self.get_css_variables())  # App.__init__ took the default theme's
         dark = self.current_theme.dark  # what App._watch_theme sets besides the stylesheet
         self.set_class(True, f"-theme-{name}")
         self.set_class(dark, "-dark-mode")
