@@ -8,6 +8,7 @@ import logging
 import os
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -16,6 +17,7 @@ from textual.widgets import Footer
 from .session.agent_session import AgentCommand, AgentSession
 from .config import Config, problem_severity
 from .state import reducer
+from .state.models import STARTING
 from .history.journal import HistoryJournal, default_path, open_journal
 from .session.registry import Sessions
 from .protocol.rpc_log import open_rpc_log
@@ -24,28 +26,28 @@ from .protocol import wire
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.alt_digits import alt_digits_as_keys
 from .ui.screens.dialog import KeyGuard
-from .ui.tabs import controls_ui
 from .ui.tabs.permission_queue import PermissionQueue
 from .ui.tabs.request_gate import OPEN_KEY, RequestGate
 from .ui.tabs.elicitation_queue import ElicitationQueue
-from .agents.spec import agent_choices
 from .ui.palette.slash_commands import SlashCommandsProvider
-from .agents import registry
-from .agents.catalog import Catalog, load_catalog
-from .ui.screens.agent_picker import AgentPickerScreen
-from .ui.palette.commands import AGENTS_HELP, bound_commands
-from .ui.screens.confirm import ConfirmScreen
-from .ui.screens.new_session import NewSessionScreen
-from .ui.screens.permission_rules import PermissionRulesScreen
-from .ui.keymap import binding_ids, checked_keymap, unknown_ids
 from .ui.tabs.tab_bar import SessionTabs
 from .ui.tabs.tab_ui import TabUI
 from .ui.notifications import Notifier, notify_settings
 from .ui.tabs.worktree_tabs import WorktreeTabs
+from .ui.widgets.markdown_stream import warm_up as warm_up_markdown
+
+if TYPE_CHECKING:
+    from .agents import registry
+    from .agents.catalog import Catalog
+
+# Screens, the palette's commands, the agent catalog and registry (urllib, http, ssl) are imported where
+# they are first used, not at launch: nothing of them is in the first frame (tests/test_startup_imports.py).
 
 log = logging.getLogger("rat.app")
 # Young-generation collection threshold (CPython default 700); see RatApp.__init__.
 GC_THRESHOLD = 10_000
+# Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
+WARM_UP_WAIT = 1.0
 
 
 class RatApp(KeyGuard, App[None]):
@@ -93,6 +95,7 @@ class RatApp(KeyGuard, App[None]):
         self._themes, theme_problems = load_themes()
         self._problems.extend(theme_problems)
         super().__init__()
+        self._choose_theme()
         self.rpc_log, problem = open_rpc_log(rpc_log_path)
         self._problems.extend([problem] if problem else [])
         self.policy = load_policy()
@@ -199,6 +202,9 @@ class RatApp(KeyGuard, App[None]):
     def get_system_commands(self, screen):
         """Textual's own commands, then every bound action of the app and of the tab shown (with
         its key, as remapped), then the few actions without a key (ui/palette/commands.py)."""
+        from .ui.palette.commands import AGENTS_HELP, bound_commands
+        from .ui.tabs import controls_ui
+
         yield from super().get_system_commands(screen)
         view = self.tabs.active_view if screen is self.screen_stack[0] else None
         nodes = [self] + ([view, view.transcript] if view is not None else [])
@@ -235,15 +241,26 @@ class RatApp(KeyGuard, App[None]):
             yield SessionTabs.pane(self.first_session, 1)
         yield Footer()
 
-    def on_mount(self) -> None:
+    def _choose_theme(self) -> None:
+        """The configured theme, chosen before the app starts: the stylesheet is parsed once, with its
+        variables (set once mounted, the theme made Textual parse every widget's CSS again: about 50 ms)."""
         for theme in self._themes:
             self.register_theme(theme)
-        if self.config.theme in self.available_themes:
-            self.theme = self.config.theme
-        else:
-            self._problems.append(f"Unknown theme {self.config.theme!r}; using the default.")
-            self.theme = "rat-dark" if "rat-dark" in self.available_themes else "textual-dark"
+        name = self.config.theme
+        if name not in self.available_themes:
+            self._problems.append(f"Unknown theme {name!r}; using the default.")
+            name = "rat-dark" if "rat-dark" in self.available_themes else "textual-dark"
+        self.set_reactive(App.theme, name)  # no watcher yet: it would queue that second parse
+        self.stylesheet.set_variables(self.get_css_variables())  # App.__init__ took the default theme's
+        dark = self.current_theme.dark  # what App._watch_theme sets besides the stylesheet
+        self.set_class(True, f"-theme-{name}")
+        self.set_class(dark, "-dark-mode")
+        self.set_class(not dark, "-light-mode")
+
+    def on_mount(self) -> None:
         if self.config.keymap:
+            from .ui.keymap import checked_keymap
+
             keymap, problems = checked_keymap(self.config.keymap)  # a bad key never unbinds an action
             self._problems.extend(problems)
             self.set_keymap(keymap)
@@ -253,12 +270,15 @@ class RatApp(KeyGuard, App[None]):
         self._saving_settings = True  # from now on a theme change is the user's choice
         for problem in self._problems:
             self.report_problem(problem)
-        # The ACP models (about 0.45 s of pydantic building that holds the GIL) after the first frame:
-        # in a thread started earlier they only slowed it down on two cores.
+        # The ACP models (about 0.45 s of pydantic building that holds the GIL) and the code lexers (0.3 s)
+        # after the first frame and the first agent's handshake: in a thread started earlier they only
+        # slowed those down on two cores.
         self.call_after_refresh(self._warm_up)
 
     def _warm_up(self) -> None:
-        """After the first frame: import the ACP models, then freeze the heap built so far.
+        """After the first frame: once the first session is past `starting` (or WARM_UP_WAIT later, for a
+        slow agent), import the ACP models, build the markdown parsers and code lexers, then freeze the
+        heap built so far, in a thread.
 
         What startup built (Textual, Rich, the models) lives as long as the app; frozen out of the
         collector, a full collection no longer walks it (each took about 50 ms during a flood: a stall
@@ -267,14 +287,31 @@ class RatApp(KeyGuard, App[None]):
 
         def warm() -> None:
             wire.schema()
+            warm_up_markdown()
             if not gc.get_freeze_count():  # once a process (tests start many apps in one)
                 gc.freeze()
 
-        self.warm_thread = threading.Thread(target=warm, name="acp-schema-import", daemon=True)
-        self.warm_thread.start()
+        async def when_started() -> None:
+            session = self.first_session
+            started = asyncio.Event()
+            unsubscribe = session.store.subscribe(
+                lambda _batch: started.set() if session.state.status != STARTING else None)
+            try:
+                if session.state.status == STARTING:
+                    await asyncio.wait_for(started.wait(), WARM_UP_WAIT)
+            except asyncio.TimeoutError:
+                pass
+            finally:
+                unsubscribe()
+            self.warm_thread = threading.Thread(target=warm, name="warm-up", daemon=True)
+            self.warm_thread.start()
+
+        self.run_worker(when_started(), name="warm-up", exit_on_error=False)
 
     async def _report_unknown_keymap_ids(self, keymap: dict[str, str]) -> None:
         """Off the first frame: importing every screen to list the binding ids takes a moment."""
+        from .ui.keymap import binding_ids, unknown_ids
+
         known = await asyncio.to_thread(binding_ids)
         for problem in unknown_ids(keymap, known):
             self.report_problem(problem)
@@ -318,9 +355,14 @@ class RatApp(KeyGuard, App[None]):
             self.notify("No request is waiting for an answer.", timeout=2)
 
     def action_permission_rules(self) -> None:
+        from .ui.screens.permission_rules import PermissionRulesScreen
+
         self.push_screen(PermissionRulesScreen(self.policy))
 
     def action_new_session(self, worktree: bool = False) -> None:
+        from .agents.spec import agent_choices
+        from .ui.screens.new_session import NewSessionScreen
+
         choices = agent_choices(self.config, self.launched)  # type: ignore[arg-type]
 
         async def chosen(choice) -> None:
@@ -334,6 +376,8 @@ class RatApp(KeyGuard, App[None]):
 
     def action_agents(self) -> None:
         """The agent picker: every catalog agent and profile; the chosen one starts in a new tab."""
+        from .ui.screens.agent_picker import AgentPickerScreen
+
         cwd = self.session.cwd
 
         async def chosen(spec) -> None:
@@ -347,6 +391,9 @@ class RatApp(KeyGuard, App[None]):
     def catalog(self) -> Catalog:
         """The catalog over the registry as cached; a stale or missing cache is refreshed in a thread,
         and an open agent picker redrawn when it is done."""
+        from .agents import registry
+        from .agents.catalog import load_catalog
+
         settings = self.config.registry
         if not settings.enabled or os.environ.get(registry.OFF_ENV):
             return load_catalog(self.config)
@@ -359,10 +406,15 @@ class RatApp(KeyGuard, App[None]):
         return load_catalog(self.config, registry=self._agent_registry)
 
     def _fetch_registry(self) -> None:
+        from .agents import registry
+
         snapshot = registry.refresh(self.config.registry.url)
         self.call_from_thread(self._registry_fetched, snapshot)
 
     def _registry_fetched(self, snapshot: registry.RegistrySnapshot) -> None:
+        from .agents.catalog import load_catalog
+        from .ui.screens.agent_picker import AgentPickerScreen
+
         self._agent_registry, self._agent_registry_stale, self._agent_registry_fetching = snapshot, False, False
         for screen in self.screen_stack:
             if isinstance(screen, AgentPickerScreen):
@@ -403,6 +455,8 @@ class RatApp(KeyGuard, App[None]):
         self.push_screen(SessionBrowserScreen(current, current.cwd), callback=chosen)
 
     def action_close_session(self) -> None:
+        from .ui.screens.confirm import ConfirmScreen
+
         pane = self.tabs.active_pane
         view = self.tabs.active_view
         if pane is None or view is None:
@@ -429,6 +483,8 @@ class RatApp(KeyGuard, App[None]):
 
     async def action_quit(self) -> None:
         """Ctrl+Q: asks first while a turn runs in any tab (as Alt+W does for one)."""
+        from .ui.screens.confirm import ConfirmScreen
+
         running = [s.state.agent_name for s in self.sessions if s.state.status == "working"]
         if not running or isinstance(self.screen, ConfirmScreen):
             self.exit()

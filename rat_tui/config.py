@@ -1,7 +1,9 @@
-"""Provides the pydantic models of config.toml and `load_config`, which never raises.
+"""Provides the shape of config.toml (dataclasses) and `load_config`, which never raises.
 
 A bad config file must not stop the user from working: every problem becomes a plain message
-(shown as a toast and logged) and the bad part alone falls back to its default.
+(shown as a toast and logged) and the bad part alone falls back to its default. A well-formed file is
+built without pydantic (typed_data.build, nothing slow before the first frame); one that is not is
+validated by pydantic models of the same classes (typed_data.pydantic_model), whose messages say what is wrong.
 """
 
 from __future__ import annotations
@@ -12,19 +14,19 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from dataclasses import dataclass, field
 
 from . import paths
+from .typed_data import Unsure, build, from_model, pydantic_model
 
-# Unknown keys are forbidden at validation so pydantic reports them with their full path; the
-# loader then turns those reports into warnings and drops the keys instead of failing.
-_MODEL_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+# Unknown keys are forbidden at validation (typed_data.pydantic_model) so pydantic reports them with their
+# full path; the loader then turns those reports into warnings and drops the keys instead of failing.
+# Field docstrings document the keys (tests/test_config.py checks every field has one).
 
 
-class McpServerConfig(BaseModel):
+@dataclass
+class McpServerConfig:
     """One MCP server for the agent to connect to, passed in session/new (and load/resume)."""
-
-    model_config = _MODEL_CONFIG
 
     name: str
     """Name the agent knows the server by; a profile's server replaces a global one of the same name."""
@@ -33,22 +35,21 @@ class McpServerConfig(BaseModel):
     Servers of another type, or one the agent cannot take, are skipped with a warning."""
     command: str | None = None
     """stdio: the server's program; a bare name is looked up on PATH, `~` is expanded (sent absolute)."""
-    args: list[str] = Field(default_factory=list)
+    args: list[str] = field(default_factory=list)
     """stdio: arguments of the command."""
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
     """stdio: environment variables for the server; `${NAME}` in a value is taken from rat's environment."""
     url: str | None = None
     """http and sse: the server's URL."""
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
     """http and sse: HTTP headers; `${NAME}` in a value is taken from rat's environment."""
     enabled: bool = True
     """false keeps the entry but does not send it (a profile can switch off a global server by name)."""
 
 
-class ClientToolsConfig(BaseModel):
+@dataclass
+class ClientToolsConfig:
     """rat-tui's own MCP server (ask_user, show_file, notify, list_sessions, read_session); unset keys inherit."""
-
-    model_config = _MODEL_CONFIG
 
     enabled: bool | None = None
     """Offer the client-hosted tools to the agent (default true; a profile can switch them off)."""
@@ -56,33 +57,32 @@ class ClientToolsConfig(BaseModel):
     """Use the unstable MCP-over-ACP transport when the agent advertises `mcpCapabilities.acp` (default
     true); false always uses the stdio bridge (a shim process relaying to rat over a private socket)."""
     tools: dict[Literal["ask_user", "show_file", "notify", "list_sessions", "read_session"],
-                Literal["allow", "ask", "off"]] = Field(default_factory=dict)
+                Literal["allow", "ask", "off"]] = field(default_factory=dict)
     """Per tool: "allow" (run at once), "ask" (a permission question first) or "off" (not offered).
     Defaults: ask_user, show_file and notify "allow"; list_sessions and read_session "ask"."""
 
 
-class AgentProfile(BaseModel):
+@dataclass
+class AgentProfile:
     """How to start one ACP agent."""
-
-    model_config = _MODEL_CONFIG
 
     command: str
     """Program to run: a bare name (looked up on PATH at spawn time) or a path (`~` expanded)."""
-    args: list[str] = Field(default_factory=list)
+    args: list[str] = field(default_factory=list)
     """Arguments passed to the command."""
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
     """Extra environment variables for the agent process, on top of rat's own environment."""
     title: str | None = None
     """Name shown in the UI; defaults to the profile's key."""
     missing_file_empty: bool = False
     """Answer a read of a missing file with empty content instead of an error (Gemini CLI needs this
     to create new files)."""
-    mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
     """MCP servers for this agent only, after the global ones."""
-    defaults: dict[str, str | bool] = Field(default_factory=dict)
+    defaults: dict[str, str | bool] = field(default_factory=dict)
     """Session settings applied when a session starts: `model`, `mode`, or a config option id (or
     category) = a value id or name (true/false for a boolean option)."""
-    client_tools: ClientToolsConfig = Field(default_factory=ClientToolsConfig)
+    client_tools: ClientToolsConfig = field(default_factory=ClientToolsConfig)
     """This agent's overrides of the global `[client_tools]`."""
     protocol: Literal[1, 2] = 1
     """The ACP version to ask the agent for: 1, or 2 (ACP v2 Preview, behind this key); an agent that
@@ -93,22 +93,21 @@ class AgentProfile(BaseModel):
     system_prompt_mode: Literal["append", "override"] = "append"
     """`append` adds the instructions to the agent's own system prompt; `override` replaces it, where
     the agent advertises that (else they are appended)."""
-    additional_directories: list[str] = Field(default_factory=list)
+    additional_directories: list[str] = field(default_factory=list)
     """Directories besides the session's own that this agent may use (see the global key)."""
 
 
-class HistoryConfig(BaseModel):
+@dataclass
+class HistoryConfig:
     """The local history journal (every session's messages, drafts and settings) and its retention."""
-
-    model_config = _MODEL_CONFIG
 
     enabled: bool = True
     """Journal every session to `history.sqlite3` in the user data dir; off means nothing is written."""
-    retention_days: float | None = Field(default=90, gt=0)
+    retention_days: float | None = field(default=90, metadata={"gt": 0})
     """Sessions unused for longer are deleted at startup; unset keeps them forever."""
-    max_sessions: int | None = Field(default=1000, gt=0)
+    max_sessions: int | None = field(default=1000, metadata={"gt": 0})
     """At most this many sessions are kept (the least recently used go first); unset means no limit."""
-    max_megabytes: float | None = Field(default=500, gt=0)
+    max_megabytes: float | None = field(default=500, metadata={"gt": 0})
     """The recorded messages of all sessions are kept under this size (oldest sessions go first)."""
     export_dir: str | None = None
     """Where Markdown and journal exports are written (`~` expanded); unset means `exports/` in the data dir."""
@@ -117,17 +116,16 @@ class HistoryConfig(BaseModel):
 NotifyEvent = Literal["permission", "question", "turn_done", "agent_exited"]
 
 
-class NotificationsConfig(BaseModel):
+@dataclass
+class NotificationsConfig:
     """Notifications outside the app when an agent needs you or is done (`[notifications]`).
 
     Sent only when the event's tab is not the visible one or the terminal window is not focused."""
 
-    model_config = _MODEL_CONFIG
-
-    events: list[NotifyEvent] = Field(default_factory=lambda: ["permission", "question", "turn_done", "agent_exited"])
+    events: list[NotifyEvent] = field(default_factory=lambda: ["permission", "question", "turn_done", "agent_exited"])
     """Which events notify: "permission" (a permission request), "question" (a form, link or ask_user),
     "turn_done" (a turn ended), "agent_exited" (an agent process ended by itself). [] turns them off."""
-    agents: dict[str, list[NotifyEvent]] = Field(default_factory=dict)
+    agents: dict[str, list[NotifyEvent]] = field(default_factory=dict)
     """Per agent (profile or agent name): its own event list instead of `events`."""
     terminal: Literal["auto", "osc9", "osc777", "osc99", "bell", "none"] = "auto"
     """The terminal's notification: "auto" picks from the environment (kitty: OSC 99; iTerm2, WezTerm,
@@ -138,10 +136,9 @@ class NotificationsConfig(BaseModel):
     """Keep the terminal title (OSC 2) on the sessions' state and the number waiting on you."""
 
 
-class RegistryConfig(BaseModel):
+@dataclass
+class RegistryConfig:
     """The live ACP agent registry the agent picker reads (`[registry]`)."""
-
-    model_config = _MODEL_CONFIG
 
     enabled: bool = True
     """Fetch the registry's index (at most once a day, cached); false: only the bundled manifests."""
@@ -149,43 +146,39 @@ class RegistryConfig(BaseModel):
     """Where the index is (the registry's documented address)."""
 
 
-class WorktreesConfig(BaseModel):
+@dataclass
+class WorktreesConfig:
     """Sessions in a fresh git worktree (Ctrl+N, "In a fresh git worktree")."""
-
-    model_config = _MODEL_CONFIG
 
     dir: str | None = None
     """Folder the worktrees are made in (`~` expanded); unset means `worktrees/` in the data dir."""
 
 
-class ImagesConfig(BaseModel):
+@dataclass
+class ImagesConfig:
     """Images from the agent and image files in the preview, drawn by the terminal (rat_tui/ui/images.py)."""
-
-    model_config = _MODEL_CONFIG
 
     mode: Literal["auto", "kitty", "sixel", "halfcell", "off"] = "auto"
     """auto asks the terminal at startup (kitty graphics or sixel, else the `[image: …]` placeholder); kitty,
     sixel or halfcell (coloured half blocks) force one; off always shows the placeholder."""
 
 
-class UiConfig(BaseModel):
+@dataclass
+class UiConfig:
     """Layout (`[ui]`)."""
 
-    model_config = _MODEL_CONFIG
-
-    max_width: int = Field(default=120, ge=0)
+    max_width: int = field(default=120, metadata={"ge": 0})
     """The transcript's text (messages, Markdown, tool cards) is laid out at most this many columns wide,
     against the left edge; 0: the whole width of the terminal."""
 
 
-class Config(BaseModel):
+@dataclass
+class Config:
     """Everything config.toml can set; every field has a default, so an empty file is valid."""
-
-    model_config = _MODEL_CONFIG
 
     default_agent: str | None = None
     """Profile started when neither `--agent` nor `-- COMMAND` is given; unset means the demo agent."""
-    agents: dict[str, AgentProfile] = Field(default_factory=dict)
+    agents: dict[str, AgentProfile] = field(default_factory=dict)
     """Agent profiles by name, as chosen with `--agent NAME`."""
     outside_files: Literal["deny", "ask"] = "deny"
     """An agent's file access outside the session's directories: refused at once, or asked about."""
@@ -195,33 +188,33 @@ class Config(BaseModel):
     """Follow the agent's files (F5) from the start; F5 saves the choice here."""
     plan_panel: bool = True
     """Show the plan panel (F2); F2 saves the choice here."""
-    keymap: dict[str, str] = Field(default_factory=dict)
+    keymap: dict[str, str] = field(default_factory=dict)
     """Binding id -> comma-separated keys, as accepted by Textual's `App.set_keymap`."""
     rpc_log: str | None = None
     """Path of a JSONL log of all JSON-RPC traffic (`--rpc-log` overrides it); unset means none."""
-    mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
     """MCP servers passed to every agent (`[[mcp_servers]]`); profiles add their own."""
-    history: HistoryConfig = Field(default_factory=HistoryConfig)
+    history: HistoryConfig = field(default_factory=HistoryConfig)
     """The local history journal: on/off, retention, export folder (`[history]`)."""
-    request_timeout_seconds: float = Field(default=120.0, gt=0)
+    request_timeout_seconds: float = field(default=120.0, metadata={"gt": 0})
     """A request the agent leaves unanswered this long is reported, with the offer to cancel it or
     restart the agent; a turn (`session/prompt`) is reported when the agent sends nothing this long."""
-    client_tools: ClientToolsConfig = Field(default_factory=ClientToolsConfig)
+    client_tools: ClientToolsConfig = field(default_factory=ClientToolsConfig)
     """rat-tui's own MCP server of client-side tools (`[client_tools]`); profiles may override it."""
-    notifications: NotificationsConfig = Field(default_factory=NotificationsConfig)
+    notifications: NotificationsConfig = field(default_factory=NotificationsConfig)
     """Notifications outside the app: terminal, desktop, window title (`[notifications]`)."""
-    registry: RegistryConfig = Field(default_factory=RegistryConfig)
+    registry: RegistryConfig = field(default_factory=RegistryConfig)
     """The live agent registry behind the agent picker (`[registry]`)."""
-    worktrees: WorktreesConfig = Field(default_factory=WorktreesConfig)
+    worktrees: WorktreesConfig = field(default_factory=WorktreesConfig)
     """Where sessions in a fresh git worktree are made (`[worktrees]`)."""
-    images: ImagesConfig = Field(default_factory=ImagesConfig)
+    images: ImagesConfig = field(default_factory=ImagesConfig)
     """How images are drawn in the terminal (`[images]`)."""
-    ui: UiConfig = Field(default_factory=UiConfig)
+    ui: UiConfig = field(default_factory=UiConfig)
     """Layout: the transcript's readable width (`[ui]`)."""
     system_prompt: str | None = None
     """Instructions sent to every agent as its session's system prompt, in append mode (the agent's
     own prompt stays), where the agent advertises it; a project adds its own in `.rat/instructions.md`."""
-    additional_directories: list[str] = Field(default_factory=list)
+    additional_directories: list[str] = field(default_factory=list)
     """Directories besides the session's own (relative ones to it) that agents may read and write;
     sent as `additionalDirectories` where the agent advertises it. `--add-dir DIR` adds more."""
 
@@ -332,13 +325,20 @@ def _with_line(message: str, text: str) -> str:
 def validate_config(data: dict[str, Any], text: str = "") -> tuple[Config, list[str]]:
     """Validate parsed TOML, dropping only what is invalid; returns the config and the problems (each
     with the line of `text`, the file, that holds the value, where it can be found)."""
+    try:
+        return build(Config, data), []
+    except Unsure:  # something is wrong (or unusual): pydantic says what, and the loop below drops it
+        pass
+    from pydantic import ValidationError
+
+    model = pydantic_model(Config)
     data = copy.deepcopy(data)  # pruned below; the caller's dict stays as it was
     problems: list[str] = []
     lines = key_lines(text) if text else {}
     # Each pass removes at least one offending item, so this ends; the bound is a safety net.
     for _ in range(100):
         try:
-            return Config.model_validate(data), problems
+            return from_model(Config, model.model_validate(data)), problems
         except ValidationError as error:
             dropped = False
             items = error.errors()

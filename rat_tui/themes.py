@@ -6,13 +6,14 @@ Themes are data, so a broken file is skipped with a message naming it; it never 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from . import paths
+from .typed_data import Unsure, build, pydantic_model
 
 THEME_VARIABLE_DEFAULTS: dict[str, str] = {
     # Concrete colours, not `$warning` references: Textual does not resolve references in variable
@@ -35,10 +36,10 @@ _COLOUR_FIELDS = (
 )  # fmt: skip
 
 
-class ThemeFile(BaseModel):
-    """One theme file; field names follow `textual.theme.Theme`."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+@dataclass(kw_only=True)
+class ThemeFile:
+    """One theme file; field names follow `textual.theme.Theme`. Read without pydantic when it is right
+    (typed_data.build); a broken one gets the messages of its pydantic model (`_checked`)."""
 
     name: str | None = None
     """Theme name (what `theme = ...` in config.toml selects); defaults to the file's stem."""
@@ -61,19 +62,9 @@ class ThemeFile(BaseModel):
     """How far Textual spreads the shades it derives (its default: 0.15)."""
     text_alpha: float | None = None
     """Opacity of text (its default: 0.95)."""
-    variables: dict[str, str] = {}
+    variables: dict[str, str] = field(default_factory=dict)
     """CSS variables: rat's (see THEME_VARIABLE_DEFAULTS) or Textual's; "$primary" etc. allowed."""
 
-    @field_validator(*_COLOUR_FIELDS)
-    @classmethod
-    def check_colour(cls, value: str | None) -> str | None:
-        """Reject a bad colour here, with its key, rather than when the app applies the theme."""
-        if value is not None:
-            try:
-                Color.parse(value)
-            except ColorParseError:
-                raise ValueError(f"not a colour: {value!r}") from None
-        return value
 
     def to_theme(self, default_name: str) -> Theme:
         """The Textual theme; "$colour" references in variables are resolved against this file."""
@@ -108,13 +99,37 @@ def load_theme_file(path: Path) -> Theme:
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"cannot read it ({error})") from None
     try:
-        theme_file = ThemeFile.model_validate(data)
+        theme_file = build(ThemeFile, data)
+        for name in _COLOUR_FIELDS:
+            check_colour(getattr(theme_file, name))
+    except (Unsure, ValueError):  # the pydantic model says what is wrong
+        theme_file = _checked(data)
+    return theme_file.to_theme(path.stem)
+
+
+def check_colour(value: str | None) -> str | None:
+    """Reject a bad colour here, with its key, rather than when the app applies the theme."""
+    if value is not None:
+        try:
+            Color.parse(value)
+        except ColorParseError:
+            raise ValueError(f"not a colour: {value!r}") from None
+    return value
+
+
+def _checked(data: object) -> ThemeFile:
+    """`data` validated by ThemeFile's pydantic model; raises ValueError with its messages."""
+    from pydantic import ValidationError, field_validator
+
+    validators = {"check_colour": field_validator(*_COLOUR_FIELDS)(lambda cls, value: check_colour(value))}
+    try:
+        model = pydantic_model(ThemeFile, validators).model_validate(data)
     except ValidationError as error:
         details = "; ".join(
             f"{'.'.join(map(str, item['loc'])) or 'file'}: {item['msg']}" for item in error.errors()
         )
         raise ValueError(details) from None
-    return theme_file.to_theme(path.stem)
+    return build(ThemeFile, model.model_dump(exclude_unset=True), checked=False)
 
 
 def load_themes(*directories: Path) -> tuple[list[Theme], list[str]]:

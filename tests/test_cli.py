@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -140,7 +141,7 @@ def test_default_agent_is_used_otherwise() -> None:
 
 
 def test_missing_default_agent_falls_back_to_demo_with_a_problem() -> None:
-    config = CONFIG.model_copy(update={"default_agent": "gone"})
+    config = dataclasses.replace(CONFIG, default_agent="gone")
     spec, problems = resolve_agent(parse_args([]), config)
     assert spec.is_demo and spec.name == "demo"
     assert len(problems) == 1 and "'gone'" in problems[0] and "goose, mine" in problems[0]

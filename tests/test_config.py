@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import inspect
+import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from rat_tui import paths
-from rat_tui.config import AgentProfile, Config, load_config
+from rat_tui import paths, typed_data
+from rat_tui.config import AgentProfile, Config, load_config, validate_config
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = Path(__file__).resolve().parent / "configs"
@@ -118,8 +123,6 @@ def test_unknown_keys_are_warned_about_and_ignored() -> None:
 
 def test_unknown_key_and_bad_value_in_one_profile() -> None:
     # Both errors name the same profile: the profile goes, the other keys stay, nothing raises.
-    from rat_tui.config import validate_config
-
     data = {"theme": "nord", "agents": {"x": {"command": 1, "bogus": 2}, "y": {"command": "y"}}}
     config, problems = validate_config(data)
     assert set(config.agents) == {"y"} and config.theme == "nord"
@@ -135,10 +138,54 @@ def test_example_config_loads_without_problems() -> None:
     assert config.agents["gemini"].args == ["--acp"]
 
 
+def field_docstrings(cls: type) -> dict[str, str]:
+    """The string right under each field of `cls` in its source (how config fields are documented)."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    return {node.target.id: after.value.value for node, after in zip(body, body[1:])
+            if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)}
+
+
 def test_every_field_is_documented() -> None:
     for model in (Config, AgentProfile):
-        for name, field in model.model_fields.items():
-            assert field.description, f"{model.__name__}.{name} has no docstring"
+        documented = field_docstrings(model)
+        for field in dataclasses.fields(model):
+            assert documented.get(field.name), f"{model.__name__}.{field.name} has no docstring"
+
+
+@pytest.mark.parametrize("path", [ROOT / "config.example.toml", CONFIGS / "valid.toml", CONFIGS / "unknown_keys.toml",
+                                  CONFIGS / "invalid_parts.toml"], ids=lambda p: p.name)
+def test_a_file_is_read_the_same_without_pydantic_as_with_it(path: Path) -> None:
+    """The plain build (no pydantic at startup) gives what the pydantic models give for the same data."""
+    data = tomllib.loads(path.read_text())
+    plain, problems = validate_config(data)
+    model = typed_data.pydantic_model(Config)
+    if not problems:
+        assert typed_data.build(Config, data) == plain
+        assert typed_data.from_model(Config, model.model_validate(data)) == plain
+    for profile in data.get("agents", {}).values():  # each good profile alone, both ways
+        try:
+            built = typed_data.build(AgentProfile, profile)
+        except typed_data.Unsure:
+            continue
+        assert typed_data.from_model(AgentProfile, typed_data.pydantic_model(AgentProfile).model_validate(profile)) == built
+
+
+def test_numbers_and_unions_are_read_as_pydantic_reads_them() -> None:
+    data = {"history": {"retention_days": 30, "max_sessions": 5, "max_megabytes": 1.5},
+            "request_timeout_seconds": 2, "ui": {"max_width": 0},
+            "agents": {"a": {"command": "a", "defaults": {"model": "m", "fast": True}, "protocol": 2}}}
+    built = typed_data.build(Config, data)
+    assert built == typed_data.from_model(Config, typed_data.pydantic_model(Config).model_validate(data))
+    assert built.history.retention_days == 30.0 and type(built.history.retention_days) is float
+    assert type(built.request_timeout_seconds) is float and built.agents["a"].defaults == {"model": "m", "fast": True}
+    for unsure in ({"history": {"retention_days": 0}}, {"ui": {"max_width": -1}}, {"follow": 1},
+                   {"agents": {"a": {"command": "a", "protocol": 3}}}, {"agents": {"a": {"command": "a", "protocol": True}}},
+                   {"request_timeout_seconds": float("nan")}, {"mcp_servers": [{"name": "x", "args": "y"}]}):
+        with pytest.raises(typed_data.Unsure):
+            typed_data.build(Config, unsure)  # then pydantic decides, as it always did:
+    assert validate_config({"follow": 1}) == (Config(follow=True), [])
+    assert validate_config({"ui": {"max_width": -1}})[1] == ["ui.max_width: Input should be greater than or equal to 0 "
+                                                             "(using the default)"]
 
 
 def test_syntax_error_at_end_of_file_still_names_a_line(tmp_path: Path) -> None:

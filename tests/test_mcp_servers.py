@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -109,7 +110,7 @@ async def test_summary_panel_from_the_keyboard_and_the_palette(tmp_path: Path, r
     script = {"initialize_result": {"agentCapabilities": {"mcpCapabilities": {"http": True}}}}
     config = Config(mcp_servers=[STDIO, SSE])
     spec = AgentSpec(name="scripted", argv=scripted_argv(script, tmp_path), env={}, is_demo=False,
-                     mcp_servers=(HTTP.model_copy(update={"headers": {}}),))
+                     mcp_servers=(dataclasses.replace(HTTP, headers={}),))
     app = RatApp(spec, tmp_path, config=config)
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: app.session.state.status == "ready", "ready")

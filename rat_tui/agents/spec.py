@@ -56,6 +56,12 @@ def agent_choices(config: Config, launched: AgentSpec) -> list[AgentSpec]:
     return unique
 
 
+def _overrides(client_tools: Any) -> Any:
+    """A profile's `client_tools` (config.ClientToolsConfig) when it sets anything, else None."""
+    ct = client_tools
+    return ct if ct.enabled is not None or ct.native is not None or ct.tools else None
+
+
 def profile_spec(name: str, profile: AgentProfile) -> AgentSpec:
     """The AgentSpec of config profile `name`: its command, env, MCP servers, defaults and client tools."""
     # A bare command name stays bare: it is looked up on PATH when the agent is spawned.
@@ -63,7 +69,7 @@ def profile_spec(name: str, profile: AgentProfile) -> AgentSpec:
     return AgentSpec(
         name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty,
         mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
-        client_tools=profile.client_tools if profile.client_tools.model_fields_set else None,
+        client_tools=_overrides(profile.client_tools),
         protocol=profile.protocol,
         system_prompt=profile.system_prompt, system_prompt_mode=profile.system_prompt_mode,
         additional_directories=tuple(profile.additional_directories),

@@ -8,10 +8,9 @@ import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import mcp_servers as mcp
-from .change_tracker import ChangeTracker
 from ..client_tools.hosting import ClientTools
 from ..client_tools.tools import ToolHost
 from .defaults import apply_defaults
@@ -36,6 +35,9 @@ from ..state import children, reducer
 from ..state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
 from ..state.permission_policy import PermissionPolicy
 from ..state.store import SessionStore
+
+if TYPE_CHECKING:
+    from .change_tracker import ChangeTracker
 
 log = logging.getLogger("rat.session")
 
@@ -622,6 +624,8 @@ class AgentSession:
     def changes(self) -> ChangeTracker:
         """Created on first use; it writes nothing to disk until a file actually changes."""
         if self._changes is None:
+            from .change_tracker import ChangeTracker  # at the first turn, not at launch
+
             self._changes = ChangeTracker.create(str(self.cwd))
         return self._changes
 

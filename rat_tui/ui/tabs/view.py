@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
 from ...session import controls as session_controls
-from . import children_ui, controls_ui, focus_keys, lifecycle_actions
+from . import children_ui, controls_ui, focus_keys
 from .tab_ui import TabUI
 from ...session.agent_session import AgentSession
 from ...state import reducer
@@ -28,7 +28,6 @@ from ...state.models import (
     TextAppended,
     ToolCallEntry,
 )
-from ..screens.config_options import ConfigOptionsScreen, QuickPickScreen
 from ..widgets.file_preview import FilePreview
 from ..widgets.image_view import show_nearest_image, show_new_image
 from ..widgets.plan_panel import PlanPanel
@@ -454,9 +453,13 @@ class SessionView(Vertical):
         self.composer.focus()
 
     def action_restart_agent(self) -> None:
+        from . import lifecycle_actions  # with the auth screen: not needed for the first frame
+
         lifecycle_actions.restart_agent(self)
 
     def action_authenticate(self) -> None:
+        from . import lifecycle_actions
+
         lifecycle_actions.show_auth_picker(self)
 
     def action_logout(self) -> None:
@@ -494,9 +497,13 @@ class SessionView(Vertical):
         self.preview.toggle()
 
     def action_session_options(self) -> None:
+        from ..screens.config_options import ConfigOptionsScreen
+
         self.app.push_screen(ConfigOptionsScreen(self.session))
 
     def action_pick_model(self) -> None:
+        from ..screens.config_options import QuickPickScreen
+
         self.app.push_screen(QuickPickScreen(self.session, "model"))
 
     def action_cycle_mode(self) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import OrderedDict
 from typing import Iterator
@@ -20,7 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
-from .markdown_stream import MARKDOWN_KINDS, Entry, Rows, Seg, render_block, warm_up
+from .markdown_stream import MARKDOWN_KINDS, Entry, Rows, Seg, render_block
 from .transcript_select import CodeSpan, block_selection, code_block_lines, code_blocks, word_selection
 
 SEVERITIES = ("info", "warning", "error")
@@ -293,8 +292,8 @@ class Transcript(ScrollView, can_focus=True):
         if config is not None:
             self.max_width = config.ui.max_width
         self._schedule()
-        # Pygments builds a lexer's tables on first use (about 0.3 s): do it before the first answer.
-        threading.Thread(target=warm_up, name="lexer-warm-up", daemon=True).start()
+        # Pygments builds a lexer's tables on first use (about 0.3 s): RatApp._warm_up builds them before the
+        # first answer, after the first frame and the agent's handshake (a thread started here slowed both).
 
     def on_resize(self, event: events.Resize) -> None:
         width = self.scrollable_content_region.width

@@ -1,0 +1,111 @@
+"""What `rat` imports before its first frame, and when the warm-up runs: startup speed without timing.
+
+Each named module below cost tens of milliseconds (pydantic 0.1-0.2 s with the config models, the ACP
+models 0.45 s, Pygments' lexer tables 0.3 s) before the first frame, on a 2-core machine where the bare
+Textual app draws its own in about 0.3 s (bench/stress.py --only startup measures it). A regression
+here is an import moved back to module level: import it where it is first used instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# `rat` as launched (rat_tui.__main__.main: arguments, config, images probe, app), on Textual's headless
+# driver; the demo agent (the default) answers at once. Prints the modules imported when the first frame
+# is written, and whether the warm-up had begun when the first session became ready.
+LAUNCH = '''
+import asyncio, json, sys, threading
+from rat_tui import __main__ as entry
+from rat_tui.app import RatApp
+
+found = {}
+original = RatApp._display
+
+def display(self, screen, renderable):  # observes the first frame written, then draws it as usual
+    if renderable is not None and "first_frame" not in found:
+        found["first_frame"] = sorted(sys.modules)
+    return original(self, screen, renderable)
+
+async def headless(app):
+    def seen(_batch):
+        if app.first_session.state.status == "ready" and "ready" not in found:
+            found["ready"] = {"schema": "acp.schema" in sys.modules,
+                              "warming": any(t.name == "warm-up" for t in threading.enumerate())}
+    app.first_session.store.subscribe(seen)
+    async with app.run_test() as pilot:
+        while app.warm_thread is None:
+            await pilot.pause()
+        app.warm_thread.join()
+        found["warm"] = {"schema": "acp.schema" in sys.modules, "lexers": "pygments.lexers.python" in sys.modules}
+
+RatApp._display = display
+RatApp.run = lambda app, **kwargs: asyncio.run(headless(app))
+entry.main([])
+print("FOUND", json.dumps(found))
+'''
+
+# Modules the first frame does not need, by what they are for.
+NOT_BEFORE_THE_FIRST_FRAME = [
+    "pydantic",  # config.toml and themes are plain dataclasses when well formed (rat_tui/typed_data.py)
+    "acp", "acp.schema",  # the ACP models: RatApp._warm_up, after the first frame and the handshake
+    "mcp", "anyio",  # rat-tui's own MCP server: on the first connection
+    "pygments.lexers.python", "pygments.lexers.shell",  # code lexers: the warm-up, or the first code block
+    "PIL", "textual_image",  # images: only where the terminal can draw them
+    "urllib.request", "http.client",  # the agent registry: when the agent picker opens
+    "tomlkit",  # settings saved from the UI
+    "regex", "jsonschema",
+    "rat_tui.session.change_tracker",  # at the first turn
+    "rat_tui.client_tools.server",
+    "rat_tui.agents.registry", "rat_tui.agents.catalog",
+    "rat_tui.ui.palette.commands", "rat_tui.ui.keymap",
+    "rat_tui.ui.screens.agent_picker", "rat_tui.ui.screens.new_session", "rat_tui.ui.screens.permission_rules",
+    "rat_tui.ui.screens.help", "rat_tui.ui.screens.history", "rat_tui.ui.screens.auth",
+    "rat_tui.ui.screens.config_options", "rat_tui.ui.screens.session_browser", "rat_tui.ui.screens.change_review",
+]
+
+
+def launch(tmp_path: Path) -> dict:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
+           "XDG_STATE_HOME": str(tmp_path / "s"), "PYTHONPATH": str(ROOT), "RAT_REGISTRY_OFF": "1"}
+    out = subprocess.run([sys.executable, "-c", LAUNCH], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=120)
+    line = next((line for line in out.stdout.splitlines() if line.startswith("FOUND ")), None)
+    assert line is not None, out.stdout + out.stderr
+    return json.loads(line.removeprefix("FOUND "))
+
+
+def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_for_the_handshake(
+        tmp_path: Path) -> None:
+    found = launch(tmp_path)
+    loaded = set(found["first_frame"])
+    assert "rat_tui.ui.widgets.prompt" in loaded and "rat_tui.ui.widgets.transcript" in loaded  # the check sees
+    assert sorted(loaded.intersection(NOT_BEFORE_THE_FIRST_FRAME)) == []
+    # The demo agent answers at once: the warm-up (0.75 s of GIL-holding imports) had not begun at `ready`
+    # (the demo's first commands update needed the models on the way: wire.parse_update imports them)...
+    assert found["ready"]["warming"] is False
+    # ...and once it has run, the first answer finds the models and the lexers ready.
+    assert found["warm"] == {"schema": True, "lexers": True}
+
+
+def test_a_config_file_with_every_key_and_the_bundled_themes_load_without_pydantic(tmp_path: Path) -> None:
+    """The user's config.toml is read at every launch: a well-formed one never imports pydantic, a broken one
+    does (its messages are pydantic's)."""
+    broken = tmp_path / "broken.toml"
+    broken.write_text('theme = 3\n')
+    code = (f"import sys\nfrom pathlib import Path\nfrom rat_tui.config import load_config\n"
+            f"from rat_tui.themes import load_themes\n"
+            f"config, problems = load_config(Path({str(ROOT / 'config.example.toml')!r}))\n"
+            f"themes, theme_problems = load_themes()\n"
+            f"assert not problems and not theme_problems and len(config.agents) >= 5 and themes\n"
+            f"print('GOOD', 'pydantic' in sys.modules)\n"
+            f"config, problems = load_config(Path({str(broken)!r}))\n"
+            f"print('BROKEN', 'pydantic' in sys.modules, problems)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert "GOOD False" in out.stdout, out.stdout + out.stderr
+    assert "BROKEN True" in out.stdout and "theme: Input should be a valid string (using the default)" in out.stdout
