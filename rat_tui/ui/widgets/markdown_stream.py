@@ -18,6 +18,7 @@ from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
 from textual.strip import Strip
 
+from .code_lex import CodeLex
 from .markdown_lists import LIST_ELEMENTS
 
 MARKDOWN_KINDS = ("user", "agent", "thought")
@@ -66,7 +67,8 @@ class Block:
     tail: bool = False  # the open end of the message: trailing blank lines dropped, then the gap
     last: bool = True  # a plain piece that ends its line (the gap follows)
     lang: str | None = None  # code: the fence's language
-    stack: tuple | None = None  # code: the lexer state at the piece's first line (None: the start)
+    lex: CodeLex | None = None  # code: the lexer states of the piece's whole block
+    line: int = 0  # code: the piece's first line in its block
     context: str = ""  # code: the line after the piece (lexers look ahead)
     top: bool = True  # code: the piece that opens the fence; list: the piece with the first item
     bottom: bool = True  # code: the piece that closes the fence
@@ -181,9 +183,9 @@ def _blank(line: list[Segment]) -> bool:
     return all(not seg.text.strip() and not (seg.style and seg.style.bgcolor) for seg in line)
 
 
-def _lines_after(lines: list[str], start: int) -> bool:
-    """Whether any line from `start` on has something other than whitespace."""
-    return any(line.strip() for line in lines[start:])
+def _lines_after(lines: list[str], start: int, end: int | None = None) -> bool:
+    """Whether any line from `start` on (to `end`) has something other than whitespace."""
+    return any(lines[i].strip() for i in range(start, len(lines) if end is None else end))
 
 
 class MarkdownStream:
@@ -218,7 +220,9 @@ class MarkdownStream:
         # code mode: the open fence
         self._fence = ""
         self._lang = "text"
-        self._stack: tuple | None = None
+        self._code: CodeLex | None = None
+        self._code_line = 0  # the open region's first line in the block
+        self._given = 0  # lines of the open region handed to _code
         self._top = True
         self._closed: int | None = None  # index in _lines of the closing fence
         self._scanned = 0
@@ -381,6 +385,11 @@ class MarkdownStream:
         keep = len(blocks) - 1
         while keep > 0 and _shows_nothing(tokens[blocks[keep - 1][0] : blocks[keep - 1][1]]):
             keep -= 1
+        # A long fenced code block goes through code mode even when it arrived whole: in pieces.
+        big = next((k for k in range(keep) if tokens[blocks[k][0]].type == "fence" and tokens[blocks[k][0]].level == 0
+                    and blocks[k][3] - blocks[k][2] > 2 * PIECE_LINES + 2 and lines[blocks[k][2]][:1] in ("`", "~")), None)
+        if big is not None:
+            blocks, keep = blocks[: big + 1], big
         for t0, t1, l0, l1 in blocks[:keep]:
             text = "".join(lines[l0:l1])
             block = Block(text, l1 - l0, len(text), "md", newline_in=self._newline_in, first=self._first)
@@ -396,7 +405,8 @@ class MarkdownStream:
         if token.type == "fence" and token.level == 0 and lines[l0][:1] in ("`", "~"):
             self._fence = token.markup
             self._lang = token.info.partition(" ")[0] or "text"
-            self._stack = None
+            self._code = CodeLex(_rich_lexer(self._lang))
+            self._code_line = self._given = 0
             self._top = True
             self._closed = None
             self._scanned = 0
@@ -428,11 +438,34 @@ class MarkdownStream:
 
     def _code_block(self, text: str, **kw) -> Block:
         return Block(text, text.count("\n"), len(text), "code", newline_in=self._newline_in and self._top,
-                     first=self._first and self._top, lang=self._lang, stack=self._stack, top=self._top, **kw)
+                     first=self._first and self._top, lang=self._lang, lex=self._code, line=self._code_line, top=self._top,
+                     **kw)
 
     def _sync_code(self) -> None:
         self._scan_close()
         lines = self._lines
+        code = self._code
+        end = len(lines) if self._closed is None else self._closed
+        if code.kind is not None:
+            # Cut pieces off the front as lines come, without lexing: CodeLex learns the lexer's states
+            # a slice at a time, and a piece's render lexes it from them.
+            code.add(lines[self._given : end])
+            self._given = end
+            start = 0
+            while end - start > PIECE_LINES and _lines_after(lines, start + PIECE_LINES, end):
+                cut = start + PIECE_LINES
+                self._emit(self._code_block("".join(lines[start:cut]), context=lines[cut], bottom=False))
+                self._code_line += PIECE_LINES
+                self._top = False
+                self._first = False
+                start = cut
+            if start:
+                self._set_region(lines[start:], "code")
+                self._given -= start
+                self._scanned -= start
+                if self._closed is not None:
+                    self._closed -= start
+                lines = self._lines
         if self._closed is not None:
             if not _lines_after(lines, self._closed + 1):
                 return  # the closed fence stays the tail until something follows it
@@ -442,22 +475,6 @@ class MarkdownStream:
             self._set_region(lines[self._closed + 1 :], "md")
             self._fresh = True
             return
-        # Cut pieces off the front of the open code, at lines where the lexer's state is known.
-        if len(lines) <= PIECE_LINES:
-            return
-        lexer = _rich_lexer(self._lang)
-        cuts = _checkpoints(lexer, lines, self._stack)
-        start = 0
-        for line, stack in cuts:
-            if line - start >= PIECE_LINES and _lines_after(lines, line):
-                self._emit(self._code_block("".join(lines[start:line]), context=lines[line], bottom=False))
-                self._stack = stack
-                self._top = False
-                self._first = False
-                start = line
-        if start:
-            self._set_region(lines[start:], "code")
-            self._scanned = len(self._lines)
 
     # list mode
 
@@ -563,75 +580,6 @@ def _rich_lexer(name: str):
         return get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
     except ClassNotFound:
         return get_lexer_by_name("text", stripnl=False, ensurenl=True, tabsize=4)
-
-
-def _resumable(lexer) -> str | None:
-    """'regex' when the lexer can resume from a saved state stack, 'text' for the plain-text lexer."""
-    from pygments.lexer import RegexLexer
-    from pygments.lexers.special import TextLexer
-
-    if type(lexer).get_tokens_unprocessed is RegexLexer.get_tokens_unprocessed and not lexer.filters:
-        return "regex"
-    if type(lexer) is TextLexer and not lexer.filters:
-        return "text"
-    return None
-
-
-def _lex(lexer, text: str, stack: tuple | None):
-    """(pos, token type, value, state) from `stack`; state is the lexer's stack where a match starts a line."""
-    from pygments.lexer import RegexLexer
-
-    gen = RegexLexer.get_tokens_unprocessed(lexer, text, stack or ("root",))
-    frame = gen.gi_frame
-    for pos, ttype, value in gen:
-        state = None
-        if pos == 0 or text[pos - 1] == "\n":
-            local = frame.f_locals
-            match = local.get("m")
-            if match is not None and match.start() == pos:
-                state = tuple(local["statestack"])
-        yield pos, ttype, value, state
-
-
-def _checkpoints(lexer, lines: list[str], stack: tuple | None) -> list[tuple[int, tuple | None]]:
-    """(line index, lexer state) of lines where lexing `lines` from `stack` can resume."""
-    kind = _resumable(lexer)
-    if kind == "text":
-        return [(i, None) for i in range(1, len(lines))]
-    if kind is None:
-        return []
-    text = "".join(lines).expandtabs(4)
-    starts = {}
-    offset = 0
-    for i, line in enumerate(lines):
-        starts[offset] = i
-        offset += len(line.expandtabs(4))
-    found = []
-    for pos, _ttype, _value, state in _lex(lexer, text, stack):
-        if state is not None and pos and pos in starts:
-            found.append((starts[pos], state))
-    return found
-
-
-def _piece_tokens(lexer, code: str, context: str, stack: tuple | None) -> list[tuple]:
-    """The tokens of a code piece, lexed from its saved state with the next line to look ahead at."""
-    kind = _resumable(lexer)
-    if kind == "text":
-        return [(_text_token(), code)]
-    end = len(code)
-    out = []
-    for pos, ttype, value, _state in _lex(lexer, code + context.expandtabs(4), stack):
-        if pos >= end:
-            break
-        out.append((ttype, value[: end - pos]))
-    return out
-
-
-@lru_cache(maxsize=1)
-def _text_token():
-    from pygments.token import Text as TextToken
-
-    return TextToken
 
 
 class _Tokens:
@@ -784,13 +732,25 @@ def render_block(
     return lines
 
 
+def code_waits(block: Block) -> CodeLex | None:
+    """The CodeLex a code piece waits on (shown as plain text until its `advance` reaches the piece)."""
+    lex = block.lex
+    return lex if lex is not None and not (block.top and (block.bottom or block.tail)) and not lex.ready(block.line) \
+        else None
+
+
 def _render_code(console: Console, block: Block, width: int, theme: str, background: str | None) -> list[list[Segment]]:
     lexer = _rich_lexer(block.lang or "text")
     closing = block.bottom or block.tail
     code = block.text.rstrip() if closing else block.text[:-1] if block.text.endswith("\n") else block.text
     if not (block.top and closing):
-        processed = (code if code.endswith("\n") else code + "\n").expandtabs(4)  # as Syntax does
-        lexer = _Tokens(_piece_tokens(lexer, processed, "" if closing else block.context, block.stack))
+        if code_waits(block):
+            lexer = _rich_lexer("text")  # a placeholder, as laid out as the piece: its colours come later
+        else:
+            processed = (code if code.endswith("\n") else code + "\n").expandtabs(4)  # as Syntax does
+            if block.lex.kind == "regex":
+                block.lex.advance(until=block.line)
+            lexer = _Tokens(block.lex.piece_tokens(block.line, processed, "" if closing else block.context))
     syntax = Syntax(code, lexer, theme=_theme(theme), word_wrap=True, background_color=background,
                     padding=(1 if block.top else 0, 1, 1 if closing else 0, 1))
     lines = _render(console, syntax, width)

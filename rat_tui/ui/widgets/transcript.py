@@ -19,7 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
-from .markdown_stream import MARKDOWN_KINDS, Entry, Rows, Seg, render_block
+from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Rows, Seg, code_waits, render_block
 from .transcript_select import CodeSpan, block_selection, code_block_lines, code_blocks, word_selection
 
 SEVERITIES = ("info", "warning", "error")
@@ -32,6 +32,7 @@ PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper 
 HIDDEN_FLUSH_GAP = 0.25  # a tab in the background cuts its streamed text into blocks this often at most
 RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
 RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
+LEX_REDRAWS = 2  # code pieces drawn again with their colours per turn of the lexing (a few ms each)
 USER_BAR = "▌ "
 
 
@@ -117,6 +118,8 @@ class Transcript(ScrollView, can_focus=True):
         self._budget_end = 0.0
         self._catch_up_pending = False
         self._hidden_stale = False
+        self._lexing: dict[Seg, Block] = {}  # code pieces drawn as plain text until their lexer's states reach them
+        self._lex_pending = False
         self.new_below = False
         self.cursor_key: str | None = None  # the block under the keyboard cursor (n/p), highlighted
         self.cursor_code: int | None = None  # a fenced code block of that entry the cursor stepped into
@@ -855,6 +858,8 @@ class Transcript(ScrollView, can_focus=True):
             inner = width - 2 if entry.kind == "user" else width
             lines = render_block(console, block, inner, code_theme=self._code_theme(),
                                  code_background=self._code_background(), refs=entry.splitter.refs)
+            if block.kind == "code" and code_waits(block) is not None:
+                self._wait_lexing(seg, block)
             if entry.kind == "user":
                 bar = Segment(USER_BAR, self._style("transcript--user-bar"))
                 last = len(lines) - 1 if block.tail or (block.plain and block.last) else len(lines)
@@ -875,6 +880,40 @@ class Transcript(ScrollView, can_focus=True):
             text = Text("".join(entry.parts), style=self._style("transcript--generic"))
             return self._lines(text, width) + [[Segment(" " * width)]]
         return self._lines(entry.renderable or Text(""), width) + [[Segment(" " * width)]]
+
+    def _wait_lexing(self, seg: Seg, block: Block) -> None:
+        self._lexing[seg] = block
+        if not self._lex_pending:
+            self._lex_pending = True
+            self.call_later(self._lex_tick)
+
+    def _lex_tick(self) -> None:
+        """One slice more of the lexing long code blocks wait on (a turn of the loop each: keys go between);
+        the pieces it reached are drawn again with their colours."""
+        self._lex_pending = False
+        if not self._lexing:
+            return
+        if self._hidden:
+            self._lex_pending = True
+            self.set_timer(HIDDEN_FLUSH_GAP, self._lex_tick)
+            return
+        started = time.perf_counter()
+        for lex in {block.lex for block in self._lexing.values()}:
+            lex.advance()
+        reached = [seg for seg, block in self._lexing.items() if code_waits(block) is None][:LEX_REDRAWS]
+        for seg in reached:
+            del self._lexing[seg]
+            seg.strips = None
+            self._rendered.pop(seg, None)
+        if reached:
+            self._settle()
+        if self._lexing and not self._lex_pending:
+            self._lex_pending = True
+            # A timer, not call_later: a widget's own queue never yields to the loop (keys would wait).
+            # While a stream comes in, its text first: lexing takes a third of the loop at most.
+            now = time.perf_counter()
+            streaming = self._flush_pending or now - self._flushed_at < MAX_FLUSH_GAP
+            self.set_timer(max(2 * (now - started), 0.002) if streaming else 0.001, self._lex_tick)
 
     def _render_header(self, entry: Entry, width: int) -> list[list[Segment]]:
         if entry.kind == "user":
