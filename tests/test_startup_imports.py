@@ -27,6 +27,12 @@ from rat_tui.app import RatApp
 found = {}
 original = RatApp._display
 
+def audit(event, args):  # which thread imports the ACP models (the first import only raises the event)
+    if event == "import" and args and args[0] == "acp.schema" and "schema_thread" not in found:
+        found["schema_thread"] = threading.current_thread().name
+
+sys.addaudithook(audit)
+
 def display(self, screen, renderable):  # observes the first frame written, then draws it as usual
     if renderable is not None and "first_frame" not in found:
         found["first_frame"] = sorted(sys.modules)
@@ -43,6 +49,9 @@ async def headless(app):
             await pilot.pause()
         app.warm_thread.join()
         found["warm"] = {"schema": "acp.schema" in sys.modules, "lexers": "pygments.lexers.python" in sys.modules}
+        while not app.first_session.state.commands:  # the demo's commands update, held for the models
+            await pilot.pause()
+        found["commands"] = len(app.first_session.state.commands)
 
 RatApp._display = display
 RatApp.run = lambda app, **kwargs: asyncio.run(headless(app))
@@ -86,11 +95,14 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     loaded = set(found["first_frame"])
     assert "rat_tui.ui.widgets.prompt" in loaded and "rat_tui.ui.widgets.transcript" in loaded  # the check sees
     assert sorted(loaded.intersection(NOT_BEFORE_THE_FIRST_FRAME)) == []
-    # The demo agent answers at once: the warm-up (0.75 s of GIL-holding imports) had not begun at `ready`
-    # (the demo's first commands update needed the models on the way: wire.parse_update imports them)...
+    # The demo agent answers at once: the warm-up (0.75 s of GIL-holding imports) had not begun at `ready`...
     assert found["ready"]["warming"] is False
     # ...and once it has run, the first answer finds the models and the lexers ready.
     assert found["warm"] == {"schema": True, "lexers": True}
+    # The demo's commands update, sent with the session, needs the models: the session held it while a
+    # thread imported them (on the loop, that import froze the screen for half a second), then applied it.
+    assert found["schema_thread"] != "MainThread"
+    assert found["commands"] > 0
 
 
 def test_a_config_file_with_every_key_and_the_bundled_themes_load_without_pydantic(tmp_path: Path) -> None:

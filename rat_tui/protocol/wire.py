@@ -45,6 +45,23 @@ def schema() -> ModuleType:
     return _schema
 
 
+def models_loaded() -> bool:
+    """Whether `schema()` has been imported (it costs about half a second of the GIL, once)."""
+    return _schema is not None
+
+
+def needs_models(raw: Any) -> bool:
+    """Whether parsing this `update` object may import the ACP models: anything but a plain-text chunk,
+    a notice or a variant newer than them (conservative: a session holds such updates until the
+    models are in, rather than importing them on its loop)."""
+    if _schema is not None or not isinstance(raw, dict):
+        return False
+    kind = raw.get("sessionUpdate")
+    if kind == "notice" or kind in NEWER_KINDS:
+        return False
+    return not (kind in _CHUNK_KINDS and _text_chunk(kind, raw) is not None)
+
+
 # The variants protocol/updates.py parses (kept here so that module loads only when one arrives).
 NEWER_KINDS = frozenset({
     "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message",

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import signal
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,6 +23,7 @@ from .permission_broker import PermissionBroker
 from .prompting import Prompting
 from .settings_restore import restore_settings
 from .ui import HeadlessUI, SessionUI
+from ..protocol import wire
 from ..protocol.client import AUTH_REQUIRED, AcpClient, AgentHello, ProtocolMismatch
 from ..protocol.fs import FileAccess, FileWrite
 from ..protocol.router import Connection, ConnectionClosed, RpcError
@@ -43,6 +45,7 @@ log = logging.getLogger("rat.session")
 
 # Seconds between closing the agent's stdin, SIGTERM and SIGKILL when the session stops.
 STOP_GRACE = 0.25
+RELEASE_SLICE = 0.004  # seconds of held updates applied per turn of the loop (_release)
 
 STOP_REASON_NOTICES = {
     "max_tokens": ("The agent stopped: it reached its token limit.", "warning"),
@@ -113,6 +116,8 @@ class AgentSession:
         self.session_id: str | None = None
         self.hello: AgentHello | None = None
         self._early_updates: list[dict[str, Any]] = []
+        self._held: list[dict[str, Any]] | None = None  # updates waiting for the ACP models (_receive)
+        self._releasing: asyncio.Task[None] | None = None
         self._stopping = False
         self._turn_failed = False
         self._running = False
@@ -288,7 +293,7 @@ class AgentSession:
         self.store.dispatch(reducer.set_session, session_id, result)
         early, self._early_updates = self._early_updates, []
         for params in early:
-            self._apply(params)
+            self._receive(params)
         if session_id != self.attach_session_id:  # a fresh agent session: the profile's defaults apply
             await apply_defaults(self, self.defaults)
         elif self.restore_settings:  # a continued one: the settings its journal recorded (once)
@@ -330,7 +335,48 @@ class AgentSession:
             # Some agents send updates (commands, modes) before answering session/new.
             self._early_updates.append(params)
             return
-        self._apply(params)
+        self._receive(params)
+
+    def _receive(self, params: dict[str, Any]) -> None:
+        """Apply an update, or hold it (and every one after it, in order) while the ACP models import.
+
+        The models cost about half a second to import, with the GIL held; imported on the loop, the first
+        update that needs them (an agent's commands, sent with the session) froze the screen that long.
+        They import in a thread instead, and the updates held meanwhile are applied in order after.
+        """
+        if self._held is None:
+            if not wire.needs_models(params.get("update")):
+                self._apply(params)
+                return
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a script): import here
+                self._apply(params)
+                return
+            self._held = []
+            self._releasing = loop.create_task(self._release(loop.run_in_executor(None, wire.schema)))
+        self._held.append(params)
+
+    async def _release(self, imported: asyncio.Future[Any]) -> None:
+        try:
+            await imported
+        except Exception:
+            log.exception("importing the ACP models failed")  # parse_update says what it can per update
+        while self._held:
+            held, self._held = self._held, []
+            started = time.monotonic()
+            for params in held:
+                self._apply(params)
+                if time.monotonic() - started > RELEASE_SLICE:
+                    await asyncio.sleep(0)  # typing stays live while a long queue drains
+                    started = time.monotonic()
+        self._held = None
+
+    async def updates_applied(self) -> None:
+        """Wait until no update is held for the models' import (a turn's end comes after its updates)."""
+        task = self._releasing
+        if task is not None and not task.done():
+            await asyncio.shield(task)
 
     def _apply(self, params: dict[str, Any]) -> None:
         update = params.get("update")
@@ -592,6 +638,7 @@ class AgentSession:
             self._turn_failed = True
             self.store.dispatch(reducer.fail_turn)
             return  # run() reports the exit
+        await self.updates_applied()
         stop_reason = str(result.get("stopReason", "end_turn"))
         self.store.dispatch(reducer.end_turn, stop_reason)
         if stop_reason == "cancelled":
