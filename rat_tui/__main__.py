@@ -47,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rat: {error}", file=sys.stderr)
         return 2
     problems.extend(more)
+    # The agent starts now and its own startup overlaps the app's import and first frame; the first
+    # session adopts it (protocol/prespawn.py).
+    from .protocol import prespawn
+
+    prespawn.start(command.argv, args.cwd, command.env)
     # --add-dir joins the config's list: every session of this run may use them (session/setup.py).
     config.additional_directories = [*args.add_dirs, *config.additional_directories]
     rpc_log = args.rpc_log or (Path(config.rpc_log).expanduser() if config.rpc_log else None)

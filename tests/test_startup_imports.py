@@ -30,6 +30,8 @@ original = RatApp._display
 def audit(event, args):  # which thread imports the ACP models (the first import only raises the event)
     if event == "import" and args and args[0] == "acp.schema" and "schema_thread" not in found:
         found["schema_thread"] = threading.current_thread().name
+    if event == "subprocess.Popen" and "agent_spawned" not in found:  # the first process rat starts
+        found["agent_spawned"] = {"app_built": "app_built" in found, "argv": list(args[1])}
 
 sys.addaudithook(audit)
 
@@ -42,6 +44,7 @@ async def headless(app):
     def seen(_batch):
         if app.first_session.state.status == "ready" and "ready" not in found:
             found["ready"] = {"schema": "acp.schema" in sys.modules,
+                              "adopted": type(app.first_session.process._proc).__name__ == "_Adopted",
                               "warming": any(t.name == "warm-up" for t in threading.enumerate())}
     app.first_session.store.subscribe(seen)
     async with app.run_test() as pilot:
@@ -54,6 +57,13 @@ async def headless(app):
         found["commands"] = len(app.first_session.state.commands)
 
 RatApp._display = display
+built = RatApp.__init__
+
+def init(self, *args, **kwargs):
+    found["app_built"] = True
+    built(self, *args, **kwargs)
+
+RatApp.__init__ = init
 RatApp.run = lambda app, **kwargs: asyncio.run(headless(app))
 entry.main([])
 print("FOUND", json.dumps(found))
@@ -95,6 +105,10 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     loaded = set(found["first_frame"])
     assert "rat_tui.ui.widgets.prompt" in loaded and "rat_tui.ui.widgets.transcript" in loaded  # the check sees
     assert sorted(loaded.intersection(NOT_BEFORE_THE_FIRST_FRAME)) == []
+    # The agent (here the demo) was started before the app was imported and built (here the test imported
+    # it first), and the session adopted it.
+    assert found["agent_spawned"] == {"app_built": False, "argv": [sys.executable, "-m", "rat_tui.demo"]}
+    assert found["ready"]["adopted"] is True
     # The demo agent answers at once: the warm-up (0.75 s of GIL-holding imports) had not begun at `ready`...
     assert found["ready"]["warming"] is False
     # ...and once it has run, the first answer finds the models and the lexers ready.

@@ -8,6 +8,8 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -110,6 +112,54 @@ class StderrRing:
         return "\n".join(lines[-max_lines:])
 
 
+class _Adopted:
+    """A `subprocess.Popen` started before the loop ran (prespawn.py), with the asyncio streams and
+    the parts of `asyncio.subprocess.Process` AgentProcess uses."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self._popen = proc
+        self.pid = proc.pid
+        self.stdin: asyncio.StreamWriter | None = None
+        self.stdout: asyncio.StreamReader | None = None
+        self.stderr: asyncio.StreamReader | None = None
+        self._exited: asyncio.Future[int] | None = None
+
+    @classmethod
+    async def create(cls, proc: subprocess.Popen) -> _Adopted:
+        adopted = cls(proc)
+        loop = asyncio.get_running_loop()
+        for name in ("stdout", "stderr"):
+            reader = asyncio.StreamReader(limit=2**16, loop=loop)
+            await loop.connect_read_pipe(lambda reader=reader: asyncio.StreamReaderProtocol(reader, loop=loop),
+                                         getattr(proc, name))
+            setattr(adopted, name, reader)
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop), proc.stdin)
+        adopted.stdin = asyncio.StreamWriter(transport, protocol, None, loop)
+        exited = adopted._exited = loop.create_future()
+
+        def wait() -> None:  # its own thread: a blocking waitpid, as asyncio's child watcher does
+            code = proc.wait()
+            with contextlib.suppress(RuntimeError):  # the loop is gone
+                loop.call_soon_threadsafe(lambda: exited.done() or exited.set_result(code))
+
+        threading.Thread(target=wait, name=f"agent-{proc.pid}-wait", daemon=True).start()
+        return adopted
+
+    @property
+    def returncode(self) -> int | None:
+        exited = self._exited
+        return exited.result() if exited is not None and exited.done() else None
+
+    async def wait(self) -> int:
+        assert self._exited is not None
+        return await asyncio.shield(self._exited)
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            self._popen.send_signal(sig)
+
+
 class AgentProcess:
     """One agent subprocess: spawn in the session cwd, frame stdout by newline, drain stderr.
 
@@ -159,8 +209,11 @@ class AgentProcess:
         if os.sep not in program and shutil.which(program) is None:
             raise AgentSpawnError(f"Agent command not found on PATH: {program}")
         env = {**os.environ, **self.extra_env}
+        from . import prespawn  # (the agent `rat` started before importing the app, if it is this one)
+
+        early = prespawn.take(self.argv, self.cwd, self.extra_env)
         try:
-            self._proc = await asyncio.create_subprocess_exec(
+            self._proc = await _Adopted.create(early) if early is not None else await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -171,6 +224,8 @@ class AgentProcess:
             )
         except OSError as error:
             raise AgentSpawnError(f"Cannot start agent {program!r}: {error.strerror or error}") from error
+        if early is not None:
+            log.info("agent adopted: started before the app was imported")
         LIVE_GROUPS.add(self._proc.pid)  # start_new_session: its pid is its group id
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name="agent-stderr")
         log.info("agent started pid=%s argv=%s cwd=%s", self._proc.pid, self.argv, self.cwd)
