@@ -123,6 +123,9 @@ def main() -> None:
         result = asyncio.run(floor(n) if mode == "floor" else app(n))
         print(json.dumps(result))
         return
+    import compileall  # an installed rat has its .pyc files (see bench/stress.py)
+
+    compileall.compile_dir(str(HERE.parent / "rat_tui"), quiet=1)
     sizes = [int(a) for a in sys.argv[1:]] or [2000, 20000]
     print(f"{'chunks':>7} {'floor s':>8} {'app s':>7} {'ratio':>6} {'floor MB':>8} {'app MB':>7} {'key p50 ms':>10} {'key max ms':>10}")
     for n in sizes:

@@ -312,6 +312,12 @@ def main() -> None:
                         help="set in the app's environment (e.g. TEXTUAL_SPEEDUPS=0)")
     args = parser.parse_args()
     EXTRA_ENV.update(item.split("=", 1) for item in args.env)
+    # An installed rat has its .pyc files; without them every launch compiles our modules again (0.25 s
+    # the bare app never pays), and this machine sets PYTHONDONTWRITEBYTECODE, so no launch writes them.
+    import compileall
+
+    for tree in [ROOT, *([Path(args.compare)] if args.compare else [])]:
+        compileall.compile_dir(str(tree / "rat_tui"), quiet=1)
     if shutil.which("tmux") is None:
         sys.exit("stress.py needs tmux")
     chosen = args.only.split(",") if args.only else ["startup", *WORKLOADS]
