@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.widgets import Footer
 
 from .session.agent_session import AgentCommand, AgentSession
@@ -141,7 +142,11 @@ class RatApp(KeyGuard, App[None]):
 
     def notify_event(self, event: str, session: AgentSession, text: str) -> None:
         """Tell the user outside the app about `event`, unless they are looking at `session`'s tab."""
-        visible = self.is_mounted and self.tabs.active_view is not None and self.tabs.active_view.session is session
+        try:
+            view = self.tabs.active_view if self.is_mounted else None
+        except NoMatches:  # the app is closing (its screen is gone) as the turn ends: nobody to tell
+            return
+        visible = view is not None and view.session is session
         try:
             self.notifier.event(event, session.state.agent_name, text, visible)
         except Exception:  # a notification is a convenience: never let it break the session

@@ -136,3 +136,18 @@ async def test_a_turn_ending_in_a_background_tab_notifies_and_the_title_follows(
         assert notifications(written) == ["\x1b]777;notify;rat · Scripted fake agent;Turn ended.\x07"]
         await until(pilot, lambda: written[-1].startswith("\x1b]2;rat · ") and "working" not in written[-1],
                     "the title back to idle")
+
+
+async def test_a_turn_ending_while_the_app_closes_tells_nobody_and_raises_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tabs are gone before the app is unmounted: a status change then (a turn ending as `rat` quits)
+    used to fail the store's subscriber looking for them."""
+    from rat_tui.ui.tabs.tab_bar import SessionTabs
+
+    app, written = notifying_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
+        session = view(app).session
+        await app.query_one(SessionTabs).remove()
+        app.notify_event("turn_done", session, "Turn ended.")
+        assert ("turn_done", False) not in app.notifier.considered and notifications(written) == []
