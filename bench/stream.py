@@ -4,7 +4,9 @@ Run: .venv/bin/python bench/stream.py [N ...]   (default N = 2000 20000)
 Each measurement runs in its own process so peak RSS is its own. The floor is a client that only
 spawns the same agent, reads its lines and json-parses them; the app is rat-tui headless (Textual's
 test driver) with the real transcript, measured until the last chunk's text is in the viewport.
-Keystroke echo latency into the composer is sampled every 50 ms while the stream runs.
+Keystroke echo latency into the composer is sampled every 50 ms while the stream runs. `UI cpu s` is the
+UI thread's CPU time from the prompt to the end (time.thread_time): what the flood costs the app's own
+thread, steadier than the wall time on a shared machine.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ async def app(n: int) -> dict:
         rat.warm_thread.join()  # a user takes longer than the model import to type a prompt
         view.composer.insert("go")
         start = time.perf_counter()
+        cpu = time.thread_time()  # the UI thread's own CPU time: what the flood costs it, whatever the load
         rat._driver.send_message(events.Key("enter", "\r"))  # not pilot.press: it waits for idle
         composer = view.composer
         done = False
@@ -100,11 +103,13 @@ async def app(n: int) -> dict:
         while END_MARKER not in view.transcript.visible_text():
             await asyncio.sleep(0.002)
         done = True
-        await prober
         elapsed = time.perf_counter() - start
+        cpu = time.thread_time() - cpu
+        await prober
     latencies.sort()
     return {
         "seconds": elapsed,
+        "ui_cpu": cpu,
         "rss_mb": peak_rss_mb(),
         "keys": len(latencies),
         "key_p50_ms": 1000 * latencies[len(latencies) // 2] if latencies else None,
@@ -127,13 +132,14 @@ def main() -> None:
 
     compileall.compile_dir(str(HERE.parent / "rat_tui"), quiet=1)
     sizes = [int(a) for a in sys.argv[1:]] or [2000, 20000]
-    print(f"{'chunks':>7} {'floor s':>8} {'app s':>7} {'ratio':>6} {'floor MB':>8} {'app MB':>7} {'key p50 ms':>10} {'key max ms':>10}")
+    print(f"{'chunks':>7} {'floor s':>8} {'app s':>7} {'ratio':>6} {'floor MB':>8} {'app MB':>7} {'key p50 ms':>10} {'key max ms':>10} {'UI cpu s':>8}")
     for n in sizes:
         base = run_one("floor", n)
         got = run_one("app", n)
         print(
             f"{n:>7} {base['seconds']:>8.3f} {got['seconds']:>7.3f} {got['seconds'] / base['seconds']:>6.2f} "
             f"{base['rss_mb']:>8.1f} {got['rss_mb']:>7.1f} {got['key_p50_ms'] or 0:>10.1f} {got['key_max_ms'] or 0:>10.1f}"
+            f" {got['ui_cpu']:>7.3f}"
         )
 
 
