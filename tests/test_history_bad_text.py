@@ -190,3 +190,41 @@ async def test_the_app_shows_bad_text_as_replacement_characters_live_and_from_hi
         await pilot.pause()
         assert app.screen.view.transcript.plain_text == live
         assert not problems and app.history.failures == 0
+
+
+def test_the_routers_decoder_reads_every_line_as_json_loads_with_its_limits_does() -> None:
+    """decode_line with the router's decoder (built once) against json.loads with the same options (a new
+    decoder per call, what it replaced): the same value or the same error, for odd lines too."""
+
+    from rat_tui.protocol import router
+
+    lines = [b'{"a": 1}', b'{"n": 123456789012345678901234567890}', b'{"n": -99999999999999999999999}',
+             b'{"x": NaN}', b'{"x": Infinity}', b'{"x": -Infinity}', b'\xef\xbb\xbf{"bom": true}',
+             '{"u": "\u00e9"}'.encode("utf-16"), '{"u": 2}'.encode("utf-32-le"), b'{"t": "\\ud800"}',
+             b'{"t": "\xed\xa0\x80"}', b'{"t": "\xff"}', b"not json", b"", b"[1, 2.5e400]", b'{"a": 1} x']
+    lines += [line.decode("utf-8", "replace") for line in lines[:6]] + ["\ufeff{}"]
+
+    def outcome(read, line):
+        try:
+            return ("value", repr(read(line)))
+        except Exception as error:  # noqa: BLE001 (the type is what is compared)
+            return ("error", type(error).__name__)
+
+    for line in lines:
+        want = outcome(lambda s: decode_line_loads(s, router), line)
+        assert outcome(lambda s: decode_line(s, router._DECODER), line) == want, line
+
+
+def decode_line_loads(line, router):
+    """decode_line as it was: json.loads with the router's options, then the same mending."""
+    from rat_tui.protocol.lines import _MAYBE_SURROGATE, _LONE_SURROGATE, mend
+
+    options = {"parse_int": router._bounded_int, "parse_constant": router._no_constant}
+    if isinstance(line, str):
+        value = json.loads(line, **options)
+        return mend(value) if "\\u" in line or _LONE_SURROGATE.search(line) else value
+    try:
+        value = json.loads(line, **options)
+    except UnicodeDecodeError:
+        return mend(json.loads(line.decode("utf-8", "replace"), **options))
+    return mend(value) if (b"\\u" in line or b"\xed" in line) and _MAYBE_SURROGATE.search(line) else value

@@ -321,7 +321,7 @@ class Connection:
         """The message as a dict, or None (logged and noticed) when it cannot be one."""
         try:
             # not UTF-8 or a lone surrogate: U+FFFD; recorders get the exact bytes
-            message = decode_line(line, parse_int=_bounded_int, parse_constant=_no_constant)
+            message = decode_line(line, _DECODER)
         except RecursionError:
             self._malformed(line, "nested too deep to parse")
             return None
@@ -463,6 +463,9 @@ def _bounded_int(text: str) -> int:
 def _no_constant(name: str) -> Any:
     """NaN and Infinity are not JSON."""
     raise ValueError(f"{name} is not a JSON value")
+
+
+_DECODER = json.JSONDecoder(parse_int=_bounded_int, parse_constant=_no_constant)
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
