@@ -271,3 +271,34 @@ async def test_every_store_delivery_finds_its_chunks_already_committed(tmp_path:
     assert checks and checks[-1][0] == 5000
     assert len(checks) > 3  # the flood came in several deliveries
     assert all(committed >= shown for shown, committed in checks), [c for c in checks if c[1] < c[0]][:5]
+
+
+async def test_the_wal_is_checkpointed_by_its_own_thread_never_by_a_commit(tmp_path: Path) -> None:
+    """A checkpoint copies the WAL into the database and waits for the disk (fsync): on a busy disk that
+    took hundreds of milliseconds, and SQLite ran it inside whichever commit crossed 1,000 pages, the UI
+    thread's. Commits never checkpoint; a thread does, once CHECKPOINT_BYTES were written."""
+    from rat_tui.history import journal as journal_module
+
+    journal = HistoryJournal(tmp_path / "history.db")
+    assert journal._writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    assert journal._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    session = journal.start_session("agent", ["agent"], str(tmp_path))
+    big = update("agent_message_chunk", content={"type": "text", "text": "x" * 100_000})
+    body = json.dumps(big).encode()
+    wal = tmp_path / "history.db-wal"
+    for _ in range(journal_module.CHECKPOINT_BYTES // len(body) + 2):
+        session.record(IN, big, len(body), method="session/update", raw=body)
+        await asyncio.sleep(0)  # a turn of the loop: the batch is committed
+    await wait_for(lambda: bool(journal.checkpoints), what="the checkpoint")
+    # ... and once the writing paused, one more that catches up with what was written meanwhile.
+    await wait_for(lambda: journal.checkpointed_bytes == journal.committed_bytes, what="the catching up")
+    assert set(journal.checkpoints) == {"journal-checkpoint"}
+    first = wal.stat().st_size
+    # Checkpointed, the WAL is written again from its start: it does not keep growing.
+    for _ in range(journal_module.CHECKPOINT_BYTES // len(body) + 2):
+        session.record(IN, big, len(body), method="session/update", raw=body)
+        await asyncio.sleep(0)
+    assert wal.stat().st_size < 1.5 * first
+    journal.close()
+    db = sqlite3.connect(tmp_path / "history.db")
+    assert db.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 2 * (journal_module.CHECKPOINT_BYTES // len(body) + 2)

@@ -21,6 +21,7 @@ import asyncio
 import json
 import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,9 @@ DRAFT_DELAY = 0.3
 BUSY_TIMEOUT = 0.1
 """Seconds a commit on the loop waits for another process's write lock before it tries again later."""
 BUSY_RETRY = 0.5
+# The WAL is copied into the database (a checkpoint: the one write that waits for the disk, fsync) by a
+# thread once this much was written since the last one, never by a commit on the UI thread.
+CHECKPOINT_BYTES = 4 * 1024 * 1024
 """Seconds before a batch that met a locked database is tried again (it stays queued meanwhile)."""
 EMPTY_SESSION_DAYS = 1
 """Sessions with no prompt (rat started and closed) are pruned after this many days."""
@@ -303,12 +307,20 @@ class HistoryJournal:
         self.commits = 0  # transactions committed by this process
         self.closed = False
         self._reported: set[str] = set()
+        self._unchecked = 0  # bytes committed since the last checkpoint was asked for
+        self.committed_bytes = 0  # bytes committed in all
+        self.checkpointed_bytes = 0  # ... of which the last finished checkpoint saw committed
+        self._checkpoint_due = threading.Event()
+        self._checkpointer: threading.Thread | None = None
+        self.checkpoints: list[str] = []  # the thread each checkpoint ran on (tests: never the UI thread)
         # Called (on the thread that writes: the loop's) the first time a write fails, so the user hears of it.
         self.on_problem: Callable[[str], None] | None = None
 
     def _connect(self, timeout: float = 10.0) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
         db.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit is a write(2) to the WAL, no fsync
+        db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints (fsync) run in their own thread (_checkpoint)
+        db.execute(f"PRAGMA journal_size_limit={4 * CHECKPOINT_BYTES}")  # a WAL grown in a flood is cut back
         db.execute("PRAGMA foreign_keys=ON")
         return db
 
@@ -441,6 +453,43 @@ class HistoryJournal:
                            (now, added, added_bytes, *fields.values(), session.id))
         self.written += len(rows)
         self.commits += 1
+        size = sum(len(row[4] or "") + len(row[5] or "") for row in rows)
+        self._unchecked += size
+        self.committed_bytes += size
+        if self._unchecked >= CHECKPOINT_BYTES:
+            self._unchecked = 0
+            self._checkpoint_soon()
+
+    def _checkpoint_soon(self) -> None:
+        if self._checkpointer is None:
+            self._checkpointer = threading.Thread(target=self._checkpoint, name="journal-checkpoint", daemon=True)
+            self._checkpointer.start()
+        self._checkpoint_due.set()
+
+    def _checkpoint(self) -> None:
+        """The checkpointer thread: copy the WAL into the database when asked (SQLite releases the GIL)."""
+        db = None
+        while True:
+            # Asked (CHECKPOINT_BYTES more), or a second after the writing paused: a checkpoint that ran
+            # while commits went on left their frames, and the WAL starts again from its beginning only
+            # once every frame in it is in the database.
+            behind = self.checkpointed_bytes < self.committed_bytes
+            if not self._checkpoint_due.wait(1.0 if behind else None) and not behind:
+                continue
+            self._checkpoint_due.clear()
+            if self.closed:
+                break
+            seen = self.committed_bytes
+            try:
+                if db is None:
+                    db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT)
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # never waits for a writer or reader
+                self.checkpointed_bytes = seen
+                self.checkpoints.append(threading.current_thread().name)
+            except sqlite3.Error as error:  # another process busy with it: the next one catches up
+                log.info("checkpointing the history journal %s: %s", self.path, error)
+        if db is not None:
+            db.close()
 
     def _failed(self, error: BaseException, count: int) -> str:
         self.failures += 1
@@ -470,8 +519,11 @@ class HistoryJournal:
             self._busy_until = 0.0
             self.flush()
         self.closed = True
+        if self._checkpointer is not None:
+            self._checkpoint_due.set()
+            self._checkpointer.join(5)
         self._writer.close()
-        self._db.close()
+        self._db.close()  # the last connection to close checkpoints what is left
 
     # -- reading --------------------------------------------------------------------------------
 
