@@ -70,7 +70,11 @@ def test_clean_shows_every_control_visibly_and_keeps_text() -> None:
     assert "\x1b" not in clean_data({"k\x1b": ["v\x1b", {"deep": "\x1b[6n"}], "n": 1})["k␛"][0]
 
 
-def test_clean_update_cleans_terminal_output_once_keeping_colour_and_leaves_the_update_untouched() -> None:
+def test_clean_update_leaves_terminal_output_to_the_reducer_which_cleans_it_once() -> None:
+    """Terminal output is cleaned by the reducer (sequences cut between pieces joined first), with colour
+    kept; the rest of the update by clean_update, the update itself untouched; no raw copy is kept."""
+    from rat_tui.state.store import SessionStore
+
     coloured = "\x1b[32mok\x1b[0m test_a passed\n" * 50  # colour codes its only escapes: kept as they are
     update = {"sessionUpdate": "tool_call_update", "toolCallId": "t\x1b]52;c;eA==\x07",
               "_meta": {"terminal_output": {"terminal_id": "t-1\x1b[2J", "data": coloured}}}
@@ -78,9 +82,23 @@ def test_clean_update_cleans_terminal_output_once_keeping_colour_and_leaves_the_
     assert cleaned["_meta"]["terminal_output"]["data"] is coloured
     assert cleaned["toolCallId"] == "t␛]52;c;eA==␇" and cleaned["_meta"]["terminal_output"]["terminal_id"] == "t-1␛[2J"
     assert update["_meta"]["terminal_output"]["data"] is coloured and update["toolCallId"].startswith("t\x1b")
-    hostile = {"sessionUpdate": "tool_call_update", "toolCallId": "x",
-               "_meta": {"terminal_output": {"data": "\x1b[31mred\x1b[0m\x1b]0;title\x07\x1b[6n\x9b2J\x07 end\r\n"}}}
-    assert clean_update(hostile)["_meta"]["terminal_output"]["data"] == "\x1b[31mred\x1b[0m␇ end\n"
+    store = SessionStore()
+    store.apply_update({"sessionUpdate": "tool_call", "toolCallId": "x", "title": "make", "kind": "execute"})
+    store.apply_update({"sessionUpdate": "tool_call_update", "toolCallId": "x", "_meta": {"terminal_output": {
+        "terminal_id": "t", "data": "\x1b[31mred\x1b[0m\x1b]0;title\x07\x1b[6n\x9b2J\x07 end\r\n"}}})
+    assert store.state.terminals["t"].output == "\x1b[31mred\x1b[0m␇ end\n"
+    assert store.state.tool_calls["x"].meta == {"terminal_output": {"terminal_id": "t"}}  # no raw copy kept
+
+
+def test_a_tool_call_update_without_output_does_not_show_the_last_output_again() -> None:
+    from rat_tui.state.store import SessionStore
+
+    store = SessionStore()
+    store.apply_update({"sessionUpdate": "tool_call", "toolCallId": "x", "title": "make", "kind": "execute"})
+    store.apply_update({"sessionUpdate": "tool_call_update", "toolCallId": "x",
+                        "_meta": {"terminal_output": {"terminal_id": "t", "data": "abc\n"}}})
+    store.apply_update({"sessionUpdate": "tool_call_update", "toolCallId": "x", "status": "completed"})
+    assert store.state.terminals["t"].output == "abc\n"
 
 
 def test_clean_ansi_keeps_colour_and_drops_every_other_sequence() -> None:
@@ -521,3 +539,22 @@ async def test_startup_survives_a_bad_rpc_log_path_a_bad_keymap_and_a_locked_his
             await wait_for(lambda: not app.is_running, what="quit")
     finally:
         lock.close()
+
+
+def test_terminal_output_split_inside_escape_sequences_shows_as_sent_whole() -> None:
+    """A display terminal's output (claude-agent-acp's `_meta.terminal_output`) arrives in pieces cut
+    anywhere, inside a colour code too: through the store, the terminal shows what the whole output
+    cleaned at once shows (colour kept, a title or a query dropped), wherever the cuts fall."""
+    from rat_tui.state.store import SessionStore
+
+    whole = ("\x1b[32mok\x1b[0m test_a passed\n\x1b[1;31mFAILED\x1b[0m test_b\n"
+             "\x1b]0;a title\x07progress \x1b[6n50%\r\n\x1b[38;5;208morange\x1b[0m done\n")
+    want = clean_ansi(whole)
+    for size in (1, 2, 3, 5, 7):
+        store = SessionStore()
+        store.apply_update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "make test",
+                            "kind": "execute", "status": "in_progress"})
+        for start in range(0, len(whole), size):
+            store.apply_update({"sessionUpdate": "tool_call_update", "toolCallId": "t1",
+                                "_meta": {"terminal_output": {"terminal_id": "term", "data": whole[start : start + size]}}})
+        assert store.state.terminals["term"].output == want, size

@@ -99,8 +99,11 @@ def incomplete_escape(text: str) -> int:
 
     Streamed terminal output may split a colour code between two chunks; the caller keeps this
     tail and puts it before the next chunk, so the code is neither dropped nor shown as `␛[3`.
-    A tail longer than 256 characters is not held back (an unterminated OSC would else hold all).
+    A tail longer than 256 characters is not held back (an unterminated OSC would else hold all). A
+    final carriage return is held back too: with the line feed that may follow, it is one line end.
     """
+    if text.endswith("\r"):
+        return len(text) - 1
     start = text.rfind("\x1b", max(0, len(text) - 256))
     if start < 0:
         return len(text)
@@ -141,14 +144,18 @@ def clean_data(value: Any, depth: int = 0) -> Any:
 
 
 def clean_update(update: Any) -> Any:
-    """A raw `session/update` `update`, every string cleaned; terminal output in `_meta` keeps its SGR."""
+    """A raw `session/update` `update`, every string cleaned but terminal output in `_meta`.
+
+    Terminal output (`_meta.terminal_output.data`, pieces of a stream cut anywhere, inside an escape
+    sequence too) is left for the reducer (`state/reducer.terminal_output`), which joins a sequence
+    cut between two pieces before cleaning it with `clean_ansi` (colours kept), once; cleaned here piece
+    by piece, such a sequence showed half as text and the rest as `␇`. The reducer keeps no copy of it.
+    """
     meta = update.get("_meta") if isinstance(update, dict) else None
     output = meta.get("terminal_output") if isinstance(meta, dict) else None
     data = output.get("data") if isinstance(output, dict) else None
     if not isinstance(data, str):
         return clean_data(update)
-    # Terminal output is cleaned once, by clean_ansi (colours kept), not first made visible by clean_data:
-    # the rest of the update is cleaned with the output left out, then the output is put back.
     cleaned = clean_data({**update, "_meta": {**meta, "terminal_output": {**output, "data": ""}}})
-    cleaned["_meta"]["terminal_output"]["data"] = clean_ansi(data)
+    cleaned["_meta"]["terminal_output"]["data"] = data
     return cleaned

@@ -193,15 +193,19 @@ def _patch_tool_call(state: SessionState, call_id: str, fields: dict[str, Any], 
             continue
         if target in ("content", "locations"):
             value = [item for item in value or [] if isinstance(item, dict)]
-        elif target == "meta" and meta_by_key and isinstance(value, dict) and isinstance(entry.meta, dict):
-            value = {**entry.meta, **value}
+        elif target == "meta" and isinstance(value, dict):
+            output = value.get("terminal_output")
+            if isinstance(output, dict) and "data" in output:  # shown below, once; raw (clean_update): not kept
+                value = {**value, "terminal_output": {k: v for k, v in output.items() if k != "data"}}
+            if meta_by_key and isinstance(entry.meta, dict):
+                value = {**entry.meta, **value}
         setattr(entry, target, value)
     state.open_message = None
     if "content" in fields:
         collect_images(state, entry.key, [item.get("content") for item in entry.content if isinstance(item, dict)])
     changes = _add(state, entry) if created else [EntryChanged(entry.key)]
-    if isinstance(entry.meta, dict):
-        changes += _display_terminal(state, entry.meta)
+    if isinstance(fields.get("meta"), dict):  # this update's own: a later update without it shows nothing again
+        changes += _display_terminal(state, fields["meta"])
     return changes
 
 
@@ -219,6 +223,8 @@ def _display_terminal(state: SessionState, meta: dict[str, Any]) -> list[Change]
 
 
 def terminal_output(state: SessionState, terminal_id: str, text: str) -> list[Change]:
+    """Raw output appended to a terminal, cleaned here (`clean_ansi`: colours kept); an escape sequence or
+    a carriage return cut off at its end waits for the next piece, to be cleaned whole."""
     terminal = state.terminals.setdefault(terminal_id, TerminalState(terminal_id))
     text = terminal.pending + str(text)
     cut = incomplete_escape(text)
