@@ -209,9 +209,23 @@ class ElicitationScreen(AgentDialog[dict[str, Any] | None]):
                       classes="muted", id=control_id)
 
     def on_mount(self) -> None:
-        controls = [w for w in self.query("#fields *") if w.id and w.id.startswith("input-") and w.focusable]
-        (controls[0] if controls else self.query_one("#accept" if not self.form.blocked_by else "#decline")).focus()
+        self._focus_first()
         self.call_after_refresh(self._fit)
+
+    def _focus_first(self, tries: int = 20) -> None:
+        """The first field (else Accept, or Decline when the form cannot be filled) takes the focus.
+
+        Under load the dialog's own children could still be mounting when the screen's Mount came (a
+        1,000-field form in the stress bench: `#accept` not there yet, and the app stopped): then it
+        tries again after the next refresh.
+        """
+        controls = [w for w in self.query("#fields *") if w.id and w.id.startswith("input-") and w.focusable]
+        target = controls[0] if controls else next(
+            iter(self.query("#accept" if not self.form.blocked_by else "#decline")), None)
+        if target is not None:
+            target.focus()
+        elif tries:
+            self.call_after_refresh(self._focus_first, tries - 1)
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._fit)
@@ -219,7 +233,10 @@ class ElicitationScreen(AgentDialog[dict[str, Any] | None]):
     def _fit(self) -> None:
         """Give the fields what the terminal leaves once the message and buttons are shown, so the
         buttons never fall off a short terminal (CSS cannot say "the rest of an auto-height dialog")."""
-        fields = self.query_one("#fields", VerticalScroll)
+        fields = next(iter(self.query("#fields").results(VerticalScroll)), None)
+        if fields is None:  # still mounting (see _focus_first)
+            self.call_after_refresh(self._fit)
+            return
         others = sum(w.outer_size.height + w.styles.margin.top + w.styles.margin.bottom
                      for w in self.query_one("#dialog").children if w is not fields and w.display)
         room = int(self.size.height * 0.95) - 2 - others - 1  # border, the fields' top margin
