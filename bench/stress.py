@@ -219,6 +219,12 @@ def run_app(name: str, scale: float, timeout: float, root: Path = ROOT) -> dict:
             if all(n in screen for n in needles):
                 shown = time.perf_counter() - start
                 break
+            if dialog_keys and "request waiting" in screen:
+                # The dialog came while a probe key sat in the composer (a draft): it waits, announced, as
+                # for a user typing (ui/tabs/request_gate.py); the user opens it with Ctrl+G.
+                tmux.keys("C-g")
+                time.sleep(0.05)
+                continue
             if time.perf_counter() >= prober.next_at:
                 prober.probe(screen, max(0.5, deadline - time.perf_counter()),
                              lambda s: all(n in s for n in needles))
