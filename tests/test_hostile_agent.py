@@ -210,7 +210,7 @@ def test_escape_sequences_from_every_field_never_reach_the_terminal(tmp_path: Pa
             tmux.wait_for(shown)
             time.sleep(GRACE_SECONDS + 0.1)  # the login picker is an agent's dialog: read before answering
             tmux.keys("Escape")
-            time.sleep(0.3)
+            tmux.wait_until(lambda screen, shown=shown: shown not in screen, f"{shown!r} closed")
         tmux.keys("-l", "again")
         tmux.keys("Enter")
         screen = tmux.wait_for("last words")  # the stderr tail in the exit notice
