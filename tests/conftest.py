@@ -16,6 +16,10 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
         monkeypatch.setenv(name, str(home / name.lower()))
     monkeypatch.delenv("RAT_CONFIG", raising=False)
     monkeypatch.delenv("NO_COLOR", raising=False)
+    # A terminal's size is its own (tmux's pane, Pilot's `size=`): pytest-xdist's workers are given COLUMNS=80
+    # and LINES=24, which a rat started in a 120-column tmux pane would take over the pane's size.
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     monkeypatch.setenv("RAT_DEMO_DELAY", "0")
     monkeypatch.setenv("RAT_REGISTRY_OFF", "1")  # no test reaches the live agent registry
 

@@ -14,7 +14,7 @@ from rat_tui.ui.screens.config_options import ConfigOptionsScreen
 from rat_tui.ui.widgets.prompt import PromptComposer
 from rat_tui.ui.widgets.transcript import Transcript
 
-from .helpers.app import palette_offers, until
+from .helpers.app import palette_offers, press_to_quit, until
 from .helpers.app import scripted_named as scripted
 
 pytestmark = pytest.mark.slow
@@ -60,7 +60,7 @@ async def test_every_bound_action_is_in_the_palette_with_its_remapped_key(tmp_pa
         assert commands["Traffic inspector"].help.endswith("(^y)")  # the key as remapped
         await pilot.press("ctrl+p")
         await pilot.press(*"Review changes")
-        await pilot.pause(0.5)  # the palette searches in a worker
+        await palette_offers(pilot, app, "Review changes")  # the palette searches in a worker
         await pilot.press("enter")
         from rat_tui.ui.screens.change_review import ChangeReviewScreen
 
@@ -209,6 +209,8 @@ async def test_ctrl_q_asks_while_a_turn_runs(tmp_path: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the quit question")
         await pilot.press("n")
         assert app.is_running and not isinstance(app.screen, ConfirmScreen)
-        await pilot.press("ctrl+q", "y")
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the quit question again")
+        await press_to_quit(pilot, "y")
         await until(pilot, lambda: not app.is_running, "the app to quit")
         release.touch()

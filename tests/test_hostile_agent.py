@@ -28,6 +28,7 @@ from rat_tui.protocol.sanitize import clean, clean_ansi, clean_data, clean_updat
 from rat_tui.session.agent_session import AgentSession
 
 from .helpers.agents import AGENTS, received
+from .helpers.app import press_to_quit
 from .helpers.harness import finish, wait_for
 from .helpers.tmux import Tmux
 
@@ -210,7 +211,7 @@ def test_escape_sequences_from_every_field_never_reach_the_terminal(tmp_path: Pa
             tmux.wait_for(shown)
             time.sleep(GRACE_SECONDS + 0.1)  # the login picker is an agent's dialog: read before answering
             tmux.keys("Escape")
-            time.sleep(0.3)
+            tmux.wait_until(lambda screen, shown=shown: shown not in screen, f"{shown!r} closed")
         tmux.keys("-l", "again")
         tmux.keys("Enter")
         screen = tmux.wait_for("last words")  # the stderr tail in the exit notice
@@ -535,7 +536,7 @@ async def test_startup_survives_a_bad_rpc_log_path_a_bad_keymap_and_a_locked_his
             await wait_for(lambda: any("not a binding id" in n.message for n in app._notifications), what="id report")
             toasts = " ".join(n.message for n in app._notifications)
             assert "Cannot write the rpc log" in toasts and "History is off" in toasts and "ctrl+nonsense" in toasts
-            await pilot.press("ctrl+q")  # the bad keymap entry did not unbind quitting
+            await press_to_quit(pilot, "ctrl+q")  # the bad keymap entry did not unbind quitting
             await wait_for(lambda: not app.is_running, what="quit")
     finally:
         lock.close()

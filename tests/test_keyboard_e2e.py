@@ -117,10 +117,10 @@ def test_request_from_a_background_tab_never_covers_the_current_one(tmp_path: Pa
         tmux.keys("C-n")  # a second tab on the same agent
         tmux.wait_for("New session")
         tmux.keys("Enter")
-        tmux.wait_for("scripted")
-        deadline = time.monotonic() + 30
-        while tmux.screen().count("ready") < 1 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        # The second tab is shown and ready: the dialog is gone and the status bar (the current tab's) says
+        # ready, which the first tab, still working, cannot. ("scripted", the agent's command in the dialog,
+        # proved nothing: the dialog could close before any screen showed it, under load.)
+        tmux.wait_until(lambda s: "New session" not in s and "● ready" in s, "the second tab, ready")
         type_slowly(tmux, TYPED, release, release_after=3)
         screen = tmux.wait_for("always 1")
         screen = tmux.wait_for("⚠ ")  # the first tab's badge

@@ -620,6 +620,7 @@ class AgentSession:
         try:
             result = await self.client.prompt(self.session_id, blocks or [{"type": "text", "text": text}])
         except RpcError as error:
+            await self.updates_applied()  # an error answer too comes after the turn's held updates
             if self._cancel_requested:  # some agents answer a cancelled prompt with an error
                 log.info("cancelled prompt answered with an error: %s", error)
                 self.store.dispatch(reducer.end_turn, "cancelled")
@@ -636,6 +637,7 @@ class AgentSession:
             return
         except ConnectionClosed:
             self._turn_failed = True
+            await self.updates_applied()  # what the agent sent before it died, then the turn fails
             self.store.dispatch(reducer.fail_turn)
             return  # run() reports the exit
         await self.updates_applied()

@@ -61,6 +61,18 @@ def screen_text(app: App) -> str:
     return "\n".join(strip.text.rstrip() for strip in app.screen._compositor.render_strips())
 
 
+async def press_to_quit(pilot: Pilot, key: str) -> None:
+    """Press a key that ends the app, as Pilot.press sends a key, without Pilot's waits after it (wait on
+    `not app.is_running` instead). Pilot waits for the app's animations to complete after each key; an
+    animation begun while the app shuts down, its animator already stopped, never completes, and
+    `pilot.press` then waits forever (seen under load)."""
+    from textual import events
+
+    event = events.Key(key, key if len(key) == 1 else None)
+    event.set_sender(pilot.app)
+    pilot.app._driver.send_message(event)
+
+
 async def send(pilot: Pilot, text: str) -> None:
     await pilot.press(*text)
     await pilot.press("enter")

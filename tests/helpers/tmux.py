@@ -11,7 +11,9 @@ from pathlib import Path
 class Tmux:
     def __init__(self, env: dict[str, str]) -> None:
         self.name = f"rat-e2e-{uuid.uuid4().hex[:8]}"
-        self.env = env
+        # The pane's size is the one `start` gives it: COLUMNS and LINES (a shell's, pytest-xdist's 80x24)
+        # would override it for the program in the pane.
+        self.env = {name: value for name, value in env.items() if name not in ("COLUMNS", "LINES")}
 
     def run(self, *args: str) -> str:
         return subprocess.run(["tmux", *args], capture_output=True, text=True, env=self.env, check=True).stdout
