@@ -89,6 +89,7 @@ class RatApp(KeyGuard, App[None]):
         # thousand per frame, and the default threshold (700) ran the collector every few hundred lines.
         gc.set_threshold(GC_THRESHOLD, 20, 20)
         self.warm_thread: threading.Thread | None = None  # _warm_up's
+        self.first_frame = asyncio.Event()  # set once the first frame is drawn (_warm_up runs right after it)
         self.config_path = config_path  # where settings chosen in the UI are saved (None: not saved)
         self._saving_settings = False
         self.config = config or Config()
@@ -118,6 +119,7 @@ class RatApp(KeyGuard, App[None]):
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A session in the registry, whose questions come to this app's screens (TabUI)."""
         session = self.sessions.make(command, cwd, TabUI(self), attach_session_id)
+        session.models_gate = self.first_frame.wait
         self.watch_session(session)
         return session
 
@@ -283,12 +285,15 @@ class RatApp(KeyGuard, App[None]):
     def _warm_up(self) -> None:
         """After the first frame: once the first session is past `starting` (or WARM_UP_WAIT later, for a
         slow agent), import the ACP models, build the markdown parsers and code lexers, then freeze the
-        heap built so far, in a thread.
+        heap built so far, in a thread. Sessions holding updates for the ACP models import them once
+        `first_frame` is set, not before (AgentSession.models_gate): the import holds the GIL half a second.
 
         What startup built (Textual, Rich, the models) lives as long as the app; frozen out of the
         collector, a full collection no longer walks it (each took about 50 ms during a flood: a stall
         in typing).
         """
+
+        self.first_frame.set()
 
         def warm() -> None:
             wire.schema()

@@ -118,6 +118,9 @@ class AgentSession:
         self._early_updates: list[dict[str, Any]] = []
         self._held: list[dict[str, Any]] | None = None  # updates waiting for the ACP models (_receive)
         self._releasing: asyncio.Task[None] | None = None
+        # Set by an app: updates that need the ACP models are held while they import in a thread, which
+        # starts once this is done (its first frame drawn). Unset (headless), they import on the loop.
+        self.models_gate: Callable[[], Awaitable[Any]] | None = None
         self._stopping = False
         self._turn_failed = False
         self._running = False
@@ -345,8 +348,8 @@ class AgentSession:
         They import in a thread instead, and the updates held meanwhile are applied in order after.
         """
         if self._held is None:
-            if not wire.needs_models(params.get("update")):
-                self._apply(params)
+            if self.models_gate is None or not wire.needs_models(params.get("update")):
+                self._apply(params)  # (no UI to keep live: a headless session imports them here)
                 return
             try:
                 loop = asyncio.get_running_loop()
@@ -354,12 +357,14 @@ class AgentSession:
                 self._apply(params)
                 return
             self._held = []
-            self._releasing = loop.create_task(self._release(loop.run_in_executor(None, wire.schema)))
+            self._releasing = loop.create_task(self._release())
         self._held.append(params)
 
-    async def _release(self, imported: asyncio.Future[Any]) -> None:
+    async def _release(self) -> None:
         try:
-            await imported
+            if self.models_gate is not None:
+                await self.models_gate()  # the app's first frame comes first (RatApp.make_session)
+            await asyncio.get_running_loop().run_in_executor(None, wire.schema)
         except Exception:
             log.exception("importing the ACP models failed")  # parse_update says what it can per update
         while self._held:
