@@ -25,16 +25,29 @@ def _key(argv: Sequence[str], cwd: Path | str, env: Mapping[str, str] | None) ->
     return tuple(argv), str(Path(cwd).resolve()), tuple(sorted((env or {}).items()))
 
 
+def why_not(argv: Sequence[str], cwd: Path | str) -> str | None:
+    """Why this agent cannot be started here, or None (AgentProcess.start says it to the user)."""
+    if not argv:
+        return "No agent command given"
+    if not Path(cwd).is_dir():
+        return f"Working directory does not exist: {cwd}"
+    if os.sep not in argv[0] and shutil.which(argv[0]) is None:
+        return f"Agent command not found on PATH: {argv[0]}"
+    return None
+
+
+def environment(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The agent's environment: ours, with its profile's variables over it."""
+    return {**os.environ, **(env or {})}
+
+
 def start(argv: Sequence[str], cwd: Path | str, env: Mapping[str, str] | None) -> bool:
     """Spawn the agent now if it can be (else the session's own start says why it cannot)."""
-    if not argv or not Path(cwd).is_dir():
+    if why_not(argv, cwd) is not None:
         return False
-    program = argv[0]
-    if os.sep not in program and shutil.which(program) is None:
-        return False
-    try:
+    try:  # as AgentProcess.start spawns: pipes, its own process group
         proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                cwd=str(cwd), env={**os.environ, **(env or {})}, start_new_session=True, bufsize=0)
+                                cwd=str(cwd), env=environment(env), start_new_session=True, bufsize=0)
     except OSError:
         return False
     if not _waiting:

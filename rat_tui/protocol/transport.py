@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -15,6 +14,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 
+from . import prespawn
 from .sanitize import clean
 
 log = logging.getLogger("rat.agent")
@@ -42,6 +42,19 @@ def _turn_used(now: float) -> bool:
         _next_turn_loop = loop
         loop.call_soon(_next_turn)  # after everything ready now: keystrokes, redraws, other readers
     return True
+
+
+async def _pass_turn(before_wait: Callable[[], None] | None) -> bool:
+    """Give the loop its turns while this one's reading slice is used up; `before_wait` (the lines routed
+    since the last turn must be journaled first) runs once before. Whether a turn was given."""
+    passed = False
+    while _turn_used(time.monotonic()):
+        if before_wait is not None:
+            before_wait()
+            before_wait = None
+        passed = True
+        await asyncio.sleep(0)
+    return passed
 
 
 def _next_turn() -> None:
@@ -203,15 +216,11 @@ class AgentProcess:
         return self._proc.returncode if self._proc else None
 
     async def start(self) -> None:
-        if not self.cwd.is_dir():
-            raise AgentSpawnError(f"Working directory does not exist: {self.cwd}")
+        problem = prespawn.why_not(self.argv, self.cwd)
+        if problem is not None:
+            raise AgentSpawnError(problem)
         program = self.argv[0]
-        if os.sep not in program and shutil.which(program) is None:
-            raise AgentSpawnError(f"Agent command not found on PATH: {program}")
-        env = {**os.environ, **self.extra_env}
-        from . import prespawn  # (the agent `rat` started before importing the app, if it is this one)
-
-        early = prespawn.take(self.argv, self.cwd, self.extra_env)
+        early = prespawn.take(self.argv, self.cwd, self.extra_env)  # the agent `rat` started first, if this one
         try:
             self._proc = await _Adopted.create(early) if early is not None else await asyncio.create_subprocess_exec(
                 *self.argv,
@@ -219,7 +228,7 @@ class AgentProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=str(self.cwd),
-                env=env,
+                env=prespawn.environment(self.extra_env),
                 start_new_session=True,
             )
         except OSError as error:
@@ -337,11 +346,8 @@ class AgentProcess:
                 if line.strip():
                     routed = True
                     yield line
-                while _turn_used(time.monotonic()):
-                    if before_wait is not None and routed:
-                        before_wait()
+                if await _pass_turn(before_wait if routed else None):
                     routed = False
-                    await asyncio.sleep(0)
             if start:
                 del buffer[:start]
             scan_from = len(buffer)
@@ -349,11 +355,8 @@ class AgentProcess:
                 skipping, skipped = True, len(buffer)
                 buffer.clear()
                 scan_from = 0
-            while _turn_used(time.monotonic()):
-                if before_wait is not None and routed:
-                    before_wait()
+            if await _pass_turn(before_wait if routed else None):
                 routed = False
-                await asyncio.sleep(0)
 
     def _oversized(self, size: int) -> None:
         log.warning("skipped a line of %d bytes from the agent (limit %d)", size, self.max_line_bytes)

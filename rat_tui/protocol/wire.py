@@ -45,11 +45,6 @@ def schema() -> ModuleType:
     return _schema
 
 
-def models_loaded() -> bool:
-    """Whether `schema()` has been imported (it costs about half a second of the GIL, once)."""
-    return _schema is not None
-
-
 def needs_models(raw: Any) -> bool:
     """Whether parsing this `update` object may import the ACP models: anything but a plain-text chunk,
     a notice or a variant newer than them (conservative: a session holds such updates until the

@@ -351,19 +351,13 @@ class AgentSession:
             if self.models_gate is None or not wire.needs_models(params.get("update")):
                 self._apply(params)  # (no UI to keep live: a headless session imports them here)
                 return
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:  # no loop (a script): import here
-                self._apply(params)
-                return
             self._held = []
-            self._releasing = loop.create_task(self._release())
+            self._releasing = asyncio.get_running_loop().create_task(self._release(self.models_gate))
         self._held.append(params)
 
-    async def _release(self) -> None:
+    async def _release(self, gate: Callable[[], Awaitable[Any]]) -> None:
         try:
-            if self.models_gate is not None:
-                await self.models_gate()  # the app's first frame comes first (RatApp.make_session)
+            await gate()  # the app's first frame comes first (RatApp.make_session)
             await asyncio.get_running_loop().run_in_executor(None, wire.schema)
         except Exception:
             log.exception("importing the ACP models failed")  # parse_update says what it can per update
