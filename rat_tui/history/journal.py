@@ -307,12 +307,13 @@ class HistoryJournal:
         self.commits = 0  # transactions committed by this process
         self.closed = False
         self._reported: set[str] = set()
-        self._unchecked = 0  # bytes committed since the last checkpoint was asked for
         self.committed_bytes = 0  # bytes committed in all
+        self._asked_at = 0  # ... when a checkpoint was last asked for
         self.checkpointed_bytes = 0  # ... of which the last finished checkpoint saw committed
         self._checkpoint_due = threading.Event()
         self._checkpointer: threading.Thread | None = None
-        self.checkpoints: list[str] = []  # the thread each checkpoint ran on (tests: never the UI thread)
+        self.checkpoints = 0  # checkpoints run, and the thread the last one ran on (tests: never the UI's)
+        self.checkpointed_on: str | None = None
         # Called (on the thread that writes: the loop's) the first time a write fails, so the user hears of it.
         self.on_problem: Callable[[str], None] | None = None
 
@@ -454,10 +455,9 @@ class HistoryJournal:
         self.written += len(rows)
         self.commits += 1
         size = sum(len(row[4] or "") + len(row[5] or "") for row in rows)
-        self._unchecked += size
         self.committed_bytes += size
-        if self._unchecked >= CHECKPOINT_BYTES:
-            self._unchecked = 0
+        if self.committed_bytes - self._asked_at >= CHECKPOINT_BYTES:
+            self._asked_at = self.committed_bytes
             self._checkpoint_soon()
 
     def _checkpoint_soon(self) -> None:
@@ -470,12 +470,10 @@ class HistoryJournal:
         """The checkpointer thread: copy the WAL into the database when asked (SQLite releases the GIL)."""
         db = None
         while True:
-            # Asked (CHECKPOINT_BYTES more), or a second after the writing paused: a checkpoint that ran
-            # while commits went on left their frames, and the WAL starts again from its beginning only
-            # once every frame in it is in the database.
-            behind = self.checkpointed_bytes < self.committed_bytes
-            if not self._checkpoint_due.wait(1.0 if behind else None) and not behind:
-                continue
+            # Asked (CHECKPOINT_BYTES more), or every second while commits outran the last one: a
+            # checkpoint that ran while commits went on left their frames, and the WAL starts again from
+            # its beginning only once every frame in it is in the database.
+            self._checkpoint_due.wait(1.0 if self.checkpointed_bytes < self.committed_bytes else None)
             self._checkpoint_due.clear()
             if self.closed:
                 break
@@ -485,7 +483,8 @@ class HistoryJournal:
                     db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT)
                 db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # never waits for a writer or reader
                 self.checkpointed_bytes = seen
-                self.checkpoints.append(threading.current_thread().name)
+                self.checkpoints += 1
+                self.checkpointed_on = threading.current_thread().name
             except sqlite3.Error as error:  # another process busy with it: the next one catches up
                 log.info("checkpointing the history journal %s: %s", self.path, error)
         if db is not None:
