@@ -13,7 +13,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from . import paths
-from .typed_data import Unsure, build, pydantic_model
+from .typed_data import Unsure, build, from_model, pydantic_model
 
 THEME_VARIABLE_DEFAULTS: dict[str, str] = {
     # Concrete colours, not `$warning` references: Textual does not resolve references in variable
@@ -129,7 +129,7 @@ def _checked(data: object) -> ThemeFile:
             f"{'.'.join(map(str, item['loc'])) or 'file'}: {item['msg']}" for item in error.errors()
         )
         raise ValueError(details) from None
-    return build(ThemeFile, model.model_dump(exclude_unset=True), checked=False)
+    return from_model(ThemeFile, model)
 
 
 def load_themes(*directories: Path) -> tuple[list[Theme], list[str]]:
