@@ -6,7 +6,8 @@ spawns the same agent, reads its lines and json-parses them; the app is rat-tui 
 test driver) with the real transcript, measured until the last chunk's text is in the viewport.
 Keystroke echo latency into the composer is sampled every 50 ms while the stream runs. `UI cpu s` is the
 UI thread's CPU time from the prompt to the end (time.thread_time): what the flood costs the app's own
-thread, steadier than the wall time on a shared machine.
+thread, steadier than the wall time on a shared machine. With RAT_BENCH_PROFILE=FILE set, `--one app N`
+writes a cProfile of the flood alone (prompt to last chunk shown) to FILE.
 """
 
 from __future__ import annotations
@@ -81,6 +82,12 @@ async def app(n: int) -> dict:
         view.composer.insert("go")
         start = time.perf_counter()
         cpu = time.thread_time()  # the UI thread's own CPU time: what the flood costs it, whatever the load
+        profile = None
+        if os.environ.get("RAT_BENCH_PROFILE"):  # cProfile of the flood only (not the startup), to that file
+            import cProfile
+
+            profile = cProfile.Profile()
+            profile.enable()
         rat._driver.send_message(events.Key("enter", "\r"))  # not pilot.press: it waits for idle
         composer = view.composer
         done = False
@@ -105,6 +112,9 @@ async def app(n: int) -> dict:
         done = True
         elapsed = time.perf_counter() - start
         cpu = time.thread_time() - cpu
+        if profile is not None:
+            profile.disable()
+            profile.dump_stats(os.environ["RAT_BENCH_PROFILE"])
         await prober
     latencies.sort()
     return {

@@ -19,6 +19,7 @@ from rich.text import Text
 from textual.strip import Strip
 
 from .code_lex import CodeLex
+from .markdown_dispatch import dispatch_block_rules
 from .markdown_lists import LIST_ELEMENTS
 
 MARKDOWN_KINDS = ("user", "agent", "thought")
@@ -105,14 +106,15 @@ class Sync:
 
 @lru_cache(maxsize=1)
 def _parser():
-    return MarkdownIt().enable("strikethrough").enable("table")  # as rich.markdown.Markdown builds it
+    # As rich.markdown.Markdown builds it; the block rules tried by a line's first character (same tokens).
+    return dispatch_block_rules(MarkdownIt().enable("strikethrough").enable("table"))
 
 
 @lru_cache(maxsize=1)
 def _block_parser():
     # Where blocks begin and end, and link definitions, are block-level: the inline rules (half the
     # cost) run only for blocks that get rendered.
-    return MarkdownIt().enable("strikethrough").enable("table").disable(["inline", "text_join"])
+    return dispatch_block_rules(MarkdownIt().enable("strikethrough").enable("table").disable(["inline", "text_join"]))
 
 
 def parse(text: str, refs: dict, *, inline: bool = True) -> tuple[list, dict]:
@@ -211,6 +213,7 @@ class MarkdownStream:
         self._fresh = False  # complete lines arrived since the last sync
         self._partial_fresh = False
         self._no_list = False
+        self._parsed: list | None = None  # the open region's tokens, when parsed already (its definitions learnt)
         self._done: list[Block] = []  # final blocks not yet handed out
         self._labels: list[str] = []
         self._relist: list[ListInfo] = []
@@ -307,6 +310,7 @@ class MarkdownStream:
 
     def _set_region(self, lines: list[str], mode: str) -> None:
         self._lines = lines
+        self._parsed = None
         self._chars = sum(len(line) - 1 for line in lines)
         self._mode = mode
 
@@ -373,8 +377,10 @@ class MarkdownStream:
 
     def _sync_md(self) -> None:
         lines = self._lines
-        tokens, refs = parse("".join(lines), self._refs, inline=False)
-        self._learn(refs, len(lines))
+        tokens, self._parsed = self._parsed, None
+        if tokens is None:
+            tokens, refs = parse("".join(lines), self._refs, inline=False)
+            self._learn(refs, len(lines))
         blocks = top_blocks(tokens)
         if not blocks:
             if not _lines_after(lines, 0):
@@ -522,6 +528,14 @@ class MarkdownStream:
             self._newline_in = True
             self._first = self._first and self._top and _shows_nothing(tokens[t0:t1])
             self._set_region(lines[end:], "md")
+            if not partial:
+                # What follows the list was parsed with it, from a top-level boundary: its tokens are what
+                # parsing it alone gives (a flood's whole batch can follow a list's end: not parsed twice).
+                rest = tokens[t1:]
+                for token in rest:
+                    if token.map is not None:
+                        token.map = [token.map[0] - l1, token.map[1] - l1]
+                self._parsed = rest
             self._fresh = True
             return
         self._items = final
