@@ -110,6 +110,28 @@ def _text_chunk(kind: str, raw: dict[str, Any]) -> TextChunk | None:
     return TextChunk(kind, TextBlock(text), message_id, meta)
 
 
+_RUN_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
+_RUN_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
+
+
+def plain_text(raw: dict[str, Any]) -> tuple[str, str | None, str] | None:
+    """(kind, messageId, text) of an agent message or thought chunk that is plain text and nothing else
+    (no `_meta`, no carriage return: consecutive ones of the same message may be applied joined, and
+    cleaned joined give what they give cleaned one by one); else None."""
+    kind = raw.get("sessionUpdate")
+    if kind not in _RUN_KINDS:
+        return None
+    content = raw.get("content")
+    if type(content) is not dict or len(content) != 2 or content.get("type") != "text":
+        return None
+    text = content.get("text")
+    message_id = raw.get("messageId")
+    if type(text) is not str or "\r" in text or not (message_id is None or type(message_id) is str) or \
+            not _RUN_KEYS.issuperset(raw):
+        return None
+    return kind, message_id, text
+
+
 @dataclass(frozen=True)
 class NoticeUpdate:
     """The unstable `notice` update (schema.unstable.json `Notice`), which the pinned SDK has no model for.

@@ -390,7 +390,7 @@ class AgentSession:
             if self.opener.accept_replayed(update):
                 self.store.apply_update(update)
             return
-        self.store.apply_update(update)
+        self.store.apply_streamed(update)
         self._track_tool_call(update)
 
     def _connection_problem(self, kind: str, text: str) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocol.v2 import UpdateMapper
-from ..protocol.wire import parse_update
+from ..protocol.wire import parse_update, plain_text
 from . import children, reducer
 from ..protocol.sanitize import clean_update
 from .models import Change, SessionState, TextAppended
@@ -38,6 +38,11 @@ class SessionStore:
         self._flush_handle: asyncio.TimerHandle | None = None
         self._last_batch = 0
         self._v2: UpdateMapper | None = None  # the v2 mapping, once the state says the agent speaks v2
+        # Plain-text chunks of one message held by `apply_streamed`, applied joined (see there).
+        self._run: list[str] = []
+        self._run_key: tuple[str, str | None] = ("", None)
+        self._run_handle: asyncio.Handle | None = None
+        self._joined = 0  # chunks folded into others since the last delivery (a flood's size counts them)
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         self._subscribers.append(subscriber)
@@ -48,9 +53,49 @@ class SessionStore:
 
         return unsubscribe
 
+    def apply_streamed(self, raw_update: Any) -> None:
+        """`apply_update` for updates as the agent streams them: plain-text chunks of the same message in a
+        row are applied as one, at the next turn of the loop (before the store delivers, and before
+        anything else changes the state, so the order holds). Under a flood that is one reducer pass
+        for a slice's hundreds of chunks instead of one each; the state is the same (`wire.plain_text`
+        says which chunks join). Anything else is applied at once, after the chunks held."""
+        plain = plain_text(raw_update) if type(raw_update) is dict and self.state.protocol_version == 1 else None
+        if plain is None:
+            self.apply_update(raw_update)
+            return
+        kind, message_id, text = plain
+        if self._run and self._run_key != (kind, message_id):
+            self._apply_run()
+        if not self._run:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.apply_update(raw_update)  # no loop (a script, a replay): at once
+                return
+            self._run_key = (kind, message_id)
+            if self._run_handle is None:
+                self._run_handle = loop.call_soon(self._apply_run)
+        self._run.append(text)
+
+    def _apply_run(self) -> None:
+        if self._run_handle is not None:
+            self._run_handle.cancel()
+            self._run_handle = None
+        if not self._run:
+            return
+        texts, self._run = self._run, []
+        self._joined += len(texts) - 1
+        kind, message_id = self._run_key
+        update: dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": "".join(texts)}}
+        if message_id is not None:
+            update["messageId"] = message_id
+        self.apply_update(update)
+
     def apply_update(self, raw_update: Any) -> None:
         """One `session/update` `update` object off the wire, in the protocol version the session speaks;
         every string in it is sanitised first (terminal bytes, base64 in v2, once decoded)."""
+        if self._run:
+            self._apply_run()
         raw_update = clean_update(raw_update)
         if self.state.protocol_version == 1:
             self._emit(reducer.apply_update(self.state, parse_update(raw_update)))
@@ -64,6 +109,8 @@ class SessionStore:
         """One `session/update` `params`: a child session's update (its sessionId is one of this
         state's children, state/children.py) goes to that child; any other to this session.
         Returns whether it went to a child."""
+        if self._run:
+            self._apply_run()
         session_id = params.get("sessionId") if isinstance(params, dict) else None
         update = params.get("update") if isinstance(params, dict) else None
         if session_id is not None and session_id != self.state.session_id and children.find(self.state, session_id):
@@ -74,6 +121,8 @@ class SessionStore:
 
     def dispatch(self, action: Callable[..., list[Change]], *args: Any, **kwargs: Any) -> None:
         """Run a local reducer action (e.g. `reducer.add_notice`) against this store's state."""
+        if self._run:
+            self._apply_run()
         self._emit(action(self.state, *args, **kwargs))
 
     def _emit(self, changes: list[Change]) -> None:
@@ -91,12 +140,15 @@ class SessionStore:
 
     def flush(self) -> None:
         """Deliver the pending batch now."""
+        if self._run:
+            self._apply_run()
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
         if not self._pending:
             return
-        self._last_batch = len(self._pending)
+        self._last_batch = len(self._pending) + self._joined
+        self._joined = 0
         batch = merge_appends(self._pending)
         self._pending = []
         for subscriber in list(self._subscribers):
