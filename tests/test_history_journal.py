@@ -71,19 +71,23 @@ def test_journal_records_messages_and_session_facts(tmp_path: Path) -> None:
     assert builder.can_continue and builder.agent_session_id == "s1"
 
 
-async def test_messages_reach_the_file_right_after_the_tick_without_any_flush(tmp_path: Path) -> None:
+async def test_messages_reach_the_file_in_one_commit_without_any_flush(tmp_path: Path) -> None:
     journal = HistoryJournal(tmp_path / "h.sqlite3")
     session = journal.start_session("fake", ["x"], "/p")
     reader = HistoryJournal(tmp_path / "h.sqlite3")  # another connection, as another process would read
     for n in range(500):
         session.record(IN, chunk(f"c{n} "), 50)
     assert journal.commits == 0 and reader.records(session.id) == []  # queued in this tick
+    # Streamed updates wait for the store's delivery (tested below) or COMMIT_AFTER: then one transaction.
+    await wait_for(lambda: journal.commits == 1, what="the updates' commit")
+    assert len(reader.records(session.id)) == 500
+    session.record(OUT, {"jsonrpc": "2.0", "id": 9, "method": "session/prompt", "params": {"sessionId": "s1", "prompt": []}}, 80)
     await asyncio.sleep(0)
-    # The very next loop turn committed them, in one transaction, before this coroutine went on.
-    assert journal.commits == 1 and len(reader.records(session.id)) == 500
+    # Anything but a streamed update is committed on the very next loop turn, before this coroutine went on.
+    assert journal.commits == 2 and len(reader.records(session.id)) == 501
     session.set_draft("typed")
     await asyncio.sleep(0)
-    assert journal.commits == 1  # drafts wait for a pause in typing
+    assert journal.commits == 2  # drafts wait for a pause in typing
     await wait_for(lambda: reader.session(session.id).draft == "typed", what="the draft")
     journal.close()
     reader.close()
@@ -242,7 +246,7 @@ def test_a_failing_write_is_reported_once(tmp_path: Path) -> None:
 @pytest.mark.parametrize("slow_disk", [False, True], ids=["disk", "slow-disk"])
 async def test_every_store_delivery_finds_its_chunks_already_committed(tmp_path: Path, slow_disk: bool) -> None:
     """A flood over real pipes: each time the store hands changes to the widgets, the chunks they show
-    are in the database already, as another process reads it (the reader commits before each loop turn).
+    are in the database already, as another process reads it (the store commits before it delivers).
     With commits made slow on purpose, the screen waits for them, it does not run ahead."""
     journal = HistoryJournal(tmp_path / "h.sqlite3")
     if slow_disk:

@@ -3,11 +3,12 @@
 Durability is against a crash or `kill -9` of rat, not power loss: a message is safe once its
 transaction is committed, which with `journal_mode=WAL` and `synchronous=NORMAL` means written to
 the WAL file by write(2), without fsync. Messages are queued and committed on the event loop, in one
-transaction per batch: the agent's reader commits what it routed before it lets the loop run anything
-else (`HistoryJournal.sync`, through the router), and anything else recorded is committed on the next
-loop turn (`call_soon`). So nothing is shown before it is in the OS: the store delivers to the widgets
-in a later callback, and a frame is drawn later still. A flood costs one commit per read slice, not
-per chunk. bench/journal.py measures this against JSONL; docs/architecture.md says why SQLite won.
+transaction per batch. Streamed updates are committed by the session's store right before it delivers
+them to the widgets (`SessionStore.before_delivery`), or COMMIT_AFTER seconds after they came, whichever
+is first; anything else (a request, a response, our own messages) before the agent's reader lets the loop
+run anything else (`HistoryJournal.sync`, through the router), or on the next loop turn (`call_soon`).
+So nothing is shown or served before it is in the OS, and a flood costs one commit per frame, not per
+chunk. bench/journal.py measures this against JSONL; docs/architecture.md says why SQLite won.
 
 Writing never stops for a bad message: text SQLite cannot bind (a lone surrogate) is stored with the
 surrogate escaped in the JSON body (`\\ud800`, which reads back as the same string); a wire line that
@@ -37,6 +38,9 @@ log = logging.getLogger("rat.history")
 SCHEMA_VERSION = 1
 DRAFT_DELAY = 0.3
 """Seconds a composer draft waits before it is written, so typing writes once per pause, not per key."""
+COMMIT_AFTER = 0.05
+"""Seconds a streamed update waits at most for its commit; the store commits what it is about to show
+first (`AgentSession` hooks `SessionStore.before_delivery`), so one commit serves a frame's updates."""
 BUSY_TIMEOUT = 0.1
 """Seconds a commit on the loop waits for another process's write lock before it tries again later."""
 BUSY_RETRY = 0.5
@@ -210,7 +214,8 @@ class SessionJournal:
             body = json.dumps(str(message), ensure_ascii=False)
         self.added += 1
         self.added_bytes += size
-        self.journal._queue((self.id, time.time(), direction, method, body, searchable_text(direction, message)), self)
+        self.journal._queue((self.id, time.time(), direction, method, body, searchable_text(direction, message)), self,
+                            urgent=direction != IN or method != "session/update")
 
     def _observe(self, direction: str, message: dict[str, Any], method: str | None) -> None:
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
@@ -269,7 +274,7 @@ class SessionJournal:
         self.journal._schedule(self, DRAFT_DELAY)
 
     def sync(self) -> None:
-        """The reader is about to give the loop a turn: commit what is queued (see HistoryJournal.sync)."""
+        """The reader is about to give the loop a turn (see HistoryJournal.sync)."""
         self.journal.sync()
 
     def flush(self) -> None:
@@ -300,7 +305,9 @@ class HistoryJournal:
         self._rows: list[tuple[Any, ...]] = []
         self._dirty: set[SessionJournal] = set()
         self._handle: asyncio.Handle | None = None
-        self._handle_soon = False
+        self._due = 0.0  # when the scheduled commit runs (the loop's clock)
+        self._urgent = False  # something queued must be committed before the loop's next turn
+        self._rows_scheduled = False  # streamed updates queued and their commit scheduled
         self._busy_until = 0.0  # after a locked database, commits wait until then (monotonic)
         self.failures = 0
         self.written = 0  # messages committed by this process
@@ -344,11 +351,15 @@ class HistoryJournal:
             (agent, json.dumps(list(argv)), cwd, attach_session_id, now, now))
         return SessionJournal(self, int(cursor.lastrowid or 0), attach_session_id)
 
-    def _queue(self, row: tuple[Any, ...], session: SessionJournal) -> None:
+    def _queue(self, row: tuple[Any, ...], session: SessionJournal, urgent: bool = True) -> None:
         self._rows.append(row)
         self._dirty.add(session)
-        if not self._handle_soon:
+        if urgent:
+            self._urgent = True
             self._schedule(session, 0.0)
+        elif not self._rows_scheduled:
+            self._rows_scheduled = True
+            self._schedule(session, COMMIT_AFTER)
 
     def _schedule(self, session: SessionJournal, delay: float) -> None:
         self._dirty.add(session)
@@ -359,20 +370,20 @@ class HistoryJournal:
         except RuntimeError:
             self.flush()  # no loop (a script, a test): write at once
             return
+        due = loop.time() + delay
         if self._handle is not None:
-            if delay > 0 or self._handle_soon:
+            if self._due <= due:
                 return  # a commit is already coming, soon enough
             self._handle.cancel()
-        if delay > 0:
-            self._handle = loop.call_later(delay, self.sync)
-        else:
-            self._handle = loop.call_soon(self.sync)
-            self._handle_soon = True
+        self._due = due
+        self._handle = loop.call_later(delay, self.flush) if delay > 0 else loop.call_soon(self.flush)
 
     def sync(self) -> None:
-        """Commit what is queued, now, on this thread: the agent's reader calls it before the loop runs
-        anything else (a store delivery, a frame), so what is shown has reached the OS first."""
-        if self._rows or self._dirty:
+        """The agent's reader is about to give the loop a turn: commit now what must be on disk before
+        anything else runs (a request, a response, our own messages). Streamed updates wait for the
+        store's next delivery (which commits before it shows them) or COMMIT_AFTER, whichever is first:
+        one commit per frame instead of one per turn of the loop (a 20,000-chunk flood made hundreds)."""
+        if self._urgent:
             self.flush()
 
     def flush(self) -> None:
@@ -383,8 +394,8 @@ class HistoryJournal:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        self._handle_soon = False
         if self.closed or (not self._rows and not self._dirty):
+            self._urgent = self._rows_scheduled = False
             return
         if self._busy_until and time.monotonic() < self._busy_until:
             self._retry_later()
@@ -403,6 +414,7 @@ class HistoryJournal:
             return
         self._busy_until = 0.0
         self._rows = []
+        self._urgent = self._rows_scheduled = False
         for session in self._dirty:
             session.dirty.clear()
             session.added = session.added_bytes = 0
@@ -414,7 +426,9 @@ class HistoryJournal:
         except RuntimeError:
             return  # no loop: the next flush (or close) tries again
         if self._handle is None:
-            self._handle = loop.call_later(max(0.0, self._busy_until - time.monotonic()), self.flush)
+            delay = max(0.0, self._busy_until - time.monotonic())
+            self._due = loop.time() + delay
+            self._handle = loop.call_later(delay, self.flush)
 
     def _commit(self, rows: list[tuple[Any, ...]], updates: list[tuple[Any, ...]]) -> str:
         """One transaction; "ok", "busy" (locked by another process: try again) or "failed" (said and dropped)."""

@@ -106,6 +106,7 @@ class AgentSession:
         self.restore_settings: dict[str, Any] = dict(restore_settings or {})
         self.cwd = Path(os.path.abspath(cwd))
         self.store = store or SessionStore()
+        self.store.before_delivery = self._commit_recorders
         self.rpc_log = rpc_log
         # Always on (a few µs a message, bench/traffic.py) so the inspector (F8) shows the start too.
         self.traffic = TrafficLog()
@@ -392,6 +393,13 @@ class AgentSession:
             return
         self.store.apply_streamed(update)
         self._track_tool_call(update)
+
+    def _commit_recorders(self) -> None:
+        """The store is about to show updates: the recorders that batch (the history journal) write them first."""
+        for recorder in self.recorders:
+            flush = getattr(recorder, "flush", None)
+            if flush is not None:
+                flush()
 
     def _connection_problem(self, kind: str, text: str) -> None:
         """A message dropped, a line too big, an agent that stopped reading: a notice (stuck: in the status too)."""

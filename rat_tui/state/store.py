@@ -43,6 +43,8 @@ class SessionStore:
         self._run_key: tuple[str, str | None] = ("", None)
         self._run_handle: asyncio.Handle | None = None
         self._joined = 0  # chunks folded into others since the last delivery (a flood's size counts them)
+        # Runs before each delivery: what is about to be shown must be journaled first (AgentSession sets it).
+        self.before_delivery: Callable[[], None] | None = None
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         self._subscribers.append(subscriber)
@@ -147,6 +149,11 @@ class SessionStore:
             self._flush_handle = None
         if not self._pending:
             return
+        if self.before_delivery is not None:
+            try:
+                self.before_delivery()
+            except Exception:
+                log.exception("before a store delivery")
         self._last_batch = len(self._pending) + self._joined
         self._joined = 0
         batch = merge_appends(self._pending)
