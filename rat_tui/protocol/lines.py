@@ -37,8 +37,10 @@ def decode_line(line: bytes | str, decoder: json.JSONDecoder | None = None) -> A
             value = mend(value)
         return value
     try:
-        # As json.loads reads bytes: UTF-8 (or what the first bytes say), surrogates let through.
-        value = loads(line.decode(json.detect_encoding(line), "surrogatepass"))
+        # As json.loads reads bytes: UTF-8 (or what the first bytes say), surrogates let through. A line
+        # that opens an object is UTF-8 (no BOM, no NUL second byte: what detect_encoding checks first).
+        encoding = "utf-8" if line[:1] == b"{" and line[1:2] != b"\x00" else json.detect_encoding(line)
+        value = loads(line.decode(encoding, "surrogatepass"))
     except UnicodeDecodeError:
         return mend(loads(line.decode("utf-8", "replace")))
     if (b"\\u" in line or b"\xed" in line) and _MAYBE_SURROGATE.search(line):

@@ -346,7 +346,8 @@ class AgentProcess:
                 if line.strip():
                     routed = True
                     yield line
-                if await _pass_turn(before_wait if routed else None):
+                # (checked here first: a coroutine per line cost more than the check, in a flood)
+                if _turn_used(time.monotonic()) and await _pass_turn(before_wait if routed else None):
                     routed = False
             if start:
                 del buffer[:start]
