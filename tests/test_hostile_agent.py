@@ -559,3 +559,53 @@ def test_terminal_output_split_inside_escape_sequences_shows_as_sent_whole() -> 
             store.apply_update({"sessionUpdate": "tool_call_update", "toolCallId": "t1",
                                 "_meta": {"terminal_output": {"terminal_id": "term", "data": whole[start : start + size]}}})
         assert store.state.terminals["term"].output == want, size
+
+
+def test_clean_data_checks_first_and_copies_only_what_it_must() -> None:
+    """`clean_data` returns the value itself when its check walk finds nothing to clean, else the copying
+    walk's result: over random JSON-like values (keys, str subclasses, tuples, deep nesting) the check
+    agrees with the copying walk, and the result has no raw control character left."""
+    import random
+
+    from rat_tui.protocol import sanitize
+
+    class Name(str):
+        pass
+
+    rng = random.Random(11)
+    pieces = ["ok", "é", "tab\there", "line\n", "\x1b[31m", "\r", "\x7f", "\x85", "\ud800", ""]
+
+    def value(depth: int):
+        roll = rng.random()
+        if depth > 3 or roll < 0.35:
+            choice = rng.choice(pieces)
+            return rng.choice([choice, Name(choice), 7, None, 2.5, True])
+        if roll < 0.7:
+            return {rng.choice([*pieces[:4], rng.choice(pieces), 3]): value(depth + 1) for _ in range(rng.randint(0, 4))}
+        items = [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        return tuple(items) if rng.random() < 0.3 else items
+
+    deep: dict = {}
+    node = deep
+    for _ in range(sanitize.DATA_DEPTH_LIMIT + 2):
+        node["a"] = {}
+        node = node["a"]
+    samples = [value(0) for _ in range(3000)] + [deep, [deep], {"k": deep}]
+    for sample in samples:
+        walked = sanitize._clean_walk(sample)
+        assert sanitize._is_clean(sample) == (walked is sample), sample
+        assert sanitize.clean_data(sample) == walked
+        assert not unsafe(walked), sample
+
+
+def unsafe(value) -> bool:
+    """Whether a string in `value` (a key left alone: not a plain str) still holds a raw control character."""
+    from rat_tui.protocol import sanitize
+
+    if isinstance(value, str):
+        return sanitize._UNSAFE.search(value) is not None
+    if isinstance(value, dict):
+        return any((type(k) is str and unsafe(k)) or unsafe(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(unsafe(v) for v in value)
+    return False
