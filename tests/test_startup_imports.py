@@ -51,7 +51,8 @@ async def headless(app):
         while app.warm_thread is None:
             await pilot.pause()
         app.warm_thread.join()
-        found["warm"] = {"schema": "acp.schema" in sys.modules, "lexers": "pygments.lexers.python" in sys.modules}
+        found["warm"] = {"schema": "acp.schema" in sys.modules, "lexers": "pygments.lexers.python" in sys.modules,
+                         "markdown": "rat_tui.ui.widgets.markdown_elements" in sys.modules}
         while not app.first_session.state.commands:  # the demo's commands update, held for the models
             await pilot.pause()
         found["commands"] = len(app.first_session.state.commands)
@@ -74,7 +75,9 @@ NOT_BEFORE_THE_FIRST_FRAME = [
     "pydantic",  # config.toml and themes are plain dataclasses when well formed (rat_tui/typed_data.py)
     "acp", "acp.schema",  # the ACP models: RatApp._warm_up, after the first frame and the handshake
     "mcp", "anyio",  # rat-tui's own MCP server: on the first connection
-    "pygments.lexers.python", "pygments.lexers.shell",  # code lexers: the warm-up, or the first code block
+    "pygments", "pygments.lexers.python", "pygments.lexers.shell",  # code lexers: the warm-up, or the first code block
+    # markdown: parsed and rendered once there is some (the warm-up builds the parsers): about 40 ms
+    "markdown_it", "rich.markdown", "rich.syntax", "rat_tui.ui.widgets.markdown_elements",
     "PIL", "textual_image",  # images: only where the terminal can draw them
     "urllib.request", "http.client",  # the agent registry: when the agent picker opens
     "tomlkit",  # settings saved from the UI
@@ -112,7 +115,7 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     # The demo agent answers at once: the warm-up (0.75 s of GIL-holding imports) had not begun at `ready`...
     assert found["ready"]["warming"] is False
     # ...and once it has run, the first answer finds the models and the lexers ready.
-    assert found["warm"] == {"schema": True, "lexers": True}
+    assert found["warm"] == {"schema": True, "lexers": True, "markdown": True}
     # The demo's commands update, sent with the session, needs the models: the session held it while a
     # thread imported them (on the loop, that import froze the screen for half a second), then applied it.
     assert found["schema_thread"] != "MainThread"
