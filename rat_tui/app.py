@@ -49,6 +49,7 @@ log = logging.getLogger("rat.app")
 GC_THRESHOLD = 10_000
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
+_heap_frozen = False  # the heap frozen after the warm-up's imports (RatApp._warm_up)
 
 
 class RatApp(KeyGuard, App[None]):
@@ -294,11 +295,16 @@ class RatApp(KeyGuard, App[None]):
         """
 
         self.first_frame.set()
+        if not gc.isenabled():  # off since launch (__main__.stop_collector): what startup built is no garbage
+            gc.freeze()
+            gc.enable()
 
         def warm() -> None:
             wire.schema()
             warm_up_markdown()
-            if not gc.get_freeze_count():  # once a process (tests start many apps in one)
+            global _heap_frozen
+            if not _heap_frozen:  # once a process (tests start many apps in one)
+                _heap_frozen = True
                 gc.freeze()
 
         async def when_started() -> None:

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # driver; the demo agent (the default) answers at once. Prints the modules imported when the first frame
 # is written, and whether the warm-up had begun when the first session became ready.
 LAUNCH = '''
-import asyncio, json, sys, threading
+import asyncio, gc, json, sys, threading
 from rat_tui import __main__ as entry
 from rat_tui.app import RatApp
 
@@ -38,6 +38,7 @@ sys.addaudithook(audit)
 def display(self, screen, renderable):  # observes the first frame written, then draws it as usual
     if renderable is not None and "first_frame" not in found:
         found["first_frame"] = sorted(sys.modules)
+        found["collecting_at_first_frame"] = gc.isenabled()
     return original(self, screen, renderable)
 
 async def headless(app):
@@ -52,7 +53,8 @@ async def headless(app):
             await pilot.pause()
         app.warm_thread.join()
         found["warm"] = {"schema": "acp.schema" in sys.modules, "lexers": "pygments.lexers.python" in sys.modules,
-                         "markdown": "rat_tui.ui.widgets.markdown_elements" in sys.modules}
+                         "markdown": "rat_tui.ui.widgets.markdown_elements" in sys.modules,
+                         "collecting": gc.isenabled()}
         while not app.first_session.state.commands:  # the demo's commands update, held for the models
             await pilot.pause()
         found["commands"] = len(app.first_session.state.commands)
@@ -115,7 +117,10 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     # The demo agent answers at once: the warm-up (0.75 s of GIL-holding imports) had not begun at `ready`...
     assert found["ready"]["warming"] is False
     # ...and once it has run, the first answer finds the models and the lexers ready.
-    assert found["warm"] == {"schema": True, "lexers": True, "markdown": True}
+    assert found["warm"] == {"schema": True, "lexers": True, "markdown": True, "collecting": True}
+    # No garbage collection from launch to the first frame (25 ms of walking what startup built), and
+    # on again after it.
+    assert found["collecting_at_first_frame"] is False
     # The demo's commands update, sent with the session, needs the models: the session held it while a
     # thread imported them (on the loop, that import froze the screen for half a second), then applied it.
     assert found["schema_thread"] != "MainThread"
