@@ -31,6 +31,7 @@ from .ui.tabs.permission_queue import PermissionQueue
 from .ui.tabs.request_gate import OPEN_KEY, RequestGate
 from .ui.tabs.elicitation_queue import ElicitationQueue
 from .ui.palette.slash_commands import SlashCommandsProvider
+from .ui.tabs.main_screen import MainScreen
 from .ui.tabs.tab_bar import SessionTabs
 from .ui.tabs.tab_ui import TabUI
 from .ui.notifications import Notifier, notify_settings
@@ -243,6 +244,9 @@ class RatApp(KeyGuard, App[None]):
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
+
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen(id="_default")
 
     def compose(self) -> ComposeResult:
         with SessionTabs():

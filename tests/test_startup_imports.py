@@ -35,6 +35,19 @@ def audit(event, args):  # which thread imports the ACP models (the first import
 
 sys.addaudithook(audit)
 
+from textual.css.stylesheet import Stylesheet
+
+update_nodes = Stylesheet.update_nodes
+found["restyled"] = []
+
+def restyle(self, nodes, animate=False):  # nodes styled again (a class or focus changed, a screen resumed)
+    nodes = list(nodes)
+    if nodes and "first_frame" not in found:
+        found["restyled"].append([type(nodes[0]).__name__, len(nodes)])
+    return update_nodes(self, nodes, animate)
+
+Stylesheet.update_nodes = restyle
+
 def display(self, screen, renderable):  # observes the first frame written, then draws it as usual
     if renderable is not None and "first_frame" not in found:
         found["first_frame"] = sorted(sys.modules)
@@ -121,6 +134,11 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     # No garbage collection from launch to the first frame (25 ms of walking what startup built), and
     # on again after it.
     assert found["collecting_at_first_frame"] is False
+    # Each widget is styled as it mounts and not again before the first frame: the first screen's resume
+    # restyled all of them (ui/tabs/main_screen.py), and the tab strip took the first focus and gave it to
+    # the composer, restyling itself twice (tab_bar.SessionTabs.compose). Left: the active tab's class and
+    # the composer's focus, a node each.
+    assert sum(count for _name, count in found["restyled"]) <= 2, found["restyled"]
     # The demo's commands update, sent with the session, needs the models: the session held it while a
     # thread imported them (on the loop, that import froze the screen for half a second), then applied it.
     assert found["schema_thread"] != "MainThread"
