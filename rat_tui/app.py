@@ -323,6 +323,11 @@ class RatApp(KeyGuard, App[None]):
                 pass
             finally:
                 unsubscribe()
+            # After the frame that shows the new status: the thread holds the GIL for long stretches, and
+            # started at once it delayed the `ready` on screen by a quarter of a second.
+            self.call_after_refresh(start)
+
+        def start() -> None:
             self.warm_thread = threading.Thread(target=warm, name="warm-up", daemon=True)
             self.warm_thread.start()
 
