@@ -52,6 +52,7 @@ def display(self, screen, renderable):  # observes the first frame written, then
     if renderable is not None and "first_frame" not in found:
         found["first_frame"] = sorted(sys.modules)
         found["collecting_at_first_frame"] = gc.isenabled()
+        found["mounted"] = sorted({type(node).__name__ for node in screen.walk_children()})
     return original(self, screen, renderable)
 
 async def headless(app):
@@ -107,6 +108,10 @@ NOT_BEFORE_THE_FIRST_FRAME = [
 ]
 
 
+# Widgets not shown at launch (hidden until used): not mounted before the first frame.
+HIDDEN_AT_LAUNCH = ["CommandMenu", "FileMenu"]
+
+
 def launch(tmp_path: Path) -> dict:
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
            "XDG_STATE_HOME": str(tmp_path / "s"), "PYTHONPATH": str(ROOT), "RAT_REGISTRY_OFF": "1"}
@@ -139,6 +144,9 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     # the composer, restyling itself twice (tab_bar.SessionTabs.compose). Left: the active tab's class and
     # the composer's focus, a node each.
     assert sum(count for _name, count in found["restyled"]) <= 2, found["restyled"]
+    # Widgets hidden at launch are mounted when first shown, not styled for the first frame.
+    assert "PromptComposer" in found["mounted"]
+    assert sorted(set(found["mounted"]).intersection(HIDDEN_AT_LAUNCH)) == []
     # The demo's commands update, sent with the session, needs the models: the session held it while a
     # thread imported them (on the loop, that import froze the screen for half a second), then applied it.
     assert found["schema_thread"] != "MainThread"
