@@ -127,7 +127,7 @@ class SessionView(Vertical):
             yield Transcript()
             yield FilePreview()
         yield PlanPanel()
-        yield SearchBar()
+        # The search bar (Ctrl+F) is mounted here when first opened (action_search).
         yield PromptQueueView(self.flow.queue)
         yield PromptComposer(id="composer")
         yield StatusBar()
@@ -392,8 +392,12 @@ class SessionView(Vertical):
 
         self.run_worker(build, thread=True, name="copy-diff", exclusive=False)
 
-    def action_search(self) -> None:
-        self.query_one(SearchBar).open()
+    async def action_search(self) -> None:
+        bar = next(iter(self.query(SearchBar)), None)
+        if bar is None:  # hidden until used: not mounted (nor styled) for the first frame
+            bar = SearchBar()
+            await self.mount(bar, before=self.queue_view)
+        bar.open()
 
     def action_view_output(self) -> None:
         call = self._nearest_tool_call()
