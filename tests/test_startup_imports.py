@@ -105,6 +105,9 @@ NOT_BEFORE_THE_FIRST_FRAME = [
     "rat_tui.ui.screens.agent_picker", "rat_tui.ui.screens.new_session", "rat_tui.ui.screens.permission_rules",
     "rat_tui.ui.screens.help", "rat_tui.ui.screens.history", "rat_tui.ui.screens.auth",
     "rat_tui.ui.screens.config_options", "rat_tui.ui.screens.session_browser", "rat_tui.ui.screens.change_review",
+    # the agent's dialogs, the output viewer, git worktrees: when first asked for
+    "rat_tui.ui.screens.permission", "rat_tui.ui.screens.elicitation", "rat_tui.ui.screens.confirm",
+    "rat_tui.ui.screens.output_viewer", "rat_tui.session.worktrees",
 ]
 
 
