@@ -112,7 +112,7 @@ NOT_BEFORE_THE_FIRST_FRAME = [
 
 
 # Widgets not shown at launch (hidden until used): not mounted before the first frame.
-HIDDEN_AT_LAUNCH = ["CommandMenu", "FileMenu", "SearchBar"]
+HIDDEN_AT_LAUNCH = ["CommandMenu", "FileMenu", "SearchBar", "PlanPanel", "PromptQueueView"]
 
 
 def launch(tmp_path: Path) -> dict:
