@@ -323,8 +323,9 @@ class RatApp(KeyGuard, App[None]):
                 pass
             finally:
                 unsubscribe()
-            # After the frame that shows the new status: the thread holds the GIL for long stretches, and
-            # started at once it delayed the `ready` on screen by a quarter of a second.
+            # After the screen's next refresh (as a rule the one showing the new status): the thread holds
+            # the GIL for long stretches, and started at once it delayed the `ready` on screen by up to a
+            # quarter of a second.
             self.call_after_refresh(start)
 
         def start() -> None:
