@@ -33,6 +33,9 @@ def launch(marks: dict[str, float], cpu: dict[str, float]) -> None:
     args = parse_args(["--", sys.executable, str(HERE / "stress_agent.py")])
     config, problems = load_config(args.config)
     command, more = resolve_agent(args, config)
+    from rat_tui.__main__ import stop_collector
+
+    stop_collector()  # as __main__ does: no collection until the first frame
     from rat_tui.app import RatApp
 
     marks["imported"] = time.perf_counter()

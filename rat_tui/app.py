@@ -31,6 +31,7 @@ from .ui.tabs.permission_queue import PermissionQueue
 from .ui.tabs.request_gate import OPEN_KEY, RequestGate
 from .ui.tabs.elicitation_queue import ElicitationQueue
 from .ui.palette.slash_commands import SlashCommandsProvider
+from .ui.tabs.main_screen import MainScreen
 from .ui.tabs.tab_bar import SessionTabs
 from .ui.tabs.tab_ui import TabUI
 from .ui.notifications import Notifier, notify_settings
@@ -49,6 +50,7 @@ log = logging.getLogger("rat.app")
 GC_THRESHOLD = 10_000
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
+_heap_frozen = False  # the heap frozen after the warm-up's imports (RatApp._warm_up)
 
 
 class RatApp(KeyGuard, App[None]):
@@ -243,6 +245,9 @@ class RatApp(KeyGuard, App[None]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
 
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         with SessionTabs():
             yield SessionTabs.pane(self.first_session, 1)
@@ -294,11 +299,16 @@ class RatApp(KeyGuard, App[None]):
         """
 
         self.first_frame.set()
+        if not gc.isenabled():  # off since launch (__main__.stop_collector): what startup built is no garbage
+            gc.freeze()
+            gc.enable()
 
         def warm() -> None:
             wire.schema()
             warm_up_markdown()
-            if not gc.get_freeze_count():  # once a process (tests start many apps in one)
+            global _heap_frozen
+            if not _heap_frozen:  # once a process (tests start many apps in one)
+                _heap_frozen = True
                 gc.freeze()
 
         async def when_started() -> None:
@@ -313,6 +323,12 @@ class RatApp(KeyGuard, App[None]):
                 pass
             finally:
                 unsubscribe()
+            # After the screen's next refresh (as a rule the one showing the new status): the thread holds
+            # the GIL for long stretches, and started at once it delayed the `ready` on screen by up to a
+            # quarter of a second.
+            self.call_after_refresh(start)
+
+        def start() -> None:
             self.warm_thread = threading.Thread(target=warm, name="warm-up", daemon=True)
             self.warm_thread.start()
 

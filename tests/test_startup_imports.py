@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # driver; the demo agent (the default) answers at once. Prints the modules imported when the first frame
 # is written, and whether the warm-up had begun when the first session became ready.
 LAUNCH = '''
-import asyncio, json, sys, threading
+import asyncio, gc, json, sys, threading
 from rat_tui import __main__ as entry
 from rat_tui.app import RatApp
 
@@ -35,9 +35,24 @@ def audit(event, args):  # which thread imports the ACP models (the first import
 
 sys.addaudithook(audit)
 
+from textual.css.stylesheet import Stylesheet
+
+update_nodes = Stylesheet.update_nodes
+found["restyled"] = []
+
+def restyle(self, nodes, animate=False):  # nodes styled again (a class or focus changed, a screen resumed)
+    nodes = list(nodes)
+    if nodes and "first_frame" not in found:
+        found["restyled"].append([type(nodes[0]).__name__, len(nodes)])
+    return update_nodes(self, nodes, animate)
+
+Stylesheet.update_nodes = restyle
+
 def display(self, screen, renderable):  # observes the first frame written, then draws it as usual
     if renderable is not None and "first_frame" not in found:
         found["first_frame"] = sorted(sys.modules)
+        found["collecting_at_first_frame"] = gc.isenabled()
+        found["mounted"] = sorted({type(node).__name__ for node in screen.walk_children()})
     return original(self, screen, renderable)
 
 async def headless(app):
@@ -51,7 +66,9 @@ async def headless(app):
         while app.warm_thread is None:
             await pilot.pause()
         app.warm_thread.join()
-        found["warm"] = {"schema": "acp.schema" in sys.modules, "lexers": "pygments.lexers.python" in sys.modules}
+        found["warm"] = {"schema": "acp.schema" in sys.modules, "lexers": "pygments.lexers.python" in sys.modules,
+                         "markdown": "rat_tui.ui.widgets.markdown_elements" in sys.modules,
+                         "collecting": gc.isenabled()}
         while not app.first_session.state.commands:  # the demo's commands update, held for the models
             await pilot.pause()
         found["commands"] = len(app.first_session.state.commands)
@@ -74,7 +91,9 @@ NOT_BEFORE_THE_FIRST_FRAME = [
     "pydantic",  # config.toml and themes are plain dataclasses when well formed (rat_tui/typed_data.py)
     "acp", "acp.schema",  # the ACP models: RatApp._warm_up, after the first frame and the handshake
     "mcp", "anyio",  # rat-tui's own MCP server: on the first connection
-    "pygments.lexers.python", "pygments.lexers.shell",  # code lexers: the warm-up, or the first code block
+    "pygments", "pygments.lexers.python", "pygments.lexers.shell",  # code lexers: the warm-up, or the first code block
+    # markdown: parsed and rendered once there is some (the warm-up builds the parsers): about 40 ms
+    "markdown_it", "rich.markdown", "rich.syntax", "rat_tui.ui.widgets.markdown_elements",
     "PIL", "textual_image",  # images: only where the terminal can draw them
     "urllib.request", "http.client",  # the agent registry: when the agent picker opens
     "tomlkit",  # settings saved from the UI
@@ -86,7 +105,14 @@ NOT_BEFORE_THE_FIRST_FRAME = [
     "rat_tui.ui.screens.agent_picker", "rat_tui.ui.screens.new_session", "rat_tui.ui.screens.permission_rules",
     "rat_tui.ui.screens.help", "rat_tui.ui.screens.history", "rat_tui.ui.screens.auth",
     "rat_tui.ui.screens.config_options", "rat_tui.ui.screens.session_browser", "rat_tui.ui.screens.change_review",
+    # the agent's dialogs, the output viewer, git worktrees: when first asked for
+    "rat_tui.ui.screens.permission", "rat_tui.ui.screens.elicitation", "rat_tui.ui.screens.confirm",
+    "rat_tui.ui.screens.output_viewer", "rat_tui.session.worktrees",
 ]
+
+
+# Widgets not shown at launch (hidden until used): not mounted before the first frame.
+HIDDEN_AT_LAUNCH = ["CommandMenu", "FileMenu", "SearchBar", "PlanPanel", "PromptQueueView"]
 
 
 def launch(tmp_path: Path) -> dict:
@@ -112,7 +138,18 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     # The demo agent answers at once: the warm-up (0.75 s of GIL-holding imports) had not begun at `ready`...
     assert found["ready"]["warming"] is False
     # ...and once it has run, the first answer finds the models and the lexers ready.
-    assert found["warm"] == {"schema": True, "lexers": True}
+    assert found["warm"] == {"schema": True, "lexers": True, "markdown": True, "collecting": True}
+    # No garbage collection from launch to the first frame (25 ms of walking what startup built), and
+    # on again after it.
+    assert found["collecting_at_first_frame"] is False
+    # Each widget is styled as it mounts and not again before the first frame: the first screen's resume
+    # restyled all of them (ui/tabs/main_screen.py), and the tab strip took the first focus and gave it to
+    # the composer, restyling itself twice (tab_bar.SessionTabs.compose). Left: the active tab's class and
+    # the composer's focus, a node each.
+    assert sum(count for _name, count in found["restyled"]) <= 2, found["restyled"]
+    # Widgets hidden at launch are mounted when first shown, not styled for the first frame.
+    assert "PromptComposer" in found["mounted"]
+    assert sorted(set(found["mounted"]).intersection(HIDDEN_AT_LAUNCH)) == []
     # The demo's commands update, sent with the session, needs the models: the session held it while a
     # thread imported them (on the loop, that import froze the screen for half a second), then applied it.
     assert found["schema_thread"] != "MainThread"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..screens.permission import PermissionScreen
 from .request_gate import RequestGate
 
 if TYPE_CHECKING:
+    from ..screens.permission import PermissionScreen
     from .view import SessionView
 
 
@@ -24,6 +24,8 @@ class PermissionQueue:
         agent_name = agent_name or view.session.state.agent_name
 
         def screen() -> PermissionScreen:
+            from ..screens.permission import PermissionScreen  # not before the first frame (RatApp._warm_up)
+
             return PermissionScreen(request, agent_name=agent_name, tool_call=tool_call,
                                     queue_position=(1, len(self.gate.pending)))
 

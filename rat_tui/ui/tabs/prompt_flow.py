@@ -80,7 +80,7 @@ class PromptFlow:
 
     def queue_changed(self) -> None:
         view = self.view
-        if view.is_attached:
+        if view.is_attached and (self.queue or view.queue_view_mounted):
             view.queue_view.refresh_queue(self.prompts.waiting())
             if not self.queue and view.queue_view.has_focus:
                 view.composer.focus()

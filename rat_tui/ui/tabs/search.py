@@ -17,7 +17,6 @@ from textual.containers import Horizontal
 from textual.widgets import Input, Static
 
 from ...state import reducer
-from ..screens.output_viewer import output_text
 
 if TYPE_CHECKING:
     from .view import SessionView
@@ -63,6 +62,8 @@ class SearchBar(Horizontal):
         view = self.view
         call = next((c for c in view.session.state.tool_calls.values() if c.key == key), None)
         if call is not None:
+            from ..screens.output_viewer import output_text
+
             return f"{call.title}\n{output_text(call, view.session.state.terminals)}"
         return view.transcript.entry_source(key)
 

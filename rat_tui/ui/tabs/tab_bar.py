@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from textual.app import ComposeResult
+
 from textual.widgets import TabbedContent, TabPane, Tabs
 
 from ...session.agent_session import AgentSession
@@ -61,11 +63,16 @@ class SessionTabs(TabbedContent):
     def pane(session: AgentSession, number: int) -> TabPane:
         return TabPane(tab_label(session.state, False), SessionView(session), id=f"session-{number}")
 
-    def on_mount(self) -> None:
+    def compose(self) -> ComposeResult:
         # The tab strip takes no focus: Tab moves between the prompt and the transcript (README), and
-        # tabs switch with Alt+1..9 / Ctrl+PgUp/PgDn or a click.
-        for tabs in self.query(Tabs):
-            tabs.can_focus = False
+        # tabs switch with Alt+1..9 / Ctrl+PgUp/PgDn or a click. Set before it mounts: focusable then,
+        # it took the screen's first focus and restyled itself twice as the composer took it over.
+        for widget in super().compose():
+            if isinstance(widget, Tabs):
+                widget.can_focus = False
+            yield widget
+
+    def on_mount(self) -> None:
         for pane in self.query(TabPane):
             self._watch(pane)
         gate = getattr(self.app, "request_gate", None)

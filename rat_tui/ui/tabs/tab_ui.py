@@ -12,7 +12,6 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..screens.confirm import AgentConfirmScreen
 from ...protocol.sanitize import clean
 
 if TYPE_CHECKING:
@@ -69,6 +68,8 @@ class TabUI:
         question = (f"The agent wants to {access} {clean(str(path))}, which is outside the session's directories. "
                     "Allow it this once?")
         title = "File access outside the project"
+        from ..screens.confirm import AgentConfirmScreen  # not before the first frame (RatApp._warm_up)
+
         return bool(await self.app.request_gate.ask(view, "file access", lambda: AgentConfirmScreen(title, question)))
 
     def login_needed(self, methods: list[dict[str, Any]]) -> None:

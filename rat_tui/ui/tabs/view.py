@@ -121,14 +121,17 @@ class SessionView(Vertical):
         self.session = session
         self._unsubscribe = lambda: None
         self.flow = PromptFlow(self)
+        # Hidden until used, and mounted then (not styled for the first frame): the plan panel, the search
+        # bar and the queued prompts, in that order above the composer (`plan_panel`, `action_search`,
+        # `queue_view`).
+        self._plan_panel: PlanPanel | None = None
+        self._queue_view: PromptQueueView | None = None
+        self._row = Horizontal()
 
     def compose(self) -> ComposeResult:
-        with Horizontal():
+        with self._row:
             yield Transcript()
             yield FilePreview()
-        yield PlanPanel()
-        yield SearchBar()
-        yield PromptQueueView(self.flow.queue)
         yield PromptComposer(id="composer")
         yield StatusBar()
 
@@ -142,7 +145,15 @@ class SessionView(Vertical):
 
     @property
     def queue_view(self) -> PromptQueueView:
-        return self.query_one(PromptQueueView)
+        """Mounted when first asked for (above the composer)."""
+        if self._queue_view is None:
+            self._queue_view = PromptQueueView(self.flow.queue)
+            self.mount(self._queue_view, before=self.composer)
+        return self._queue_view
+
+    @property
+    def queue_view_mounted(self) -> bool:
+        return self._queue_view is not None
 
     @property
     def status_bar(self) -> StatusBar:
@@ -150,7 +161,14 @@ class SessionView(Vertical):
 
     @property
     def plan_panel(self) -> PlanPanel:
-        return self.query_one(PlanPanel)
+        """Mounted when first asked for (under the transcript), hidden if the saved choice (F2) says so."""
+        if self._plan_panel is None:
+            self._plan_panel = PlanPanel()
+            config = getattr(self.app, "config", None)
+            if config is not None:
+                self._plan_panel.set_class(not config.plan_panel, "-hidden")
+            self.mount(self._plan_panel, after=self._row)
+        return self._plan_panel
 
     @property
     def preview(self) -> FilePreview:
@@ -163,13 +181,13 @@ class SessionView(Vertical):
             self._add_entry(entry, entry.text if isinstance(entry, MessageEntry) else "")
         self._unsubscribe = store.subscribe(self._on_changes)
         self.status_bar.show(store.state)
-        self.plan_panel.show_plan(store.state.plan, store.state.plans)
+        if store.state.plan or store.state.plans:
+            self.plan_panel.show_plan(store.state.plan, store.state.plans)
         self.composer.set_commands(list(store.state.commands))
         self.flow.mount()
         config = getattr(self.app, "config", None)
-        if config is not None:  # the choices saved from F5 and F2
+        if config is not None:  # the choice saved from F5
             self.preview.follow = config.follow
-            self.plan_panel.set_class(not config.plan_panel, "-hidden")
         self.composer.prompt_history = PromptHistory(history_file(self.session.cwd))
         if isinstance(self.session.ui, TabUI):  # the app's sessions; a replay's is headless
             self.session.ui.bind(self)
@@ -392,8 +410,12 @@ class SessionView(Vertical):
 
         self.run_worker(build, thread=True, name="copy-diff", exclusive=False)
 
-    def action_search(self) -> None:
-        self.query_one(SearchBar).open()
+    async def action_search(self) -> None:
+        bar = next(iter(self.query(SearchBar)), None)
+        if bar is None:  # hidden until used: not mounted (nor styled) for the first frame
+            bar = SearchBar()
+            await self.mount(bar, before=self._queue_view or self.composer)
+        bar.open()
 
     def action_view_output(self) -> None:
         call = self._nearest_tool_call()

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ... import paths
-from ...session import worktrees
-from ...session.worktrees import Worktree, WorktreeError
 
 if TYPE_CHECKING:
     from ...app import RatApp
     from ...session.agent_session import AgentSession
+    from ...session.worktrees import Worktree
+
+# session/worktrees.py (the git work) is imported when a worktree is first made or asked about, not at launch.
 
 log = logging.getLogger("rat.worktrees")
 
@@ -31,12 +32,17 @@ class WorktreeTabs:
         return self._worktrees.get(id(session))
 
     def folder(self) -> Path:
+        from ...session import worktrees
+
         configured = self.app.config.worktrees.dir
         return Path(configured).expanduser() if configured else worktrees.default_dir(paths.data_dir())
 
     async def open(self, command: Any, cwd: Path) -> AgentSession | None:
         """A new branch and worktree of the repository holding `cwd`, and a tab with the agent started there,
         placed after the other tabs of the same project and labelled with the branch."""
+        from ...session import worktrees
+        from ...session.worktrees import WorktreeError
+
         name = str(getattr(command, "name", "") or "agent")
         try:
             worktree, start = await asyncio.to_thread(worktrees.create, cwd, self.folder(), name)

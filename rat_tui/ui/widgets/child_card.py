@@ -8,7 +8,6 @@ from rich.text import Text
 from ...state import children
 from ...state.models import ChildSessionEntry, CompactionEntry, MessageEntry, NoticeEntry, ToolCallEntry
 from .tool_call import STATUS_MARKS
-from .markdown_lists import MarkdownWithLists as Markdown
 
 RUN_MARKS = {
     "running": ("◐", "tool-running", "running"),
@@ -107,7 +106,9 @@ def render_compaction(entry: CompactionEntry, colours: dict[str, str] | None = N
         parts.append(Text(f"   {entry.error}", style=colours.get("tool-failed", "")))
     if summary:
         if entry.expanded:
-            parts.append(Markdown(summary))
+            from .markdown_lists import MarkdownWithLists  # Rich's markdown: not before the first frame
+
+            parts.append(MarkdownWithLists(summary))
         else:
             first = summary.splitlines()[0]
             parts.append(Text(f"   {first}", style="dim italic", no_wrap=True, overflow="ellipsis"))

@@ -7,7 +7,6 @@ import mimetypes
 from pathlib import Path
 
 from rich.console import Group
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -114,6 +113,8 @@ class FilePreview(VerticalScroll):
             self._body.update(Text(f"Cannot show {path}: {error.strerror or error}", style="italic"))
             return
         self.shown_text = text
+        from rich.syntax import Syntax  # Pygments under it: not before the first frame
+
         theme = "monokai" if self.app.current_theme.dark else "default"
         syntax = Syntax(
             text,

@@ -3,7 +3,7 @@
 Rich's `ListItem.render_number` prints `1 ` where the source said `1.`. `OrderedItem` prints the delimiter
 the source used (`1.` or `1)`), keeping Rich's layout otherwise: the numbers right-aligned to the widest
 one, one space before and after, the item's lines indented under its text. The streamed transcript
-(`markdown_stream._Md`), the whole-document reference the fidelity tests compare it with, the plan
+(`markdown_elements.Md`), the whole-document reference the fidelity tests compare it with, the plan
 panel and the subagent card all render through it (`MarkdownWithLists` is Rich's `Markdown` with it).
 """
 

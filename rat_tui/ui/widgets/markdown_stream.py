@@ -8,19 +8,22 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
-from rich.markdown import CodeBlock, ListElement, Markdown, MarkdownElement, UnknownElement
+from rich.console import Console, RenderableType
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
 from textual.strip import Strip
 
 from .code_lex import CodeLex
-from .markdown_dispatch import dispatch_block_rules
-from .markdown_lists import LIST_ELEMENTS
+
+if TYPE_CHECKING:
+    from rich.markdown import Markdown
+    from rich.syntax import SyntaxTheme
+
+# markdown-it, Rich's markdown and syntax (and Pygments under them) are imported once there is markdown to
+# parse or render, or by the warm-up after the first frame: about 40 ms of the launch (markdown_elements.py).
 
 MARKDOWN_KINDS = ("user", "agent", "thought")
 GENERIC_COLLAPSE_LINES = 6  # a generic update longer than this starts collapsed to its title
@@ -106,12 +109,20 @@ class Sync:
 
 @lru_cache(maxsize=1)
 def _parser():
+    from markdown_it import MarkdownIt
+
+    from .markdown_dispatch import dispatch_block_rules
+
     # As rich.markdown.Markdown builds it; the block rules tried by a line's first character (same tokens).
     return dispatch_block_rules(MarkdownIt().enable("strikethrough").enable("table"))
 
 
 @lru_cache(maxsize=1)
 def _block_parser():
+    from markdown_it import MarkdownIt
+
+    from .markdown_dispatch import dispatch_block_rules
+
     # Where blocks begin and end, and link definitions, are block-level: the inline rules (half the
     # cost) run only for blocks that get rendered.
     return dispatch_block_rules(MarkdownIt().enable("strikethrough").enable("table").disable(["inline", "text_join"]))
@@ -147,9 +158,11 @@ def _new_line_after(tokens: list, start: bool) -> bool:
 
     Mirrors the loop of `rich.markdown.Markdown.__rich_console__`: the flag of the last element closed.
     """
+    from .markdown_elements import Md, UnknownElement
+
     new_line = start
     stack = list(reversed(tokens))
-    elements, inlines = _Md.elements, _Md.inlines
+    elements, inlines = Md.elements, Md.inlines
     while stack:
         token = stack.pop()
         kind = token.type
@@ -611,6 +624,8 @@ class _Tokens:
 
 def warm_up() -> None:
     """Build the markdown parsers and the commonest lexers ahead of the first answer."""
+    from . import markdown_elements  # noqa: F401  (Rich's markdown and syntax)
+
     _parser()
     _block_parser()
     for name in ("python", "text", "bash", "json"):
@@ -619,61 +634,20 @@ def warm_up() -> None:
 
 @lru_cache(maxsize=8)
 def _theme(name: str) -> SyntaxTheme:
+    from rich.syntax import Syntax
+
     return Syntax.get_theme(name)
 
 
 # -- rendering -----------------------------------------------------------------------------------
 
 
-class _Carry(MarkdownElement):
-    """A token that renders nothing and leaves Rich's `new_line` set: the previous block asked for a gap."""
-
-    new_line = True
-
-
-class _CodeBlock(CodeBlock):
-    """Rich's code block, with the transcript's background and a lexer looked up once."""
-
-    @classmethod
-    def create(cls, markdown: Markdown, token) -> CodeBlock:
-        block = super().create(markdown, token)
-        block.background = getattr(markdown, "code_background", None)
-        return block
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        code = str(self.text).rstrip()
-        yield Syntax(code, _rich_lexer(self.lexer_name), theme=_theme(self.theme), word_wrap=True, padding=1,
-                     background_color=self.background)
-
-
-class _ListElement(ListElement):
-    """Rich's list; a top-level list shown in pieces numbers its items as the whole list."""
-
-    @classmethod
-    def create(cls, markdown: Markdown, token) -> ListElement:
-        element = super().create(markdown, token)
-        element.numbering = getattr(markdown, "numbering", None) if token.level == 0 else None
-        return element
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if self.numbering is None or self.list_type == "bullet_list_open":
-            yield from super().__rich_console__(console, options)
-            return
-        number, last_number = self.numbering
-        last_number = max(last_number, number + len(self.items))
-        for index, item in enumerate(self.items):
-            yield from item.render_number(console, options, number + index, last_number)
-
-
-class _Md(Markdown):
-    elements = {**Markdown.elements, **LIST_ELEMENTS, "fence": _CodeBlock, "code_block": _CodeBlock,
-                "bullet_list_open": _ListElement, "ordered_list_open": _ListElement, "rat_carry": _Carry}
-
-
 def markdown(tokens: list, code_theme: str, code_background: str | None = None,
              numbering: tuple[int, int] | None = None) -> Markdown:
     """Rich's Markdown over tokens already parsed (building a markdown-it parser per block is most of its cost)."""
-    md = _Md.__new__(_Md)
+    from .markdown_elements import Md
+
+    md = Md.__new__(Md)
     md.markup = ""
     md.parsed = tokens
     md.code_theme = code_theme
@@ -754,6 +728,8 @@ def code_waits(block: Block) -> CodeLex | None:
 
 
 def _render_code(console: Console, block: Block, width: int, theme: str, background: str | None) -> list[list[Segment]]:
+    from rich.syntax import Syntax
+
     lexer = _rich_lexer(block.lang or "text")
     closing = block.bottom or block.tail
     code = block.text.rstrip() if closing else block.text[:-1] if block.text.endswith("\n") else block.text

@@ -9,7 +9,6 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ...state.models import PlanDocument, PlanItem
-from .markdown_lists import MarkdownWithLists as Markdown
 
 STATUS_MARKS = {"pending": "○", "in_progress": "◐", "completed": "●"}
 PRIORITY_LABELS = {"high": "high", "medium": "med", "low": "low"}
@@ -157,7 +156,9 @@ class PlanPanel(Static):
                 lines += self._checklist(title, plan.items)
             elif plan.kind == "markdown":
                 lines.append(Text(title, style=self.get_component_rich_style("plan-panel--title")))
-                lines.append(Markdown(plan.markdown))
+                from .markdown_lists import MarkdownWithLists  # Rich's markdown: not before the first frame
+
+                lines.append(MarkdownWithLists(plan.markdown))
             else:
                 lines.append(Text(title, style=self.get_component_rich_style("plan-panel--title")))
                 lines.append(Text(f"📄 {plan.uri}", style="dim"))

@@ -82,9 +82,11 @@ class PromptComposer(TextArea):
         self._history_index: int | None = None
         self._history_shown = ""
 
-    def on_mount(self) -> None:
-        # On the screen, not in our parent's layout: it overlays whatever is above the composer.
-        self.screen.mount(self.menu, self.file_menu)
+    def _mount_menus(self) -> None:
+        """On the screen, not in our parent's layout: they overlay whatever is above the composer. Mounted
+        when first opened, not with the composer: hidden, they only cost the first frame their styling."""
+        if not self.menu.is_attached:
+            self.screen.mount(self.menu, self.file_menu)
 
     def on_unmount(self) -> None:
         for menu in (self.menu, self.file_menu):
@@ -130,6 +132,7 @@ class PromptComposer(TextArea):
         if query is None or not self.commands or self._menu_dismissed or not self.has_focus:
             self.menu.close()
         else:
+            self._mount_menus()
             self.menu.show_matches(self.commands, query, self._menu_anchor())
         self._refresh_file_menu()
 
@@ -157,6 +160,7 @@ class PromptComposer(TextArea):
         if self._files is None or not self.file_menu.is_open and time.monotonic() - self._files_at > 5:
             self._files = attachments.list_files(self.cwd)  # fresh when the picker opens (at most every 5 s)
             self._files_at = time.monotonic()
+        self._mount_menus()
         self.file_menu.show_files(self._files, found[0], self._menu_anchor(), self._kind_of)
 
     def _kind_of(self, rel: str) -> str | None:
