@@ -332,7 +332,8 @@ class RatApp(KeyGuard, App[None]):
             self.warm_thread = threading.Thread(target=warm, name="warm-up", daemon=True)
             self.warm_thread.start()
 
-        self.run_worker(when_started(), name="warm-up", exit_on_error=False)
+        # The function, not a coroutine: an app closing before the worker starts leaves none un-awaited.
+        self.run_worker(when_started, name="warm-up", exit_on_error=False)
 
     async def _report_unknown_keymap_ids(self, keymap: dict[str, str]) -> None:
         """Off the first frame: importing every screen to list the binding ids takes a moment."""

@@ -254,7 +254,7 @@ async def test_every_store_delivery_finds_its_chunks_already_committed(tmp_path:
     recorder = journal.start_session("fake", ["fake"], str(tmp_path))
     other = sqlite3.connect(tmp_path / "h.sqlite3")
     checks: list[tuple[int, int]] = []  # (chunks shown by this delivery, chunks committed then)
-    script = {"turns": [[{"chunk": "c|", "repeat": 5000}]]}
+    script = {"turns": [[{"chunk": "c|", "repeat": 20000}]]}
     session, task = await start_session(script, tmp_path, recorders=[recorder])
 
     def delivered(changes) -> None:
@@ -272,7 +272,7 @@ async def test_every_store_delivery_finds_its_chunks_already_committed(tmp_path:
         await finish(session, task)
     other.close()
     journal.close()
-    assert checks and checks[-1][0] == 5000
+    assert checks and checks[-1][0] == 20000
     assert len(checks) > 3  # the flood came in several deliveries
     assert all(committed >= shown for shown, committed in checks), [c for c in checks if c[1] < c[0]][:5]
 
