@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,32 @@ ENDED = {"respond": {"stopReason": "end_turn"}}
 
 
 @pytest.mark.slow
+async def test_keys_typed_right_after_enter_stay_in_the_composer(tmp_path: Path, record_file: Path) -> None:
+    """Enter, then the next words at once, as a fast typist goes on: the prompt is sent (or queued while a
+    turn runs) and what was typed after Enter stays in the composer, whichever the app handled first."""
+    from textual import events
+
+    turns = [[{"chunk": f"answer {n}"}] for n in range(6)]
+    app = RatApp(scripted({"turns": turns}, tmp_path), tmp_path)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        composer = view(app).composer
+        sent = []
+        for n in range(6):
+            prompt = f"prompt {n}"
+            await pilot.press(*prompt)
+            for key in ["enter", *"next"]:  # no wait between them: the driver queues them as a terminal does
+                app._driver.send_message(events.Key(key, "\r" if key == "enter" else key))
+                if n % 2:
+                    await asyncio.sleep(0)  # and sometimes a turn of the loop between two keys
+            sent.append(prompt)
+            await until(pilot, lambda p=prompt: composer.text == "next" and p in [*prompts(record_file), *view(app).flow.queue.texts],
+                        f"{prompt!r} taken, 'next' kept")
+            await pilot.press(*["backspace"] * 4)
+            await until(pilot, lambda: state_word(app) == "ready" and not view(app).flow.queue, "the turn's end")
+    assert prompts(record_file) == sent
+
+
 async def test_a_queued_prompt_is_sent_after_the_turn(tmp_path: Path, record_file: Path) -> None:
     release = tmp_path / "release"
     probe = tmp_path / "probe"

@@ -43,7 +43,7 @@ class PromptFlow:
     def submit(self, text: str) -> None:
         """Enter: send now when idle, queue while a turn runs; the composer is cleared only when taken."""
         if self.prompts.submit(text):
-            self.view.composer.clear()
+            self.view.composer.take(text)  # what was typed after Enter stays
 
     def send_next(self) -> None:
         self.prompts.send_next()

@@ -262,6 +262,17 @@ class PromptComposer(TextArea):
         self.move_cursor(self.document.end)
         return True
 
+    def take(self, text: str) -> None:
+        """`text` (what Enter submitted) was sent or queued: remove it, keeping what was typed after it.
+
+        Enter posts `Submitted` to the view, but the keys typed next go straight to this widget and can
+        be handled first: clearing the whole composer then lost them (typing on right after Enter).
+        """
+        rest = self.text[len(text):] if self.text.startswith(text) else ""
+        self.clear()
+        if rest:
+            self.insert(rest)
+
     def remember(self, text: str) -> None:
         """A prompt sent (or queued): the newest of the history."""
         self._history_index = None
