@@ -57,7 +57,9 @@ class StatusBar(Static):
         self.usage_text = ""
         parts = self._parts(state)
         width = self.size.width if self.is_attached and self.size.width else None  # inside the padding
-        self.update(fit(parts, width))
+        # One line as wide as the screen whatever it says: no layout of the whole screen for a new status
+        # (one at each turn's start and end).
+        self.update(fit(parts, width), layout=False)
 
     def on_resize(self) -> None:
         if self._state is not None:
