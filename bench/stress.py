@@ -157,6 +157,7 @@ class Prober:
     def __init__(self, tmux: Tmux) -> None:
         self.tmux = tmux
         self.latencies: list[float] = []
+        self.log: list[tuple[float, float]] = []  # (sent, latency) per key, in order, for --json
         self.typed = False
         self.next_at = 0.0
         self.lost = 0
@@ -174,6 +175,7 @@ class Prober:
             echoed = lambda s: s.count(PROBE) > before  # noqa: E731
         sent = time.perf_counter()
         seen, screen = wait_for(self.tmux, lambda s: echoed(s) or done(s), timeout, 0.002)
+        self.log.append((sent, (seen if seen is not None else sent + timeout) - sent))
         if seen is not None and not echoed(screen):
             # The workload ended (or its dialog opened) first: the key waited at least this long unseen.
             self.latencies.append(seen - sent)
@@ -192,7 +194,7 @@ class Prober:
         got = sorted(self.latencies)
         return {"keys": len(got), "echo_max_ms": 1000 * got[-1] if got else None,
                 "echo_p50_ms": 1000 * got[len(got) // 2] if got else None, "lost": self.lost,
-                "unseen": self.unseen}
+                "unseen": self.unseen, "keys_log": self.log}
 
 
 def run_app(name: str, scale: float, timeout: float, root: Path = ROOT) -> dict:
@@ -231,6 +233,8 @@ def run_app(name: str, scale: float, timeout: float, root: Path = ROOT) -> dict:
                 continue
             time.sleep(0.01)
         result = {"shown_s": shown, **prober.summary()}
+        # Each key: (seconds after Enter it was typed, ms until it showed), in the order typed.
+        result["keys_log"] = [(round(sent - start, 3), round(1000 * lat, 1)) for sent, lat in result["keys_log"]]
         if shown is not None and dialog_keys:
             time.sleep(0.5)  # a key typed into the composer before the dialog opened may still be drawn
             dialog = Prober(tmux)

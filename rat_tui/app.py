@@ -304,8 +304,10 @@ class RatApp(KeyGuard, App[None]):
             gc.enable()
 
         def warm() -> None:
-            wire.schema()
+            # The markdown first (about 40 ms): a prompt sent at once renders the user's message with it,
+            # and the main thread importing it while this thread holds the GIL for the models took 150-180 ms.
             warm_up_markdown()
+            wire.schema()
             global _heap_frozen
             if not _heap_frozen:  # once a process (tests start many apps in one)
                 _heap_frozen = True

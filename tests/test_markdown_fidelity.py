@@ -73,3 +73,25 @@ def test_gfm_table_cases_stream_as_rendered_whole(case) -> None:
 def test_agent_answers_stream_as_rendered_whole(path: Path) -> None:
     assert len(ANSWERS) >= 20
     assert not differences(path.read_text(encoding="utf-8"), ALL)
+
+
+def test_a_flood_parsed_a_few_lines_per_sync_renders_as_whole() -> None:
+    """Syncs limited to a prefix of a few lines (as the transcript's flushes under a flood), on big chunks:
+    every answer, every table case and the spec examples joined, the same lines as Rich's whole render."""
+    con = console()
+    docs = [path.read_text(encoding="utf-8") for path in ANSWERS] + ["\n\n".join(case[1] for case in TABLES)]
+    docs += ["\n".join(case["markdown"] for case in SPEC[k : k + 40]) for k in range(0, len(SPEC), 40)]
+    # Prefixes that complete nothing to hand out: blocks that show nothing, definitions only, one long list.
+    docs += ["<!-- a -->\n\n" * 30 + "text\n",
+             "".join(f"[l{i}]:\n/u{i}\n'title {i}'\n" for i in range(20)) + "[l3] [l19]\n\n[x]: /x\n",
+             "".join(f"{i}. item\n   more\n" for i in range(1, 40)) + "\nafter\n"]
+    failed = {}
+    for n, doc in enumerate(docs):
+        want = reference(con, doc)
+        half = len(doc) // 2
+        for limit, chunks in ((2, [doc]), (3, [doc[:half], doc[half:]]), (5, chunkings(doc)["random"])):
+            got = streamed(con, chunks, None, limit)
+            if got != want:
+                failed[(n, limit)] = first_difference(want, got)
+    assert not failed, failed
+

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.strip import Strip
+from textual.widgets import Input
 
 from rat_tui.ui.widgets.markdown_stream import MarkdownStream
-from rat_tui.ui.widgets.transcript import Transcript
+from rat_tui.ui.widgets.transcript import FLOOD_SYNC_LINES, Transcript
 
 ANSWER = (
     "# Plan of attack\n\n"
@@ -300,19 +305,40 @@ async def test_a_scroll_down_short_of_a_grown_end_keeps_following() -> None:
         assert transcript.following and "Line 59" in transcript.visible_text()
 
 
+ANSWERS = Path(__file__).parent / "fixtures" / "markdown" / "answers"
+
+
+def entry_lines_and_whole_render(transcript: Transcript, key: str, doc: str) -> tuple[list[tuple], list[tuple]]:
+    """The entry's lines less its gap line, and Rich's whole-document render of `doc` (with the
+    transcript's code background and theme), leading and trailing blank lines trimmed, normalized."""
+    from rat_tui.ui.widgets.markdown_stream import markdown, parse
+
+    entry = transcript._by_key[key]
+    width = transcript._width
+    got = [strip for seg in entry.body for strip in transcript._strips(entry, seg)][:-1]
+    tokens, _refs = parse(doc, {})
+    whole = markdown(tokens, transcript._code_theme(), transcript._code_background())
+    console = transcript.app.console
+    lines = console.render_lines(whole, console.options.update_width(width), pad=True)
+    blank = lambda line: all(not s.text.strip() and not (s.style and s.style.bgcolor) for s in line)  # noqa: E731
+    while lines and blank(lines[0]):
+        lines.pop(0)
+    while lines and blank(lines[-1]):
+        lines.pop()
+    want = [Strip(line, width).apply_style(transcript._base()) for line in lines]
+
+    def norm(strip: Strip) -> tuple:
+        return tuple((s.text, s.style) for s in Segment.simplify(list(strip)) if s.text)
+
+    return [norm(s) for s in got], [norm(s) for s in want]
+
+
 @pytest.mark.parametrize("name", ["01-nested-list-with-code", "04-link-references", "19-long-numbered-list",
                                   "21-long-code"])
 async def test_streamed_answer_shows_the_lines_of_the_whole_render(name: str) -> None:
     """The real widget, fed in 7-character chunks with frames between: the entry's lines are Rich's
     whole-document render (with the transcript's code background and theme) less its gap line."""
-    from pathlib import Path
-
-    from rich.segment import Segment
-    from textual.strip import Strip
-
-    from rat_tui.ui.widgets.markdown_stream import markdown, parse
-
-    doc = (Path(__file__).parent / "fixtures" / "markdown" / "answers" / f"{name}.md").read_text(encoding="utf-8")
+    doc = (ANSWERS / f"{name}.md").read_text(encoding="utf-8")
     app = TranscriptApp()
     async with app.run_test(size=(80, 30)) as pilot:
         transcript = app.query_one(Transcript)
@@ -323,21 +349,48 @@ async def test_streamed_answer_shows_the_lines_of_the_whole_render(name: str) ->
                 await pilot.pause()
         await pilot.pause()
         transcript.visible_text()  # flushes the last batch
-        entry = transcript._by_key["a1"]
-        width = transcript._width
-        got = [strip for seg in entry.body for strip in transcript._strips(entry, seg)][:-1]
-        tokens, _refs = parse(doc, {})
-        whole = markdown(tokens, transcript._code_theme(), transcript._code_background())
-        console = app.console
-        lines = console.render_lines(whole, console.options.update_width(width), pad=True)
-        blank = lambda line: all(not s.text.strip() and not (s.style and s.style.bgcolor) for s in line)  # noqa: E731
-        while lines and blank(lines[0]):
-            lines.pop(0)
-        while lines and blank(lines[-1]):
-            lines.pop()
-        want = [Strip(line, width).apply_style(transcript._base()) for line in lines]
+        got, want = entry_lines_and_whole_render(transcript, "a1", doc)
+        assert got == want
 
-        def norm(strip: Strip) -> tuple:
-            return tuple((s.text, s.style) for s in Segment.simplify(list(strip)) if s.text)
 
-        assert [norm(s) for s in got] == [norm(s) for s in want]
+class TypingApp(App):
+    def compose(self) -> ComposeResult:
+        yield Transcript()
+        yield Input()
+
+
+async def test_a_flood_arriving_at_once_is_cut_a_slice_per_turn_with_keys_between(monkeypatch) -> None:
+    """Thousands of lines between two flushes (a flood) are cut into blocks at most FLOOD_SYNC_LINES at a
+    time, a slice per turn of the loop: keys typed meanwhile are handled before the batch is cut (not after
+    all of it), and once cut the entry shows the lines of the whole render."""
+    from rat_tui.ui.widgets import markdown_stream
+
+    sizes: list[int] = []
+    parse = markdown_stream.parse
+
+    def counting(text: str, refs: dict, *, inline: bool = True):
+        sizes.append(text.count("\n"))
+        return parse(text, refs, inline=inline)
+
+    monkeypatch.setattr(markdown_stream, "parse", counting)
+    doc = "\n\n".join(path.read_text(encoding="utf-8") for path in sorted(ANSWERS.glob("*.md"))) * 4
+    assert doc.count("\n") > 15 * FLOOD_SYNC_LINES
+    app = TypingApp()
+    async with app.run_test(size=(80, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        field = app.query_one(Input)
+        field.focus()
+        transcript.add_entry("a1", "agent")
+        await pilot.pause()
+        behind_at_key: list[bool] = []
+        field.watch_value = lambda value: behind_at_key.append(bool(transcript._dirty))  # type: ignore[method-assign]
+        sizes.clear()
+        transcript.append_text("a1", doc)  # one batch, as a flood's
+        await pilot.press(*"typing")
+        while transcript._flush_pending:
+            await pilot.pause()
+        assert field.value == "typing"
+        assert behind_at_key[0], "the first key waited for the whole batch"
+        assert max(sizes) <= FLOOD_SYNC_LINES, sorted(sizes)[-5:]
+        got, want = entry_lines_and_whole_render(transcript, "a1", doc)
+        assert got == want

@@ -46,9 +46,11 @@ def reference(con: Console, doc: str) -> list[tuple]:
     return [_norm(line) for line in lines[start:end]]
 
 
-def streamed(con: Console, chunks: list[str], frames: set[int] | None = None) -> list[tuple]:
+def streamed(con: Console, chunks: list[str], frames: set[int] | None = None, limit: int | None = None) -> list[tuple]:
     """The message's lines once every chunk is in; the tail is also rendered after the chunks in `frames`
-    (all of them when None), as frames would, so what a render caches is exercised."""
+    (all of them when None), as frames would, so what a render caches is exercised. With `limit`, each
+    sync parses at most a prefix of that many lines, as the transcript's flushes do under a flood (one
+    sync per chunk, the tail not rendered while the stream is behind, syncs at the end until caught up)."""
     stream = MarkdownStream()
     cache: list[list] = []  # [block, lines or None]
 
@@ -56,7 +58,7 @@ def streamed(con: Console, chunks: list[str], frames: set[int] | None = None) ->
         return render_block(con, block, WIDTH, code_theme=THEME, code_background=None, refs=stream.refs)
 
     def sync() -> None:
-        result = stream.sync()
+        result = stream.sync(limit)
         if result.labels or result.relist:
             for item in cache:
                 block = item[0]
@@ -68,11 +70,13 @@ def streamed(con: Console, chunks: list[str], frames: set[int] | None = None) ->
     for n, chunk in enumerate(chunks):
         stream.feed(chunk)
         sync()
-        if frames is None or n in frames:
+        if (frames is None or n in frames) and not stream.behind:
             tail = stream.tail()
             if tail is not None:
                 render(tail)
     sync()
+    while stream.behind:
+        sync()
     out: list[list[Segment]] = []
     for item in cache:
         if item[1] is None:

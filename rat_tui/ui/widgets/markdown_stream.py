@@ -327,16 +327,38 @@ class MarkdownStream:
         self._chars = sum(len(line) - 1 for line in lines)
         self._mode = mode
 
+    def _keep_from(self, start: int, mode: str) -> None:
+        """The open region from its line `start` on, in `mode`: its size in O(start), not O(region) (a
+        flood's batch is cut a prefix at a time, and the rest of it is the region meanwhile)."""
+        lines = self._lines
+        self._chars -= sum(len(line) - 1 for line in lines[:start])
+        self._lines = lines[start:]
+        self._parsed = None
+        self._mode = mode
+
     # -- syncing ------------------------------------------------------------------------------
 
-    def sync(self) -> Sync:
-        """Parse what arrived since the last sync; return what became final (once per batch)."""
-        self._advance()
+    def sync(self, limit: int | None = None) -> Sync:
+        """Parse what arrived since the last sync; return what became final (once per batch).
+
+        With `limit`, a region of more lines than that (a flood's batch) is parsed a prefix of `limit`
+        lines at a time, one prefix per sync: the blocks the prefix completes are final (as for any text
+        so far), the rest waits for the next sync, and `behind` says so. Where a prefix completes no block
+        to hand out (one long paragraph, list item or table), one twice as long is parsed, and so on (at
+        worst the whole region, as without a limit): every sync makes progress, at most twice the parse
+        that block needs.
+        """
+        self._advance(limit)
         result = Sync(self._done, self._labels, self._relist)
         self._done, self._labels, self._relist = [], [], []
         return result
 
-    def _advance(self) -> None:
+    @property
+    def behind(self) -> bool:
+        """Lines that arrived are not cut into blocks yet (a sync stopped at its limit): sync again."""
+        return self._fresh
+
+    def _advance(self, limit: int | None = None) -> None:
         if self._mode == "list" and self._partial_fresh:
             self._fresh = True  # an item begun on the unterminated line counts for the numbering
         guess = self._partial_fresh and self._mode != "list"
@@ -344,11 +366,12 @@ class MarkdownStream:
         while self._fresh:
             self._fresh = False
             if self._mode == "md":
-                self._sync_md()
+                if self._sync_md(limit):
+                    return  # stopped at the limit: the rest, and the definitions guessed, at the next sync
             elif self._mode == "code":
-                self._sync_code()
-            else:
-                self._sync_list()
+                self._sync_code()  # (no parse: a regex per line, pieces cut without lexing)
+            elif self._sync_list(limit):
+                return
         self._no_list = False
         if guess or (self._guess and not self._partial):
             # A definition on the unterminated last line counts for now (the message may end there).
@@ -388,17 +411,22 @@ class MarkdownStream:
     def _emit(self, block: Block) -> None:
         self._done.append(block)
 
-    def _sync_md(self) -> None:
+    def _sync_md(self, limit: int | None = None) -> bool:
+        """Cut the md region into blocks; True when only a prefix of `limit` lines was parsed (see `sync`)."""
         lines = self._lines
         tokens, self._parsed = self._parsed, None
+        cut = tokens is None and limit is not None and len(lines) > limit
         if tokens is None:
-            tokens, refs = parse("".join(lines), self._refs, inline=False)
-            self._learn(refs, len(lines))
+            tokens, refs = parse("".join(lines[:limit] if cut else lines), self._refs, inline=False)
+            # A definition on the prefix's last line may go on past it: a guess until the next sync.
+            self._learn(refs, limit - 1 if cut else len(lines))
         blocks = top_blocks(tokens)
+        if cut and (not blocks or (len(blocks) == 1 and not self._opens_mode(tokens, blocks[0]))):
+            return self._sync_md(2 * limit)  # no block ends inside the prefix: twice as long a one
         if not blocks:
             if not _lines_after(lines, 0):
                 self._set_region([], "md")
-            return
+            return False
         # Blocks that show nothing (an HTML comment) stay in the tail after the last one that shows
         # something: the blank lines Rich puts around them are trimmed at the message's end.
         keep = len(blocks) - 1
@@ -409,6 +437,10 @@ class MarkdownStream:
                     and blocks[k][3] - blocks[k][2] > 2 * PIECE_LINES + 2 and lines[blocks[k][2]][:1] in ("`", "~")), None)
         if big is not None:
             blocks, keep = blocks[: big + 1], big
+        elif cut and keep == 0 and len(blocks) > 1:
+            # Only blocks that show nothing before the last: nothing to hand out, so a prefix twice as long
+            # (every sync makes progress).
+            return self._sync_md(2 * limit)
         for t0, t1, l0, l1 in blocks[:keep]:
             text = "".join(lines[l0:l1])
             block = Block(text, l1 - l0, len(text), "md", newline_in=self._newline_in, first=self._first)
@@ -417,8 +449,10 @@ class MarkdownStream:
             self._first = self._first and _shows_nothing(tokens[t0:t1])
             self._emit(block)
         if keep < len(blocks) - 1:
-            self._set_region(lines[blocks[keep][2] :], "md")
-            return
+            self._keep_from(blocks[keep][2], "md")
+            if cut:
+                self._fresh = True
+            return cut
         t0, _t1, l0, _l1 = blocks[-1]
         token = tokens[t0]
         if token.type == "fence" and token.level == 0 and lines[l0][:1] in ("`", "~"):
@@ -429,17 +463,28 @@ class MarkdownStream:
             self._top = True
             self._closed = None
             self._scanned = 0
-            self._set_region(lines[l0 + 1 :], "code")
+            self._keep_from(l0 + 1, "code")
             self._fresh = True
         elif token.type in _LISTS and token.level == 0 and not self._no_list:
             self._list = ListInfo(token.type == "ordered_list_open", int(token.attrs.get("start", 1)))
             self._items = [0]
             self._index = 0
             self._top = True
-            self._set_region(lines[l0:], "list")
+            self._keep_from(l0, "list")
             self._fresh = True
         elif l0:
-            self._set_region(lines[l0:], "md")
+            self._keep_from(l0, "md")
+        if cut:
+            self._fresh = True
+        return cut
+
+    def _opens_mode(self, tokens: list, block: tuple[int, int, int, int]) -> bool:
+        """Whether this block, last in the region, is shown in pieces (a fenced code block, a list)."""
+        token = tokens[block[0]]
+        if token.level:
+            return False
+        return (token.type == "fence" and self._lines[block[2]][:1] in ("`", "~")) or \
+            (token.type in _LISTS and not self._no_list)
 
     # code mode
 
@@ -479,7 +524,7 @@ class MarkdownStream:
                 self._first = False
                 start = cut
             if start:
-                self._set_region(lines[start:], "code")
+                self._keep_from(start, "code")
                 self._given -= start
                 self._scanned -= start
                 if self._closed is not None:
@@ -491,7 +536,7 @@ class MarkdownStream:
             self._emit(self._code_block("".join(lines[: self._closed])))
             self._newline_in = True
             self._first = False
-            self._set_region(lines[self._closed + 1 :], "md")
+            self._keep_from(self._closed + 1, "md")
             self._fresh = True
             return
 
@@ -510,38 +555,45 @@ class MarkdownStream:
         if info.ordered and len(str(info.last_number)) != width:
             self._relist.append(info)
 
-    def _sync_list(self) -> None:
+    def _sync_list(self, limit: int | None = None) -> bool:
+        """Cut finished items into pieces; True when only a prefix of `limit` lines (from the open piece's
+        last item) was parsed (see `sync`): what it completes is final, as for any lines so far."""
         lines = self._lines
         last = self._items[-1]
-        complete = len(lines) - last
-        for partial in ("".join(self._partial), ""):
-            tokens, refs = parse("".join(lines[last:]) + partial, self._refs, inline=False)
+        cut = limit is not None and len(lines) - last > limit
+        end_line = last + limit if cut else len(lines)
+        complete = end_line - last
+        for partial in ("",) if cut else ("".join(self._partial), ""):
+            tokens, refs = parse("".join(lines[last:end_line]) + partial, self._refs, inline=False)
             blocks = top_blocks(tokens)
             if blocks and tokens[blocks[0][0]].type in _LISTS and blocks[0][2] == 0:
                 break
             # The unterminated line may make something else of the item (an underline, a rule).
         else:
             # Not the list it was (not seen: a list parsed from one of its items is that list).
-            self._set_region(lines, "md")
+            self._keep_from(0, "md")
             self._no_list = True
             self._fresh = True
-            return
-        self._learn(refs, complete)
+            return False
         t0, t1, _l0, l1 = blocks[0]
         starts = [t.map[0] for t in tokens[t0:t1] if t.type == "list_item_open" and t.level == 1]
-        items = self._items[:-1] + [last + s for s in starts]
         ended = len(blocks) > 1 and blocks[1][2] < complete
+        if cut and not ended and len(starts) < 2:
+            return self._sync_list(2 * limit)  # the open item goes on past the prefix: twice as long a one
+        # (cut: a definition on the prefix's last line may go on past it, a guess until the next sync)
+        self._learn(refs, complete - 1 if cut else complete)
+        items = self._items[:-1] + [last + s for s in starts]
         if ended:
             items = [i for i in items if i < last + l1]
         self._renumber(self._index + len(items))
-        final = [i for i in items if i < len(lines)]  # items starting at a complete line
+        final = [i for i in items if i < end_line]  # items starting at a complete line
         if ended:
             end = last + l1
             self._emit(self._list_block(lines[:end], len(items)))
             self._newline_in = True
             self._first = self._first and self._top and _shows_nothing(tokens[t0:t1])
-            self._set_region(lines[end:], "md")
-            if not partial:
+            self._keep_from(end, "md")
+            if not partial and not cut:
                 # What follows the list was parsed with it, from a top-level boundary: its tokens are what
                 # parsing it alone gives (a flood's whole batch can follow a list's end: not parsed twice).
                 rest = tokens[t1:]
@@ -550,23 +602,24 @@ class MarkdownStream:
                         token.map = [token.map[0] - l1, token.map[1] - l1]
                 self._parsed = rest
             self._fresh = True
-            return
+            return cut
         self._items = final
-        # Hand out finished items as a piece once they make PIECE_LINES lines.
-        cut = 0
-        for k, first_line in enumerate(final[1:], 1):
-            if first_line >= PIECE_LINES:
-                cut = k
-                break
+        # Hand out finished items as pieces of at least PIECE_LINES lines (final[0] is the region's start).
+        start = 0
+        for k in range(1, len(final)):
+            if final[k] - final[start] >= PIECE_LINES:
+                self._emit(self._list_block(lines[final[start] : final[k]], k - start))
+                self._top = False
+                self._first = False
+                self._index += k - start
+                start = k
+        if start:
+            end = final[start]
+            self._items = [i - end for i in final[start:]]
+            self._keep_from(end, "list")
         if cut:
-            end = final[cut]
-            self._emit(self._list_block(lines[:end], cut))
-            self._top = False
-            self._first = False
-            self._index += cut
-            self._items = [i - end for i in final[cut:]]
-            self._set_region(lines[end:], "list")
-            self._fresh = True
+            self._fresh = True  # the rest of the region at the next sync
+        return cut
 
     # -- the tail -----------------------------------------------------------------------------
 
@@ -839,6 +892,8 @@ class Entry(Rows):
         if role == "md":
             inner = width - (2 if self.kind == "user" else 0)
             if seg.open:
+                if self.splitter.behind:
+                    return 0  # not cut into blocks yet: drawn as nothing until it is (Transcript._render_seg)
                 lines, chars = self.splitter.tail_size
                 return lines + chars // inner + (2 if self.splitter.tail_is_code else 0) + 1
             block = seg.block

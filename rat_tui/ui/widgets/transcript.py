@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import time
 from collections import OrderedDict
 from typing import Iterator
@@ -29,6 +31,9 @@ NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
 FLUSH_SPACING = 3
 MAX_FLUSH_GAP = 0.1
 PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper ones come at once
+# A flush cuts at most this many new lines of one message into blocks (about 5 ms of parsing), then lets
+# the loop turn (keys go between) and goes on with the next; nothing is drawn until the batch is cut.
+FLOOD_SYNC_LINES = 200
 HIDDEN_FLUSH_GAP = 0.25  # a tab in the background cuts its streamed text into blocks this often at most
 RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
 RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
@@ -105,6 +110,8 @@ class Transcript(ScrollView, can_focus=True):
         self._flush_pending = False
         self._flushed_at = 0.0  # when the last flush ended, and what it cost (for _schedule's pacing)
         self._flush_cost = 0.0
+        self._chain_cost = 0.0  # what the flushes of a batch still being cut cost so far
+        self._drawn_at = 0.0  # when a flush last sized and drew the transcript
         self._follow = True
         self._settling = False
         self._width = 0
@@ -178,7 +185,7 @@ class Transcript(ScrollView, can_focus=True):
     def _sync(self, entry: Entry) -> None:
         """Hand the blocks a batch completed to their own segments; drop lines a new definition changes."""
         splitter = entry.splitter
-        result = splitter.sync()
+        result = splitter.sync(FLOOD_SYNC_LINES)
         tail = entry.body[-1] if entry.body and entry.body[-1].open else None
         for block in result.done:
             if tail is not None:
@@ -240,7 +247,7 @@ class Transcript(ScrollView, can_focus=True):
 
     def visible_text(self) -> str:
         """The rendered lines in the viewport, as the user sees them."""
-        if self._flush_pending:
+        while self._flush_pending:
             self._flush()
         top = round(self.scroll_offset.y)
         lines = []
@@ -684,17 +691,32 @@ class Transcript(ScrollView, can_focus=True):
             self._flush_now()
         finally:
             self._flushed_at = time.perf_counter()
-            self._flush_cost = self._flushed_at - started
+            cost = self._flushed_at - started
+            if self._dirty and self._flush_pending:  # a batch still being cut: paced as one flush
+                self._chain_cost += cost
+            else:
+                self._flush_cost, self._chain_cost = self._chain_cost + cost, 0.0
 
     def _flush_now(self) -> None:
         self._flush_pending = False
+        behind = set()
         for entry in self._dirty:
             if entry.splitter is not None:
                 self._sync(entry)
+                if entry.splitter.behind:
+                    behind.add(entry)
             for seg in (entry.header, entry.body[-1] if entry.body else None):
                 if seg is not None and seg.strips is None:
                     self._set_height(entry, seg, self._estimate(entry, seg))
-        self._dirty.clear()
+        self._dirty = behind
+        if behind:
+            # A flood's batch: the next slice after a turn of the loop (not call_later alone: a widget's own
+            # queue never yields, keys would wait). Meanwhile what is cut is drawn as often as a flood's flushes come;
+            # the open tail, not cut yet, shows nothing until it is (_render_seg).
+            self._flush_pending = True
+            asyncio.get_running_loop().call_soon(self.call_later, self._flush)
+            if time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
+                return
         if self._hidden:
             # Hidden (a tab in the background): a new virtual size would re-lay out the whole screen
             # on every batch and slow typing in the tab shown. Size and render when shown again.
@@ -702,6 +724,7 @@ class Transcript(ScrollView, can_focus=True):
             return
         self._sync_size()
         self._settle()
+        self._drawn_at = time.perf_counter()
 
     def on_show(self) -> None:
         if self._hidden_stale:
@@ -852,6 +875,8 @@ class Transcript(ScrollView, can_focus=True):
         console = self.app.console
         role = seg.role
         if role == "md":
+            if seg.open and entry.splitter.behind:
+                return []  # lines not cut into blocks yet (maybe thousands in a flood): shown once they are
             block = entry.splitter.tail() if seg.open else seg.block
             if block is None:
                 return []
