@@ -6,6 +6,7 @@ import asyncio
 import gc
 import logging
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,6 +51,7 @@ log = logging.getLogger("rat.app")
 GC_THRESHOLD = 10_000
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
+WARM_UP_SWITCH_INTERVAL = 0.0005  # sys.setswitchinterval while the warm-up thread runs (RatApp._warm_up)
 _heap_frozen = False  # the heap frozen after the warm-up's imports (RatApp._warm_up)
 
 
@@ -304,14 +306,22 @@ class RatApp(KeyGuard, App[None]):
             gc.enable()
 
         def warm() -> None:
-            # The markdown first (about 40 ms): a prompt sent at once renders the user's message with it,
-            # and the main thread importing it while this thread holds the GIL for the models took 150-180 ms.
-            warm_up_markdown()
-            wire.schema()
-            global _heap_frozen
-            if not _heap_frozen:  # once a process (tests start many apps in one)
-                _heap_frozen = True
-                gc.freeze()
+            # While this thread computes, the loop thread waits for the GIL after each of its system calls
+            # (a select per turn, each SQLite statement, each read of the agent) up to a switch interval:
+            # 5 ms by default, a quarter-second for a journal commit. A shorter one while it runs.
+            interval = sys.getswitchinterval()
+            sys.setswitchinterval(WARM_UP_SWITCH_INTERVAL)
+            try:
+                # The markdown first (about 40 ms): a prompt sent at once renders the user's message with it,
+                # and the main thread importing it while this thread held the GIL for the models took 150-180 ms.
+                warm_up_markdown()
+                wire.schema()
+                global _heap_frozen
+                if not _heap_frozen:  # once a process (tests start many apps in one)
+                    _heap_frozen = True
+                    gc.freeze()
+            finally:
+                sys.setswitchinterval(interval)
 
         async def when_started() -> None:
             session = self.first_session
