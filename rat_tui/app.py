@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 import logging
 import os
 import sys
@@ -51,6 +52,7 @@ log = logging.getLogger("rat.app")
 GC_THRESHOLD = 10_000
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
+WARM_UP_SCREENS = ("permission", "elicitation", "confirm", "ask_user", "auth", "diff_screen", "output_viewer")
 WARM_UP_SWITCH_INTERVAL = 0.0005  # sys.setswitchinterval while the warm-up thread runs (RatApp._warm_up)
 _heap_frozen = False  # the heap frozen after the warm-up's imports (RatApp._warm_up)
 
@@ -316,6 +318,10 @@ class RatApp(KeyGuard, App[None]):
                 # and the main thread importing it while this thread held the GIL for the models took 150-180 ms.
                 warm_up_markdown()
                 wire.schema()
+                # The dialogs an agent opens unasked (imported on first use, not before the first frame):
+                # their first one took 60-200 ms on the loop thread, a key typed meanwhile waiting.
+                for name in WARM_UP_SCREENS:
+                    importlib.import_module(f"{__package__}.ui.screens.{name}")
                 global _heap_frozen
                 if not _heap_frozen:  # once a process (tests start many apps in one)
                     _heap_frozen = True

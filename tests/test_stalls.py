@@ -373,3 +373,84 @@ async def test_twenty_readers_flooding_at_once_each_deliver_every_line(tmp_path)
     assert all(lines == [f'{{"n": {i}}}'.encode() for i in range(3000)] for lines in got)
     for proc in procs:
         await proc.wait()
+
+
+PERMISSION_MODELS_CHECK = '''
+import asyncio, sys, threading
+from pathlib import Path
+from tests.helpers.harness import finish, start_session, wait_for
+
+threads = []
+
+
+class Watch:  # which thread imports the ACP models
+    def find_spec(self, name, path=None, target=None):
+        if name == "acp.schema":
+            threads.append(threading.current_thread().name)
+        return None
+
+
+sys.meta_path.insert(0, Watch())
+OPTIONS = [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}]
+CALL = {"toolCallId": "t1", "title": "Edit big.py", "kind": "edit", "status": "pending",
+        "content": [{"type": "diff", "path": "/tmp/big.py", "oldText": "a", "newText": "b"}]}
+SCRIPT = {"turns": [[{"request": {"method": "session/request_permission",
+                                  "params": {"sessionId": "$SESSION", "toolCall": CALL, "options": OPTIONS}}}]]}
+
+
+async def main():
+    session, task = await start_session(SCRIPT, Path(sys.argv[1]))
+    gate = asyncio.Event()
+
+    async def first_frame():
+        await gate.wait()
+
+    session.models_gate = first_frame  # as RatApp sets it: the models wait for the first frame
+    asked = []
+
+    async def ask(params, tool_call):
+        asked.append(session.state.tool_calls["t1"].title)
+        return OPTIONS[0]
+
+    session.permissions.ask = ask
+    waiting = session.permissions.before_apply
+    reached = asyncio.Event()
+
+    async def before_apply(update):
+        reached.set()
+        await waiting(update)
+
+    session.permissions.before_apply = before_apply
+    turn = session.start_prompt("edit please")
+    await asyncio.wait_for(reached.wait(), 20)  # the request is in, its tool call not applied yet
+    for _ in range(5):
+        await asyncio.sleep(0)  # the loop goes on: nothing imports the models on it
+    print("BEFORE-GATE", asked, "acp.schema" in sys.modules)
+    gate.set()
+    await wait_for(lambda: asked, what="the question")
+    await asyncio.wait_for(turn, 20)
+    print("ASKED", asked, "THREADS", threads)
+    await finish(session, task)
+
+
+asyncio.run(main())
+'''
+
+
+def test_a_permission_before_the_models_are_in_imports_them_off_the_loop(tmp_path) -> None:
+    """A permission request carries a tool call, applied to the session as an update; the first one, a second
+    after launch, imported the ACP models on the loop (0.5 s frozen, a key typed meanwhile 640 ms late).
+    It now waits like a streamed update: for the app's gate (the first frame), then imports them in a thread."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", PERMISSION_MODELS_CHECK, str(tmp_path)], capture_output=True,
+                         text=True, env=env, cwd=root, timeout=120)
+    assert "BEFORE-GATE [] False" in out.stdout, out.stdout + out.stderr
+    assert "ASKED ['Edit big.py']" in out.stdout, out.stdout + out.stderr
+    threads = out.stdout.split("THREADS", 1)[1].strip()
+    assert threads.startswith("['") and "MainThread" not in threads, out.stdout + out.stderr  # the executor's

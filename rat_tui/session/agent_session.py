@@ -161,6 +161,7 @@ class AgentSession:
             on_exit=lambda tid, code, sig: self.store.dispatch(reducer.terminal_exit, tid, code, sig),
         )
         self.permissions = PermissionBroker(self.store, lambda: self.state.agent_name, policy)
+        self.permissions.before_apply = self._models_for
         self.permissions.ask = self.ui.ask_permission
         self.elicitations = ElicitationBroker(self.store, lambda: self.state.agent_name)
         self.elicitations.ask = self.ui.ask_elicitation
@@ -371,6 +372,15 @@ class AgentSession:
                     await asyncio.sleep(0)  # typing stays live while a long queue drains
                     started = time.monotonic()
         self._held = None
+
+    async def _models_for(self, update: dict[str, Any]) -> None:
+        """An update a request carries (a permission's tool call) is applied as a streamed one would be:
+        after the updates held for the ACP models, and with the models imported off the loop when it needs
+        them (the first permission a second after launch imported them on the loop: half a second frozen)."""
+        await self.updates_applied()
+        if self.models_gate is not None and wire.needs_models(update):
+            await self.models_gate()
+            await asyncio.get_running_loop().run_in_executor(None, wire.schema)
 
     async def updates_applied(self) -> None:
         """Wait until no update is held for the models' import (a turn's end comes after its updates)."""

@@ -58,6 +58,9 @@ class PermissionBroker:
         self.agent = agent
         self.policy = policy
         self.ask: AskUser | None = None
+        # Set by the session: awaited before the request's tool call is applied as an update (after the
+        # updates held for the ACP models, and the models imported off the loop when it needs them).
+        self.before_apply: Callable[[dict[str, Any]], Awaitable[None]] | None = None
         self._asking: set[asyncio.Task[dict[str, Any] | None]] = set()
         self._stops: dict[str, set[asyncio.Future[None]]] = {}
 
@@ -72,8 +75,10 @@ class PermissionBroker:
         child = children.find(self.store.state, params.get("sessionId"))
         if isinstance(call_id, str):
             # The request may be the first sight of the call (Gemini): show it as a card too.
-            self.store.apply_notification({"sessionId": params.get("sessionId"),
-                                           "update": {**request_call, "sessionUpdate": "tool_call_update"}})
+            update = {**request_call, "sessionUpdate": "tool_call_update"}
+            if self.before_apply is not None:
+                await self.before_apply(update)
+            self.store.apply_notification({"sessionId": params.get("sessionId"), "update": update})
         calls = child.state.tool_calls if child is not None else self.store.state.tool_calls
         known = calls.get(call_id) if isinstance(call_id, str) else None
         tool_call = merge_tool_call(_as_wire(known), request_call)
