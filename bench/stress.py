@@ -339,8 +339,12 @@ def main() -> None:
                         "an earlier commit), each workload right before ours, so both see the same noise")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set in the app's environment (e.g. TEXTUAL_SPEEDUPS=0)")
+    parser.add_argument("--stalls", metavar="FILE", help="append the app's loop callbacks over 25 ms to FILE, with "
+                        "samples of the loop thread's stack (bench/stallhook/sitecustomize.py): what holds a key")
     args = parser.parse_args()
     EXTRA_ENV.update(item.split("=", 1) for item in args.env)
+    if args.stalls:
+        EXTRA_ENV.update(PYTHONPATH=str(HERE / "stallhook"), RAT_STALL_LOG=str(Path(args.stalls).resolve()))
     # An installed rat has its .pyc files; without them every launch compiles our modules again (0.25 s
     # the bare app never pays), and this machine sets PYTHONDONTWRITEBYTECODE, so no launch writes them.
     import compileall

@@ -7,7 +7,6 @@ import gc
 import importlib
 import logging
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,7 +52,6 @@ GC_THRESHOLD = 10_000
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
 WARM_UP_SCREENS = ("permission", "elicitation", "confirm", "ask_user", "auth", "diff_screen", "output_viewer")
-WARM_UP_SWITCH_INTERVAL = 0.0005  # sys.setswitchinterval while the warm-up thread runs (RatApp._warm_up)
 _heap_frozen = False  # the heap frozen after the warm-up's imports (RatApp._warm_up)
 
 
@@ -308,26 +306,19 @@ class RatApp(KeyGuard, App[None]):
             gc.enable()
 
         def warm() -> None:
-            # While this thread computes, the loop thread waits for the GIL after each of its system calls
-            # (a select per turn, each SQLite statement, each read of the agent) up to a switch interval:
-            # 5 ms by default, a quarter-second for a journal commit. A shorter one while it runs.
-            interval = sys.getswitchinterval()
-            sys.setswitchinterval(WARM_UP_SWITCH_INTERVAL)
-            try:
-                # The markdown first (about 40 ms): a prompt sent at once renders the user's message with it,
-                # and the main thread importing it while this thread held the GIL for the models took 150-180 ms.
-                warm_up_markdown()
-                wire.schema()
-                # The dialogs an agent opens unasked (imported on first use, not before the first frame):
-                # their first one took 60-200 ms on the loop thread, a key typed meanwhile waiting.
-                for name in WARM_UP_SCREENS:
-                    importlib.import_module(f"{__package__}.ui.screens.{name}")
-                global _heap_frozen
-                if not _heap_frozen:  # once a process (tests start many apps in one)
-                    _heap_frozen = True
-                    gc.freeze()
-            finally:
-                sys.setswitchinterval(interval)
+            # The markdown first (about 40 ms): a prompt sent at once renders the user's message with it,
+            # and the main thread importing it while this thread held the GIL for the models took 150-180 ms.
+            # (A shorter switch interval while this runs was tried: keys and floods were slower.)
+            warm_up_markdown()
+            wire.schema()
+            # The dialogs an agent opens unasked (imported on first use, not before the first frame):
+            # their first one took 60-200 ms on the loop thread, a key typed meanwhile waiting.
+            for name in WARM_UP_SCREENS:
+                importlib.import_module(f"{__package__}.ui.screens.{name}")
+            global _heap_frozen
+            if not _heap_frozen:  # once a process (tests start many apps in one)
+                _heap_frozen = True
+                gc.freeze()
 
         async def when_started() -> None:
             session = self.first_session

@@ -40,20 +40,20 @@ SCHEMA_VERSION = 1
 DRAFT_DELAY = 0.3
 """Seconds a composer draft waits before it is written, so typing writes once per pause, not per key."""
 COMMIT_AFTER = 0.05
-# Rows per INSERT statement (6 values each, under SQLite's oldest limit of 999). SQLite runs a statement
-# with the GIL released, and the loop thread then waits for it back: up to a switch interval (5 ms) when
-# another thread is busy (the warm-up, a big diff). executemany hands it off once per row: a 300-row
-# commit took 150-270 ms while the warm-up ran; a statement per 160 rows hands it off twice.
-INSERT_ROWS = 160
 """Seconds a streamed update waits at most for its commit; the store commits what it is about to show
 first (`AgentSession` hooks `SessionStore.before_delivery`), so one commit serves a frame's updates."""
+# Rows per INSERT statement at most (6 values each; fewer where SQLite allows fewer values a statement).
+# SQLite runs a statement with the GIL released, and the loop thread then waits for it back, a switch
+# interval (5 ms) or more when another thread computes (the warm-up, a big diff). executemany hands it
+# off once per row: a 300-row commit took 150-270 ms while the warm-up ran.
+INSERT_ROWS = 2000
 BUSY_TIMEOUT = 0.1
 """Seconds a commit on the loop waits for another process's write lock before it tries again later."""
 BUSY_RETRY = 0.5
+"""Seconds before a batch that met a locked database is tried again (it stays queued meanwhile)."""
 # The WAL is copied into the database (a checkpoint: the one write that waits for the disk, fsync) by a
 # thread once this much was written since the last one, never by a commit on the UI thread.
 CHECKPOINT_BYTES = 4 * 1024 * 1024
-"""Seconds before a batch that met a locked database is tried again (it stays queued meanwhile)."""
 EMPTY_SESSION_DAYS = 1
 """Sessions with no prompt (rat started and closed) are pruned after this many days."""
 SETTING_METHODS = {"session/set_config_option", "session/set_mode", "session/set_model"}
@@ -308,6 +308,7 @@ class HistoryJournal:
         self._db.executescript(_SCHEMA)
         self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self._writer = self._connect(BUSY_TIMEOUT)
+        self._insert_rows = min(INSERT_ROWS, self._writer.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 6)
         self._rows: list[tuple[Any, ...]] = []
         self._dirty: set[SessionJournal] = set()
         self._handle: asyncio.Handle | None = None
@@ -466,8 +467,8 @@ class HistoryJournal:
         db = self._writer
         with db:
             db.execute("BEGIN IMMEDIATE")
-            for start in range(0, len(rows), INSERT_ROWS):
-                batch = rows[start : start + INSERT_ROWS]
+            for start in range(0, len(rows), self._insert_rows):
+                batch = rows[start : start + self._insert_rows]
                 db.execute(_insert_sql(len(batch)), [value for row in batch for value in row])
             for session, added, added_bytes, fields in updates:
                 assignments = "".join(f", {name}=?" for name in fields)

@@ -224,6 +224,7 @@ class MarkdownStream:
         self._partial: list[str] = []
         self._partial_chars = 0
         self._fresh = False  # complete lines arrived since the last sync
+        self._stopped = False  # the last sync stopped at its limit (`behind`)
         self._partial_fresh = False
         self._no_list = False
         self._parsed: list | None = None  # the open region's tokens, when parsed already (its definitions learnt)
@@ -355,8 +356,9 @@ class MarkdownStream:
 
     @property
     def behind(self) -> bool:
-        """Lines that arrived are not cut into blocks yet (a sync stopped at its limit): sync again."""
-        return self._fresh
+        """The last sync stopped at its limit: lines that arrived are not cut into blocks yet, sync again
+        (lines merely fed since a complete sync are not: the tail renders them, as it always did)."""
+        return self._stopped
 
     def _advance(self, limit: int | None = None) -> None:
         if self._mode == "list" and self._partial_fresh:
@@ -367,11 +369,14 @@ class MarkdownStream:
             self._fresh = False
             if self._mode == "md":
                 if self._sync_md(limit):
+                    self._stopped = True
                     return  # stopped at the limit: the rest, and the definitions guessed, at the next sync
             elif self._mode == "code":
                 self._sync_code()  # (no parse: a regex per line, pieces cut without lexing)
             elif self._sync_list(limit):
+                self._stopped = True
                 return
+        self._stopped = False
         self._no_list = False
         if guess or (self._guess and not self._partial):
             # A definition on the unterminated last line counts for now (the message may end there).
