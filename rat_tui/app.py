@@ -8,12 +8,16 @@ import importlib
 import logging
 import os
 import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
+from textual.driver import Driver
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.message import Message
 from textual.widgets import Footer
 
 from .session.agent_session import AgentCommand, AgentSession
@@ -24,7 +28,7 @@ from .history.journal import HistoryJournal, default_path, open_journal
 from .session.registry import Sessions
 from .protocol.rpc_log import open_rpc_log
 from .session.permission_rules_file import load_policy
-from .protocol import wire
+from .protocol import priority, wire
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui.alt_digits import alt_digits_as_keys
 from .ui.screens.dialog import KeyGuard
@@ -52,7 +56,26 @@ GC_THRESHOLD = 10_000
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
 WARM_UP_SCREENS = ("permission", "elicitation", "confirm", "ask_user", "auth", "diff_screen", "output_viewer")
+# Input events that make the work competing with them on the loop wait (protocol/priority.py). Not a mouse
+# moving: a pointer resting over the window sends those all the time.
+INPUT_EVENTS = (events.Key, events.Paste, events.MouseDown, events.MouseUp, events.MouseScrollDown,
+                events.MouseScrollUp)
 _heap_frozen = False  # the heap frozen after the warm-up's imports (RatApp._warm_up)
+
+
+@lru_cache(maxsize=None)
+def input_first(driver_class: type[Driver]) -> type[Driver]:
+    """The terminal's driver, telling `priority` when an input event arrives, in its own thread, before
+    the event makes its way to the loop (a key's hops to the screen then run before anything that waits)."""
+
+    class InputFirst(driver_class):  # type: ignore[valid-type, misc]
+        def process_message(self, message: Message) -> None:
+            if isinstance(message, INPUT_EVENTS):
+                priority.input_arrived()
+            super().process_message(message)
+
+    InputFirst.__name__ = InputFirst.__qualname__ = f"InputFirst{driver_class.__name__}"
+    return InputFirst
 
 
 class RatApp(KeyGuard, App[None]):
@@ -101,6 +124,7 @@ class RatApp(KeyGuard, App[None]):
         self._themes, theme_problems = load_themes()
         self._problems.extend(theme_problems)
         super().__init__()
+        self.driver_class = input_first(self.driver_class)
         self._choose_theme()
         self.rpc_log, problem = open_rpc_log(rpc_log_path)
         self._problems.extend([problem] if problem else [])

@@ -12,7 +12,7 @@ from textual.strip import Strip
 from textual.widgets import Input
 
 from rat_tui.ui.widgets.markdown_stream import MarkdownStream
-from rat_tui.ui.widgets.transcript import FLOOD_SYNC_LINES, Transcript
+from rat_tui.ui.widgets.transcript import ENTRY_SYNC_LINES, FLOOD_SYNC_LINES, Transcript
 
 ANSWER = (
     "# Plan of attack\n\n"
@@ -383,7 +383,7 @@ async def test_a_flood_arriving_at_once_is_cut_a_slice_per_turn_with_keys_betwee
         transcript.add_entry("a1", "agent")
         await pilot.pause()
         behind_at_key: list[bool] = []
-        field.watch_value = lambda value: behind_at_key.append(bool(transcript._dirty))  # type: ignore[method-assign]
+        field.watch_value = lambda value: behind_at_key.append(bool(transcript._dirty or transcript._cycle))  # type: ignore[method-assign]
         sizes.clear()
         transcript.append_text("a1", doc)  # one batch, as a flood's
         await pilot.press(*"typing")
@@ -394,3 +394,51 @@ async def test_a_flood_arriving_at_once_is_cut_a_slice_per_turn_with_keys_betwee
         assert max(sizes) <= FLOOD_SYNC_LINES, sorted(sizes)[-5:]
         got, want = entry_lines_and_whole_render(transcript, "a1", doc)
         assert got == want
+
+
+async def test_a_thousand_messages_arriving_at_once_are_cut_a_slice_per_turn_with_keys_between(monkeypatch) -> None:
+    """A `session/load` replay delivers a thousand short messages at a time: a flush cuts at most
+    FLOOD_SYNC_LINES lines of them (not all of them, 40 ms before), keys typed meanwhile are handled
+    before they are all cut, and once cut every message shows its whole render."""
+    from rat_tui.ui.widgets import markdown_stream
+
+    parsed: list[int] = []  # lines parsed, per flush
+    parse = markdown_stream.parse
+
+    def counting(text: str, refs: dict, *, inline: bool = True):
+        if parsed:
+            parsed[-1] += text.count("\n")
+        return parse(text, refs, inline=inline)
+
+    monkeypatch.setattr(markdown_stream, "parse", counting)
+    flush = Transcript._flush
+
+    def counted_flush(self, force: bool = False) -> None:
+        parsed.append(0)
+        flush(self, force)
+
+    monkeypatch.setattr(Transcript, "_flush", counted_flush)
+    message = "## Step {n}\n\nThis is paragraph {n} with some *emphasis*\nand a `code span`.\n\n- item one\n- item **two**\n\nDone {n}.\n"
+    app = TypingApp()
+    async with app.run_test(size=(80, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        field = app.query_one(Input)
+        field.focus()
+        await pilot.pause()
+        behind_at_key: list[bool] = []
+        field.watch_value = lambda value: behind_at_key.append(bool(transcript._dirty or transcript._cycle))  # type: ignore[method-assign]
+        parsed.clear()
+        for n in range(1000):  # one delivery
+            transcript.add_entry(f"a{n}", "agent")
+            transcript.append_text(f"a{n}", message.format(n=n))
+        await pilot.press(*"typing")
+        while transcript._flush_pending or transcript._cycle:
+            await pilot.pause()
+        assert field.value == "typing"
+        assert behind_at_key[0], "the first key waited for all the messages"
+        lines = message.count("\n")
+        assert len([count for count in parsed if count]) >= 1000 * lines // FLOOD_SYNC_LINES
+        assert max(parsed) <= FLOOD_SYNC_LINES + lines + ENTRY_SYNC_LINES, sorted(parsed)[-5:]
+        for n in (0, 517, 999):
+            got, want = entry_lines_and_whole_render(transcript, f"a{n}", message.format(n=n))
+            assert got == want

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..protocol import priority
 from ..protocol.lines import clean_text, decode_line, has_lone_surrogate
 from ..state.children import newer_update_text
 from .records import IN, OUT, Recorded
@@ -383,7 +384,18 @@ class HistoryJournal:
                 return  # a commit is already coming, soon enough
             self._handle.cancel()
         self._due = due
-        self._handle = loop.call_later(delay, self.flush) if delay > 0 else loop.call_soon(self.flush)
+        self._handle = loop.call_later(delay, self._timed_flush) if delay > 0 else loop.call_soon(self.flush)
+
+    def _timed_flush(self) -> None:
+        """A commit that waited for streamed updates: later still while a key the user typed is on its way
+        to the screen (`priority`; what must be on disk first is committed at once, not here)."""
+        wait = priority.input_wait()
+        if wait:
+            loop = asyncio.get_running_loop()
+            self._due = loop.time() + wait
+            self._handle = loop.call_later(wait, self._timed_flush)
+            return
+        self.flush()
 
     def sync(self) -> None:
         """The agent's reader is about to give the loop a turn: commit now what must be on disk before

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 
-from . import prespawn
+from . import prespawn, priority
 from .sanitize import clean
 
 log = logging.getLogger("rat.agent")
@@ -45,16 +45,19 @@ def _turn_used(now: float) -> bool:
 
 
 async def _pass_turn(before_wait: Callable[[], None] | None) -> bool:
-    """Give the loop its turns while this one's reading slice is used up; `before_wait` (the lines routed
-    since the last turn must be journaled first) runs once before. Whether a turn was given."""
+    """Give the loop its turns while this one's reading slice is used up, and wait while a key the user
+    typed is on its way to the screen (`priority`); `before_wait` (the lines routed since the last turn
+    must be journaled first) runs once before. Whether a turn was given."""
     passed = False
-    while _turn_used(time.monotonic()):
+    while True:
+        wait = priority.input_wait()
+        if not wait and not _turn_used(time.monotonic()):
+            return passed
         if before_wait is not None:
             before_wait()
             before_wait = None
         passed = True
-        await asyncio.sleep(0)
-    return passed
+        await asyncio.sleep(wait)
 
 
 def _next_turn() -> None:
@@ -347,7 +350,8 @@ class AgentProcess:
                     routed = True
                     yield line
                 # (checked here first: a coroutine per line cost more than the check, in a flood)
-                if _turn_used(time.monotonic()) and await _pass_turn(before_wait if routed else None):
+                if (_turn_used(time.monotonic()) or priority.input_wait()) and await _pass_turn(
+                        before_wait if routed else None):
                     routed = False
             if start:
                 del buffer[:start]

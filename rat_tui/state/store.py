@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ..protocol import priority
 from ..protocol.v2 import UpdateMapper
 from ..protocol.wire import parse_update, plain_text
 from . import children, reducer
@@ -138,7 +139,16 @@ class SessionStore:
                 self.flush()
                 return
             delay = FLOOD_SECONDS if self._last_batch >= FLOOD_BATCH else self.frame_seconds
-            self._flush_handle = loop.call_later(delay, self.flush)
+            self._flush_handle = loop.call_later(delay, self._timed_flush)
+
+    def _timed_flush(self) -> None:
+        """The delivery a batch waited for: later, while a key the user typed is on its way (`priority`)."""
+        wait = priority.input_wait()
+        if wait:
+            self._flush_handle = asyncio.get_running_loop().call_later(wait, self._timed_flush)
+            return
+        self._flush_handle = None
+        self.flush()
 
     def flush(self) -> None:
         """Deliver the pending batch now."""

@@ -21,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
+from ...protocol import priority
 from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Rows, Seg, code_waits, render_block
 from .transcript_select import CodeSpan, block_selection, code_block_lines, code_blocks, word_selection
 
@@ -31,9 +32,12 @@ NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
 FLUSH_SPACING = 3
 MAX_FLUSH_GAP = 0.1
 PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper ones come at once
-# A flush cuts at most this many new lines of one message into blocks (about 5 ms of parsing), then lets
-# the loop turn (keys go between) and goes on with the next; nothing is drawn until the batch is cut.
+# A flush cuts at most this many new lines into blocks (about 5 ms of parsing), of one message or of
+# many, then lets the loop turn (keys go between) and goes on with the next; nothing is drawn until the
+# batch is cut. Each entry a flush looks at counts ENTRY_SYNC_LINES more (its heights, its sync's setup):
+# a `session/load` delivers a thousand small messages at a time, 40 ms a flush before.
 FLOOD_SYNC_LINES = 200
+ENTRY_SYNC_LINES = 4
 HIDDEN_FLUSH_GAP = 0.25  # a tab in the background cuts its streamed text into blocks this often at most
 RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
 RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
@@ -112,6 +116,8 @@ class Transcript(ScrollView, can_focus=True):
         self._flush_cost = 0.0
         self._chain_cost = 0.0  # what the flushes of a batch still being cut cost so far
         self._drawn_at = 0.0  # when a flush last sized and drew the transcript
+        # The entries a cycle is cutting: `_dirty` when it began, cut a slice per flush (_flush_now).
+        self._cycle: set[Entry] = set()
         self._follow = True
         self._settling = False
         self._width = 0
@@ -247,8 +253,9 @@ class Transcript(ScrollView, can_focus=True):
 
     def visible_text(self) -> str:
         """The rendered lines in the viewport, as the user sees them."""
-        while self._flush_pending:
-            self._flush()
+        while self._flush_pending or self._dirty or self._cycle:
+            self._flush_pending = True
+            self._flush(force=True)
         top = round(self.scroll_offset.y)
         lines = []
         for y in range(top, min(top + self.scrollable_content_region.height, self._rows.total)):
@@ -602,6 +609,7 @@ class Transcript(ScrollView, can_focus=True):
             self._rows.items[old.index] = entry
             self._rows.changed(old.index, entry.total - old.total)
             self._dirty.discard(old)
+            self._cycle.discard(old)
             for seg in [old.header, *old.body]:
                 self._rendered.pop(seg, None)
         self._schedule()
@@ -682,41 +690,63 @@ class Transcript(ScrollView, can_focus=True):
             else:
                 self.call_later(self._flush)
 
-    def _flush(self) -> None:
-        """Once per batch of appends: re-estimate grown tails, then render what the viewport needs."""
+    def _flush(self, force: bool = False) -> None:
+        """Once per batch of appends: re-estimate grown tails, then render what the viewport needs
+        (`force`: the whole cycle at once, as `visible_text` needs)."""
         if not self._flush_pending:
+            return
+        wait = 0.0 if force else priority.input_wait()
+        if wait:  # a key the user typed is on its way to the screen: it goes first
+            self.set_timer(wait, self._flush)
             return
         started = time.perf_counter()
         try:
             self._flush_now()
         finally:
             self._flushed_at = time.perf_counter()
-            cost = self._flushed_at - started
-            if self._dirty and self._flush_pending:  # a batch still being cut: paced as one flush
-                self._chain_cost += cost
+            self._chain_cost += self._flushed_at - started
+            if self._cycle:
+                # A cycle still being cut: its next slice after a turn of the loop (not call_later alone:
+                # a widget's own queue never yields, keys would wait).
+                self._flush_pending = True
+                if not force:
+                    asyncio.get_running_loop().call_soon(self.call_later, self._flush)
             else:
-                self._flush_cost, self._chain_cost = self._chain_cost + cost, 0.0
+                # The cycle is cut and drawn: what arrived meanwhile is the next one, paced by what
+                # this one cost (_schedule), as one flush was before cycles were cut in slices.
+                self._flush_cost, self._chain_cost = self._chain_cost, 0.0
+                self._flush_pending = False
+                if self._dirty:
+                    self._schedule()
 
     def _flush_now(self) -> None:
+        """A slice of a cycle: cut at most FLOOD_SYNC_LINES lines of what arrived into blocks (the
+        cycle's entries are what was dirty when it began), then size and draw the transcript when the
+        cycle is done, or every MAX_FLUSH_GAP while it goes on."""
         self._flush_pending = False
-        behind = set()
-        for entry in self._dirty:
-            if entry.splitter is not None:
+        if not self._cycle:
+            self._cycle, self._dirty = self._dirty, set()
+        rest = set()
+        budget = FLOOD_SYNC_LINES
+        for entry in self._cycle:
+            if budget <= 0:  # the rest at the next slice (their tails render as fed meanwhile)
+                rest.add(entry)
+                continue
+            budget -= ENTRY_SYNC_LINES
+            splitter = entry.splitter
+            if splitter is not None:
+                budget -= min(splitter.tail_size[0], FLOOD_SYNC_LINES)
                 self._sync(entry)
-                if entry.splitter.behind:
-                    behind.add(entry)
+                if splitter.behind:
+                    rest.add(entry)
             for seg in (entry.header, entry.body[-1] if entry.body else None):
                 if seg is not None and seg.strips is None:
                     self._set_height(entry, seg, self._estimate(entry, seg))
-        self._dirty = behind
-        if behind:
-            # A flood's batch: the next slice after a turn of the loop (not call_later alone: a widget's own
-            # queue never yields, keys would wait). Meanwhile what is cut is drawn as often as a flood's flushes come;
-            # the open tail, not cut yet, shows nothing until it is (_render_seg).
-            self._flush_pending = True
-            asyncio.get_running_loop().call_soon(self.call_later, self._flush)
-            if time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
-                return
+        self._cycle = rest
+        # While a cycle is cut, what is cut is drawn as often as a flood's flushes come; an open tail
+        # not cut yet shows nothing until it is (_render_seg).
+        if rest and time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
+            return
         if self._hidden:
             # Hidden (a tab in the background): a new virtual size would re-lay out the whole screen
             # on every batch and slow typing in the tab shown. Size and render when shown again.
