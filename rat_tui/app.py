@@ -144,6 +144,15 @@ class RatApp(KeyGuard, App[None]):
         self.first_session = self.make_session(command, self.cwd)
         self.worktree_tabs = WorktreeTabs(self)
 
+    async def on_event(self, event: events.Event) -> None:
+        seen = priority.serial()
+        await super().on_event(event)
+        if isinstance(event, events.Key) and seen:
+            # The key is in the focused widget's queue (or was a binding): after it is handled and the
+            # next frame is drawn, the work waiting for it goes on (protocol/priority.py).
+            target = self.focused or self.screen
+            target.call_after_refresh(priority.input_done, seen)
+
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A session in the registry, whose questions come to this app's screens (TabUI)."""
         session = self.sessions.make(command, cwd, TabUI(self), attach_session_id)

@@ -93,11 +93,11 @@ async def test_messages_reach_the_file_in_one_commit_without_any_flush(tmp_path:
     reader.close()
 
 
-async def test_a_commit_inserts_its_rows_in_a_few_statements(tmp_path: Path) -> None:
+async def test_a_commit_inserts_its_rows_in_a_few_statements(tmp_path: Path, monkeypatch) -> None:
     """SQLite runs each statement with the GIL released; the UI thread then waits up to a switch interval
     to get it back while another thread computes (the warm-up, a big diff). executemany ran a statement
-    per row (a 300-row commit took 150-270 ms during the warm-up): a commit runs one per INSERT_ROWS (or
-    as many as SQLite allows values in one statement)."""
+    per row (a 300-row commit took 150-270 ms during the warm-up): a commit runs a few, of the sizes in
+    INSERT_SIZES only (sqlite3 caches each distinct statement; one per row count grew the app by 15-100 MB)."""
     from rat_tui.history import journal as journal_module
 
     journal = HistoryJournal(tmp_path / "h.sqlite3")
@@ -105,14 +105,24 @@ async def test_a_commit_inserts_its_rows_in_a_few_statements(tmp_path: Path) -> 
     await wait_for(lambda: not journal._rows, what="the session's own rows")
     statements: list[str] = []
     journal._writer.set_trace_callback(statements.append)
+    sizes: list[int] = []  # rows of each INSERT statement
+    insert_sql = journal_module._insert_sql
+    monkeypatch.setattr(journal_module, "_insert_sql", lambda count: sizes.append(count) or insert_sql(count))
     for n in range(5000):
         session.record(IN, chunk(f"c{n} "), 50)
     await wait_for(lambda: journal.written >= 5000, what="the commit")
     inserts = [sql for sql in statements if sql.startswith("INSERT")]
-    per_statement = min(journal_module.INSERT_ROWS, journal._writer.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 6)
-    assert len(inserts) == -(-5000 // per_statement) and per_statement >= 160
+    assert len(inserts) == len(sizes) and sum(sizes) == 5000
+    assert set(sizes) <= set(journal_module.INSERT_SIZES) and max(sizes) >= 160
+    assert len(inserts) <= 5000 // max(sizes) + 3 * len(journal_module.INSERT_SIZES)
+    for n in (1, 3, 300, 1999):  # commits of other sizes: no statement of another size
+        sizes.clear()
+        for i in range(n):
+            session.record(IN, chunk(f"d{n}-{i} "), 50)
+        journal.flush()
+        assert sum(sizes) == n and set(sizes) <= set(journal_module.INSERT_SIZES)
     texts = [record.message["params"]["update"]["content"]["text"] for record in journal.records(session.id)]
-    assert texts == [f"c{n} " for n in range(5000)]
+    assert texts == [f"c{n} " for n in range(5000)] + [f"d{n}-{i} " for n in (1, 3, 300, 1999) for i in range(n)]
     journal.close()
 
 

@@ -43,11 +43,14 @@ DRAFT_DELAY = 0.3
 COMMIT_AFTER = 0.05
 """Seconds a streamed update waits at most for its commit; the store commits what it is about to show
 first (`AgentSession` hooks `SessionStore.before_delivery`), so one commit serves a frame's updates."""
-# Rows per INSERT statement at most (6 values each; fewer where SQLite allows fewer values a statement).
-# SQLite runs a statement with the GIL released, and the loop thread then waits for it back, a switch
-# interval (5 ms) or more when another thread computes (the warm-up, a big diff). executemany hands it
-# off once per row: a 300-row commit took 150-270 ms while the warm-up ran.
-INSERT_ROWS = 2000
+# Rows per INSERT statement: a commit's rows go in statements of these sizes, the largest first (fewer
+# where SQLite allows fewer values a statement; 6 values a row). SQLite runs a statement with the GIL
+# released, and the loop thread then waits for it back, a switch interval (5 ms) or more when another
+# thread computes (the warm-up, a big diff): executemany hands it off once per row, and a 300-row commit
+# took 150-270 ms while the warm-up ran. Sizes from a short list, not one statement of each commit's row
+# count: Python's sqlite3 keeps up to 128 prepared statements, and one per count (up to 2,000 rows) grew
+# the app by 15-100 MB (a 2,000-row statement is a large program).
+INSERT_SIZES = (256, 64, 16, 4, 1)
 BUSY_TIMEOUT = 0.1
 """Seconds a commit on the loop waits for another process's write lock before it tries again later."""
 BUSY_RETRY = 0.5
@@ -309,7 +312,8 @@ class HistoryJournal:
         self._db.executescript(_SCHEMA)
         self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self._writer = self._connect(BUSY_TIMEOUT)
-        self._insert_rows = min(INSERT_ROWS, self._writer.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 6)
+        most = self._writer.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 6
+        self._insert_sizes = tuple(size for size in INSERT_SIZES if size <= most) or (1,)
         self._rows: list[tuple[Any, ...]] = []
         self._dirty: set[SessionJournal] = set()
         self._handle: asyncio.Handle | None = None
@@ -479,9 +483,12 @@ class HistoryJournal:
         db = self._writer
         with db:
             db.execute("BEGIN IMMEDIATE")
-            for start in range(0, len(rows), self._insert_rows):
-                batch = rows[start : start + self._insert_rows]
-                db.execute(_insert_sql(len(batch)), [value for row in batch for value in row])
+            start = 0
+            for size in self._insert_sizes:
+                while len(rows) - start >= size:
+                    batch = rows[start : start + size]
+                    db.execute(_insert_sql(size), [value for row in batch for value in row])
+                    start += size
             for session, added, added_bytes, fields in updates:
                 assignments = "".join(f", {name}=?" for name in fields)
                 db.execute(f"UPDATE sessions SET updated=?, messages=messages+?, bytes=bytes+?{assignments} WHERE id=?",

@@ -7,7 +7,8 @@ loop, the app to the screen, the screen to the focused widget, then a frame is c
 In a flood every turn also read the agent for 2 ms, delivered a batch, cut a slice of the transcript and
 drew it: a key typed meanwhile echoed after 60-130 ms, though no single callback ran over 40 ms. Now
 the driver's thread marks the moment an input event arrives (`input_arrived`, any thread), and for
-INPUT_WINDOW after it that work asks `input_wait()` and waits as long as it says.
+INPUT_WINDOW after it that work asks `input_wait()` and waits as long as it says; the window closes sooner
+once a key has been handled and the frame after it drawn (`input_done`, RatApp.on_event).
 
 Below the UI (no Textual here): the app calls `input_arrived` from its driver; protocol, state and UI
 code ask `input_wait`.
@@ -23,12 +24,27 @@ INPUT_WINDOW = 0.04
 
 clock = time.perf_counter  # (tests set their own)
 _input_at: float | None = None
+_serial = 0  # input events so far
 
 
 def input_arrived() -> None:
-    """An input event has just arrived (called from the driver's thread: one attribute write)."""
-    global _input_at
+    """An input event has just arrived (called from the driver's thread: two attribute writes)."""
+    global _input_at, _serial
+    _serial += 1
     _input_at = clock()
+
+
+def serial() -> int:
+    """Which input event arrived last (for `input_done`)."""
+    return _serial
+
+
+def input_done(seen: int) -> None:
+    """The input event `seen` was handled and drawn: the work waiting for it goes on before the window
+    is over, unless another one arrived since."""
+    global _input_at
+    if seen == _serial:
+        _input_at = None
 
 
 def input_wait() -> float:
