@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from functools import lru_cache
 import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -313,10 +313,10 @@ class HistoryJournal:
         self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         self._writer = self._connect(BUSY_TIMEOUT)
         most = self._writer.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 6
-        self._insert_sizes = tuple(size for size in INSERT_SIZES if size <= most) or (1,)
+        self._insert_sizes = tuple(size for size in INSERT_SIZES if size <= most)  # (SQLite allows 999 at least)
         self._rows: list[tuple[Any, ...]] = []
         self._dirty: set[SessionJournal] = set()
-        self._handle: asyncio.Handle | None = None
+        self._handle: asyncio.Handle | priority.Later | None = None
         self._due = 0.0  # when the scheduled commit runs (the loop's clock)
         self._urgent = False  # something queued must be committed before the loop's next turn
         self._rows_scheduled = False  # streamed updates queued and their commit scheduled
@@ -388,18 +388,9 @@ class HistoryJournal:
                 return  # a commit is already coming, soon enough
             self._handle.cancel()
         self._due = due
-        self._handle = loop.call_later(delay, self._timed_flush) if delay > 0 else loop.call_soon(self.flush)
-
-    def _timed_flush(self) -> None:
-        """A commit that waited for streamed updates: later still while a key the user typed is on its way
-        to the screen (`priority`; what must be on disk first is committed at once, not here)."""
-        wait = priority.input_wait()
-        if wait:
-            loop = asyncio.get_running_loop()
-            self._due = loop.time() + wait
-            self._handle = loop.call_later(wait, self._timed_flush)
-            return
-        self.flush()
+        # A timed commit (streamed updates) is put off while a key the user typed is on its way to the
+        # screen (`priority`); what must be on disk first is committed at once.
+        self._handle = priority.Later(loop, delay, self.flush) if delay > 0 else loop.call_soon(self.flush)
 
     def sync(self) -> None:
         """The agent's reader is about to give the loop a turn: commit now what must be on disk before

@@ -16,7 +16,9 @@ code ask `input_wait`.
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Callable
 
 # Seconds the competing work waits after an input event: enough for its hops and a frame (10-20 ms
 # when the loop runs nothing else), short enough that typing through a flood only slows the flood.
@@ -55,7 +57,27 @@ def input_wait() -> float:
     return left if left > 0 else 0.0
 
 
+class Later:
+    """`loop.call_later(delay, callback)`, put off while an input event is on its way (`input_wait`):
+    for work that may wait (a timed delivery, a timed commit). `cancel()` as a handle's."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, delay: float, callback: Callable[[], object]) -> None:
+        self._loop = loop
+        self._callback = callback
+        self._handle = loop.call_later(delay, self._run)
+
+    def _run(self) -> None:
+        wait = input_wait()
+        if wait:
+            self._handle = self._loop.call_later(wait, self._run)
+            return
+        self._callback()
+
+    def cancel(self) -> None:
+        self._handle.cancel()
+
+
 def reset() -> None:
-    """Forget the last input event (an app closing; tests)."""
+    """Forget the last input event (tests)."""
     global _input_at
     _input_at = None

@@ -36,7 +36,7 @@ class SessionStore:
         self.frame_seconds = frame_seconds
         self._subscribers: list[Subscriber] = []
         self._pending: list[Change] = []
-        self._flush_handle: asyncio.TimerHandle | None = None
+        self._flush_handle: priority.Later | None = None
         self._last_batch = 0
         self._v2: UpdateMapper | None = None  # the v2 mapping, once the state says the agent speaks v2
         # Plain-text chunks of one message held by `apply_streamed`, applied joined (see there).
@@ -139,16 +139,8 @@ class SessionStore:
                 self.flush()
                 return
             delay = FLOOD_SECONDS if self._last_batch >= FLOOD_BATCH else self.frame_seconds
-            self._flush_handle = loop.call_later(delay, self._timed_flush)
-
-    def _timed_flush(self) -> None:
-        """The delivery a batch waited for: later, while a key the user typed is on its way (`priority`)."""
-        wait = priority.input_wait()
-        if wait:
-            self._flush_handle = asyncio.get_running_loop().call_later(wait, self._timed_flush)
-            return
-        self._flush_handle = None
-        self.flush()
+            # (put off while a key the user typed is on its way to the screen: `priority`)
+            self._flush_handle = priority.Later(loop, delay, self.flush)
 
     def flush(self) -> None:
         """Deliver the pending batch now."""
