@@ -14,6 +14,8 @@ from textual.widgets import Input
 from rat_tui.ui.widgets.markdown_stream import MarkdownStream
 from rat_tui.ui.widgets.transcript import ENTRY_SYNC_LINES, FLOOD_SYNC_LINES, Transcript
 
+from .helpers.app import until
+
 ANSWER = (
     "# Plan of attack\n\n"
     "First we read the *config* and check `paths`.\n\n"
@@ -179,7 +181,9 @@ async def test_a_growing_transcript_does_not_lay_out_the_screen_per_batch() -> N
         heights = set()
         for i in range(40, 70):
             transcript.append_text("a1", f"Line {i} of the answer.\n\n")
-            await pilot.pause()
+            # Each batch is flushed before the next (a paced flush waits on a timer, past one pause).
+            await until(pilot, lambda: not (transcript._flush_pending or transcript._dirty or transcript._cycle),
+                        f"batch {i} flushed")
             heights.add(transcript.virtual_size.height)
         assert len(heights) == 30  # every batch grew the virtual size...
         assert layouts == 0  # ...and none laid out the screen
