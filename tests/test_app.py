@@ -10,7 +10,7 @@ from rat_tui.app import RatApp
 from rat_tui.agents.spec import AgentSpec, demo_agent
 
 from .helpers.agents import received
-from .helpers.app import scripted, send, state_word, until, view
+from .helpers.app import delivered, scripted, send, state_word, until, view
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +23,8 @@ async def test_demo_agent_full_turn(tmp_path: Path) -> None:
         bar = view(app).status_bar
         assert bar.agent_name == "Demo agent"
         await send(pilot, "hello")
-        await until(pilot, lambda: view(app).session.state.stop_reason == "end_turn", "the turn to end")
+        session = view(app).session
+        await until(pilot, lambda: session.state.stop_reason == "end_turn" and delivered(session), "the turn to end")
         assert state_word(app) == "ready"
         transcript = view(app).transcript
         text = transcript.plain_text

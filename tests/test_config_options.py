@@ -210,7 +210,13 @@ async def test_screen_changes_a_select_and_a_boolean(tmp_path: Path, record_file
         assert app.focused is lists[1] and lists[1].highlighted == 0
         await pilot.press("down", "enter")
         await wait_for(lambda: session.state.config_options[1]["currentValue"] == "opus[1m]", what="model change")
-        await wait_for(lambda: app.screen.query_one("#option-1", ChoiceList).current_index == 1, what="the redraw")
+        # The redraw recomposes the screen: for a moment there is no list, then a new one (its current value
+        # set) still being mounted, and the focus goes back to it a turn later (Widget.focus is call_later'd).
+        def redrawn() -> bool:
+            found = app.screen.query("#option-1")
+            return bool(found) and found.first().current_index == 1 and app.focused is found.first()
+
+        await wait_for(redrawn, what="the redraw, the focus back on the model's list")
         model_list = app.screen.query_one("#option-1", ChoiceList)
         assert model_list.current_index == 1 and app.focused is model_list  # redrawn from the store, focus kept
         assert "model Opus (1M context)" in str(app.query_one(StatusBar).content)
@@ -239,7 +245,13 @@ async def test_screen_shows_a_refusal(tmp_path: Path, record_file: Path) -> None
         await pilot.pause()
         await pilot.press("enter")  # the switch is the first control
         await wait_for(lambda: "disabled" in screen_text(app), what="error message")
-        await wait_for(lambda: app.screen.query_one(Switch).value is True, what="the agent's value back")
+        # The switch goes back in a redraw (a recompose: for a moment no switch at all), and its message is put
+        # back once the new widgets are in.
+        def redrawn() -> bool:
+            switches = app.screen.query(Switch)
+            return bool(switches) and switches.first().value is True and "web search is disabled" in screen_text(app)
+
+        await wait_for(redrawn, what="the agent's value back, the refusal still said")
         assert "web search is disabled" in screen_text(app)
     await finish(session, task)
 

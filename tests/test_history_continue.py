@@ -17,7 +17,7 @@ from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
 from rat_tui.ui.screens.session_browser import SessionBrowserScreen
 
 from .helpers.agents import sent
-from .helpers.app import scripted_named, until
+from .helpers.app import delivered, scripted_named, until
 from .helpers.history import prompt
 
 pytestmark = pytest.mark.slow
@@ -52,7 +52,7 @@ async def open_from_history(pilot, app: RatApp) -> HistoryTranscriptScreen:
     await pilot.press("enter")
     transcript = app.screen
     assert isinstance(transcript, HistoryTranscriptScreen)
-    await until(pilot, lambda: transcript.session.done, "the replay of the journal")
+    await until(pilot, lambda: transcript.session.done and delivered(transcript.session), "the replay of the journal")
     return transcript
 
 
@@ -81,7 +81,7 @@ async def test_replayed_and_continued_sessions_show_the_journaled_terminal_outpu
     replay = ReplayApp(read_recording(journal_file), journal_file)
     async with replay.run_test(size=(120, 40)) as pilot:
         view = replay.tabs.views[0]
-        await until(pilot, lambda: view.session.state.status == "replayed", "the replay")
+        await until(pilot, lambda: view.session.state.status == "replayed" and delivered(view.session), "the replay")
         assert output_shown(view.transcript.plain_text)
 
 

@@ -15,7 +15,7 @@ from rat_tui.history.records import read_recording
 from rat_tui.ui.replay_app import ReplayApp
 from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
 
-from .helpers.app import until
+from .helpers.app import delivered, until
 from .helpers.history import continue_from_history, first_view, prompt, scripted_in
 
 pytestmark = pytest.mark.slow
@@ -57,7 +57,8 @@ async def test_history_screen_lists_searches_opens_and_exports(tmp_path: Path, r
         transcript_screen = app.screen
         assert isinstance(transcript_screen, HistoryTranscriptScreen)
         view = transcript_screen.view
-        await until(pilot, lambda: transcript_screen.session.done, "the replay of the journal")
+        await until(pilot, lambda: transcript_screen.session.done and delivered(transcript_screen.session),
+                    "the replay of the journal")
         text = view.transcript.plain_text
         assert "tell me about zebras" in text and "Zebras have stripes." in text and "roses" not in text
         assert view.status_bar.state_word == "replayed"
@@ -79,7 +80,7 @@ async def test_history_screen_lists_searches_opens_and_exports(tmp_path: Path, r
     replay = ReplayApp(read_recording(journal_file), journal_file)
     async with replay.run_test(size=(120, 36)) as pilot:
         view = first_view(replay)
-        await until(pilot, lambda: view.session.state.status == "replayed", "the replay")
+        await until(pilot, lambda: view.session.state.status == "replayed" and delivered(view.session), "the replay")
         assert "Zebras have stripes." in view.transcript.plain_text
         await pilot.press(*"more please", "enter")
         assert view.session.state.turns == 1  # read-only: nothing was sent
@@ -179,7 +180,7 @@ async def test_an_rpc_log_replays_and_the_palette_offers_history(tmp_path: Path,
     replay = ReplayApp(read_recording(rpc_log), rpc_log)
     async with replay.run_test(size=(120, 36)) as pilot:
         view = first_view(replay)
-        await until(pilot, lambda: view.session.state.status == "replayed", "the replay")
+        await until(pilot, lambda: view.session.state.status == "replayed" and delivered(view.session), "the replay")
         text = view.transcript.plain_text
         assert "log this" in text and "logged answer" in text
         assert view.composer.placeholder.startswith("This is a recorded session")

@@ -19,7 +19,7 @@ from rat_tui.ui.screens.session_browser import SessionBrowserScreen
 from rat_tui.ui.tabs.view import SessionView
 
 from .helpers.agents import AGENT_METHOD, received, sent
-from .helpers.app import palette_offers, scripted_named, until
+from .helpers.app import delivered, palette_offers, scripted_named, until
 from .helpers.harness import RatThemedApp
 
 pytestmark = pytest.mark.slow
@@ -112,7 +112,7 @@ async def test_crash_mid_turn_keeps_draft_then_restart_reattaches(tmp_path: Path
         assert session.state.stop_reason == "failed"
         assert view.composer.text == "my unsent draft"
         await pilot.press("alt+r")
-        await until(pilot, lambda: session.state.status == "ready", "ready again")
+        await until(pilot, lambda: session.state.status == "ready" and delivered(session), "ready again")
         assert "resumed" in view.transcript.plain_text and "half an answer" in view.transcript.plain_text
         assert view.composer.text == "my unsent draft"
         await pilot.press(*" now", "enter")
@@ -148,7 +148,7 @@ async def test_login_picker_after_auth_required_then_retry(tmp_path: Path, recor
         await until(pilot, lambda: isinstance(app.screen, AuthScreen), "the login picker")
         assert app.session.state.status_detail == "login required"
         await pilot.press("enter")
-        await until(pilot, lambda: app.session.state.status == "ready", "ready after the login")
+        await until(pilot, lambda: app.session.state.status == "ready" and delivered(app.session), "ready after the login")
         assert "Logged in with Browser login." in app.query_one(SessionView).transcript.plain_text
     methods = [m.get("method") for m in received(record_file) if "method" in m]
     assert methods == ["initialize", "session/new", "authenticate", "session/new"]
@@ -167,7 +167,8 @@ async def test_terminal_login_runs_the_agent_command_then_restarts(tmp_path: Pat
         await until(pilot, lambda: isinstance(app.screen, AuthScreen), "the login picker")
         first = session.process
         await pilot.press("enter")
-        await until(pilot, lambda: session.state.status == "ready", "ready after the login and restart")
+        await until(pilot, lambda: session.state.status == "ready" and delivered(session),
+                    "ready after the login and restart")
         assert session.process is not first and session.restarts == 1
         assert "fake login done" in app.query_one(SessionView).transcript.plain_text
     assert marker.read_text() == "logged in via-env\n"

@@ -9,6 +9,8 @@ from textual.app import App, ComposeResult
 
 from rat_tui.ui.widgets.transcript import Transcript
 
+from .helpers.app import transcript_flushed, until
+
 
 class TranscriptApp(App):
     def compose(self) -> ComposeResult:
@@ -64,12 +66,14 @@ async def test_new_content_below_is_marked_while_scrolled_up_and_end_clears_it()
     async with app.run_test(size=(60, 12)) as pilot:
         transcript = app.query_one(Transcript)
         transcript.add_entry("a1", "agent", "".join(f"line {n}\n\n" for n in range(40)))
-        await pilot.pause()
+        await until(pilot, lambda: transcript_flushed(transcript), "the first answer flushed")  # before scrolling up
         await pilot.press("home")  # scrolled up: no longer following
         await pilot.pause()
         assert not transcript.new_below
         transcript.add_entry("a2", "agent", "a later answer\n")
-        await pilot.pause()
+        # The first flush (40 paragraphs) cost over PACED_FLUSH: this one may wait on a timer past a pause.
+        await until(pilot, lambda: transcript_flushed(transcript), "the later answer flushed")
+        await pilot.pause()  # the frame after it
         assert transcript.new_below
         assert "new content below" in "\n".join(strip.text for strip in app.screen._compositor.render_strips())
         await pilot.press("end")

@@ -14,7 +14,7 @@ from textual.widgets import Input
 from rat_tui.ui.widgets.markdown_stream import MarkdownStream
 from rat_tui.ui.widgets.transcript import ENTRY_SYNC_LINES, FLOOD_SYNC_LINES, Transcript
 
-from .helpers.app import until
+from .helpers.app import transcript_flushed, until
 
 ANSWER = (
     "# Plan of attack\n\n"
@@ -182,8 +182,7 @@ async def test_a_growing_transcript_does_not_lay_out_the_screen_per_batch() -> N
         for i in range(40, 70):
             transcript.append_text("a1", f"Line {i} of the answer.\n\n")
             # Each batch is flushed before the next (a paced flush waits on a timer, past one pause).
-            await until(pilot, lambda: not (transcript._flush_pending or transcript._dirty or transcript._cycle),
-                        f"batch {i} flushed")
+            await until(pilot, lambda: transcript_flushed(transcript), f"batch {i} flushed")
             heights.add(transcript.virtual_size.height)
         assert len(heights) == 30  # every batch grew the virtual size...
         assert layouts == 0  # ...and none laid out the screen

@@ -12,7 +12,7 @@ from rat_tui.ui.screens.permission import DiffPreview, PermissionScreen
 
 from .helpers.acp_schema import validate
 from .helpers.agents import received, scripted_argv
-from .helpers.app import send, state_word, until, view
+from .helpers.app import delivered, send, state_word, until, view
 
 pytestmark = pytest.mark.slow
 
@@ -212,7 +212,8 @@ async def test_follow_along_previews_the_files_the_agent_touches(tmp_path: Path)
         await start(app, pilot)
         preview = view(app).preview
         await send(pilot, "read it")
-        await until(pilot, lambda: "r1" in view(app).session.state.tool_calls, "the tool call")
+        session = view(app).session
+        await until(pilot, lambda: "r1" in session.state.tool_calls and delivered(session), "the tool call shown")
         assert not preview.is_open
         view(app).transcript.focus()
         await pilot.press("o")  # open the nearest location by hand
@@ -238,7 +239,8 @@ async def test_diff_of_a_tool_call_opens_full_screen(tmp_path: Path) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await start(app, pilot)
         await send(pilot, "edit")
-        await until(pilot, lambda: "e1" in view(app).session.state.tool_calls, "the edit")
+        session = view(app).session
+        await until(pilot, lambda: "e1" in session.state.tool_calls and delivered(session), "the edit shown")
         assert "d opens the diff" in view(app).transcript.plain_text
         view(app).transcript.focus()
         await pilot.press("d")

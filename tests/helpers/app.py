@@ -37,6 +37,20 @@ async def until(pilot: Pilot, predicate: Callable[[], bool], what: str, timeout:
         await pilot.pause(0.02)
 
 
+def delivered(session) -> bool:
+    """Whether the session's store has handed every change it holds to the widgets. The state changes at
+    once; the widgets (transcript, status bar, cards) hear of it on a timer a frame later, 50 ms after a
+    big batch (SessionStore): wait on this too before asserting what a state change should show."""
+    store = session.store
+    return not (store._pending or store._run)
+
+
+def transcript_flushed(transcript) -> bool:
+    """Whether the transcript has cut and drawn every batch appended to it: a flush that cost over
+    PACED_FLUSH waits on a timer (Transcript._schedule), past any fixed number of pauses."""
+    return not (transcript._flush_pending or transcript._dirty or transcript._cycle)
+
+
 def view(app: RatApp) -> SessionView:
     return app.query_one(SessionView)
 
