@@ -41,7 +41,7 @@ from .ui.tabs.tab_bar import SessionTabs
 from .ui.tabs.tab_ui import TabUI
 from .ui.notifications import Notifier, notify_settings
 from .ui.tabs.worktree_tabs import WorktreeTabs
-from .ui.widgets.markdown_stream import warm_up as warm_up_markdown
+from .ui.widgets import markdown_stream
 
 if TYPE_CHECKING:
     from .agents import registry
@@ -319,7 +319,9 @@ class RatApp(KeyGuard, App[None]):
             self.report_problem(problem)
         # The ACP models (about 0.45 s of pydantic building that holds the GIL) and the code lexers (0.3 s)
         # after the first frame and the first agent's handshake: in a thread started earlier they only
-        # slowed those down on two cores.
+        # slowed those down on two cores. Until its markdown is imported the transcripts show source text
+        # (markdown_stream.warming).
+        markdown_stream.plan_warm_up()
         self.call_after_refresh(self._warm_up)
 
     def _warm_up(self) -> None:
@@ -342,7 +344,7 @@ class RatApp(KeyGuard, App[None]):
             # The markdown first (about 40 ms): a prompt sent at once renders the user's message with it,
             # and the main thread importing it while this thread held the GIL for the models took 150-180 ms.
             # (A shorter switch interval while this runs was tried: keys and floods were slower.)
-            warm_up_markdown()
+            markdown_stream.warm_up()
             wire.schema()
             # The dialogs an agent opens unasked (imported on first use, not before the first frame):
             # their first one took 60-200 ms on the loop thread, a key typed meanwhile waiting.
@@ -574,6 +576,8 @@ class RatApp(KeyGuard, App[None]):
 
     async def on_unmount(self) -> None:
         self.notifier.restore_title()
+        if self.warm_thread is None:  # closed before the warm-up began: the loop imports markdown itself
+            markdown_stream.plan_warm_up(False)
         # Every agent process ends with the app (the views may already be gone at this point).
         log.info("quitting: stopping every agent")
         await self.sessions.stop_all()

@@ -24,6 +24,16 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     monkeypatch.setenv("RAT_REGISTRY_OFF", "1")  # no test reaches the live agent registry
 
 
+@pytest.fixture(autouse=True, scope="session")
+def markdown_imported() -> None:
+    """Markdown imported once per test process, as the app's warm-up would: a frame drawn before an app's
+    warm-up has imported it shows source text (markdown_stream.warming), and a snapshot must not depend on
+    how fast that thread ran. tests/test_markdown_warming.py puts the warm-up back to 'not done yet'."""
+    from rat_tui.ui.widgets import markdown_stream
+
+    markdown_stream.warm_up()
+
+
 @pytest.fixture(autouse=True)
 def instant_dialogs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Pilot's keys arrive the instant a dialog shows, like no person's: the agent dialogs' grace period

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
@@ -680,14 +681,37 @@ class _Tokens:
         return Replay(stripnl=False, ensurenl=True, tabsize=4)
 
 
+# The app's warm-up thread imports markdown-it, Rich's markdown and the lexers after the first frame. From
+# when it is planned until it is done, the transcript shows markdown as its source text and cuts nothing
+# (`warming`): importing them on the loop meanwhile waited on the import lock behind a thread holding the
+# GIL for the ACP models, 100-300 ms with the keys typed meanwhile waiting (20 tabs opened at once).
+_warm_planned = False
+_warmed = threading.Event()
+
+
+def plan_warm_up(planned: bool = True) -> None:
+    """A warm-up thread will call `warm_up` soon: until it is done, the loop leaves markdown to it
+    (`planned=False`: it will not after all, an app closing before it began)."""
+    global _warm_planned
+    _warm_planned = planned
+
+
+def warming() -> bool:
+    """A planned warm-up has not imported the markdown parsers yet (show source text, cut nothing)."""
+    return _warm_planned and not _warmed.is_set()
+
+
 def warm_up() -> None:
     """Build the markdown parsers and the commonest lexers ahead of the first answer."""
-    from . import markdown_elements  # noqa: F401  (Rich's markdown and syntax)
+    try:
+        from . import markdown_elements  # noqa: F401  (Rich's markdown and syntax)
 
-    _parser()
-    _block_parser()
-    for name in ("python", "text", "bash", "json"):
-        _rich_lexer(name)
+        _parser()
+        _block_parser()
+        for name in ("python", "text", "bash", "json"):
+            _rich_lexer(name)
+    finally:  # failed or not, the loop renders from now on (importing what is missing itself)
+        _warmed.set()
 
 
 @lru_cache(maxsize=8)

@@ -21,6 +21,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from ...protocol import priority
+from . import markdown_stream
 from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Rows, Seg, code_waits, render_block
 from .transcript_select import CodeSpan, block_selection, code_block_lines, code_blocks, word_selection
 
@@ -38,6 +39,10 @@ PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper 
 FLOOD_SYNC_LINES = 200
 ENTRY_SYNC_LINES = 4
 HIDDEN_FLUSH_GAP = 0.25  # a tab in the background cuts its streamed text into blocks this often at most
+# Until the app's warm-up has imported markdown (markdown_stream.warming), markdown shows as its source text,
+# nothing is cut into blocks, and the transcript looks again this often.
+WARM_POLL = 0.02
+SOURCE_TEXT_CAP = 20_000  # characters of one block's source text shown meanwhile (its end, for a tail)
 RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
 RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
 LEX_REDRAWS = 2  # code pieces drawn again with their colours per turn of the lexing (a few ms each)
@@ -113,6 +118,7 @@ class Transcript(ScrollView, can_focus=True):
         self._flush_pending = False
         self._flushed_at = 0.0  # when the last flush ended, and what it cost (for _schedule's pacing)
         self._flush_cost = 0.0
+        self._forced = False  # visible_text: render markdown even while the warm-up imports it
         self._chain_cost = 0.0  # what the flushes of a batch still being cut cost so far
         self._drawn_at = 0.0  # when a flush last sized and drew the transcript
         # The entries a cycle is cutting: `_dirty` when it began, cut a slice per flush (_flush_now).
@@ -251,15 +257,20 @@ class Transcript(ScrollView, can_focus=True):
         return "\n\n".join(entry.plain_text(self._width or 80) for entry in self._rows.items)
 
     def visible_text(self) -> str:
-        """The rendered lines in the viewport, as the user sees them."""
-        while self._flush_pending or self._dirty or self._cycle:
-            self._flush_pending = True
-            self._flush(force=True)
-        top = round(self.scroll_offset.y)
-        lines = []
-        for y in range(top, min(top + self.scrollable_content_region.height, self._rows.total)):
-            strip = self._strip_at(y)
-            lines.append(strip.text.rstrip() if strip is not None else "")
+        """The rendered lines in the viewport, as the user sees them once all is cut and rendered (markdown
+        imported now if the warm-up has not yet)."""
+        self._forced = True
+        try:
+            while self._flush_pending or self._dirty or self._cycle:
+                self._flush_pending = True
+                self._flush(force=True)
+            top = round(self.scroll_offset.y)
+            lines = []
+            for y in range(top, min(top + self.scrollable_content_region.height, self._rows.total)):
+                strip = self._strip_at(y)
+                lines.append(strip.text.rstrip() if strip is not None else "")
+        finally:
+            self._forced = False
         return "\n".join(lines).rstrip("\n")
 
     @property
@@ -684,7 +695,9 @@ class Transcript(ScrollView, can_focus=True):
             hidden = self._hidden
             gap = HIDDEN_FLUSH_GAP if hidden else min(FLUSH_SPACING * self._flush_cost, MAX_FLUSH_GAP)
             wait = self._flushed_at + gap - time.perf_counter()
-            if (hidden or self._flush_cost > PACED_FLUSH) and wait > 0.002:
+            if self._warming:
+                self.set_timer(WARM_POLL, self._flush)
+            elif (hidden or self._flush_cost > PACED_FLUSH) and wait > 0.002:
                 self.set_timer(wait, self._flush)
             else:
                 self.call_later(self._flush)
@@ -727,13 +740,16 @@ class Transcript(ScrollView, can_focus=True):
             self._cycle, self._dirty = self._dirty, set()
         rest = set()
         budget = FLOOD_SYNC_LINES
+        warming = self._warming
         for entry in self._cycle:
             if budget <= 0:  # the rest at the next slice (their tails render as fed meanwhile)
                 rest.add(entry)
                 continue
             budget -= ENTRY_SYNC_LINES
             splitter = entry.splitter
-            if splitter is not None:
+            if splitter is not None and warming:
+                self._dirty.add(entry)  # cut once the warm-up has imported the parser (_schedule looks again)
+            elif splitter is not None:
                 budget -= min(splitter.tail_size[0], FLOOD_SYNC_LINES)
                 self._sync(entry)
                 if splitter.behind:
@@ -829,7 +845,8 @@ class Transcript(ScrollView, can_focus=True):
         if found is None:
             return None
         entry, seg, line = found
-        if budgeted and seg.strips is None and time.perf_counter() > self._budget_end:
+        if budgeted and seg.strips is None and time.perf_counter() > self._budget_end and \
+                not (seg.role == "md" and self._warming):  # (source text is what _strips gives then)
             return self._placeholder(entry, seg, line)
         strips = self._strips(entry, seg)
         return strips[line] if line < len(strips) else None
@@ -844,6 +861,20 @@ class Transcript(ScrollView, can_focus=True):
         text = source[line] if line < len(source) else ""
         width = self.size.width
         return Strip([Segment(text[:width], self._base())], min(len(text), width)).crop_extend(0, width, self._base())
+
+    def _source_strips(self, entry: Entry, seg: Seg, width: int) -> list[Strip]:
+        """While the warm-up imports markdown: the segment's source text, wrapped, kept nowhere (rendered
+        properly once it is there; `_catch_up` looks again)."""
+        if not self._catch_up_pending:
+            self._catch_up_pending = True
+            self.set_timer(WARM_POLL, self._catch_up)
+        block = entry.splitter.tail() if seg.open else seg.block
+        text = block.text.rstrip("\n")[-SOURCE_TEXT_CAP:] if block is not None else ""
+        base = self._base()
+        if entry.kind != "user":
+            return [Strip(line, width).apply_style(base) for line in self._lines(Text(text), width)]
+        bar = Segment(USER_BAR, self._style("transcript--user-bar"))
+        return [Strip([bar, *line], width).apply_style(base) for line in self._lines(Text(text), max(width - 2, 1))]
 
     def _catch_up(self) -> None:
         self._catch_up_pending = False
@@ -875,6 +906,10 @@ class Transcript(ScrollView, can_focus=True):
     def _estimate(self, entry: Entry, seg: Seg) -> int:
         return entry.estimate(seg, max(self._width or 80, 10))
 
+    @property
+    def _warming(self) -> bool:
+        return not self._forced and markdown_stream.warming()
+
     def _strips(self, entry: Entry, seg: Seg) -> list[Strip]:
         """The segment's lines at the current width, rendering (and fixing its height) if needed."""
         strips = seg.strips
@@ -882,6 +917,8 @@ class Transcript(ScrollView, can_focus=True):
             self._rendered.move_to_end(seg)
             return strips
         width = self._width or 80
+        if seg.role == "md" and self._warming:
+            return self._source_strips(entry, seg, width)
         self.render_count += 1
         # Styled once here, not per frame in render_line: a Strip costs several caches to build.
         base = self._base()
