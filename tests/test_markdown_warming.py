@@ -34,11 +34,20 @@ def shown(transcript: Transcript) -> str:
 
 @pytest.fixture
 def warm_up_pending(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
-    """The state between the app's first frame and the end of its warm-up's markdown import."""
+    """The state between the app's first frame and the end of its warm-up's markdown import (the event:
+    set when it ends)."""
     done = threading.Event()
     monkeypatch.setattr(markdown_stream, "_warmed", done)
+    monkeypatch.setattr(markdown_stream, "_warm_waiters", [])
     monkeypatch.setattr(markdown_stream, "_warm_planned", True)
     return done
+
+
+def finish_warm_up() -> None:
+    """What the warm-up thread does once markdown is imported (markdown_stream.warm_up), from a thread."""
+    thread = threading.Thread(target=markdown_stream._warm_done)
+    thread.start()
+    thread.join()
 
 
 async def test_markdown_shows_as_source_until_the_warm_up_has_imported_it(
@@ -59,8 +68,10 @@ async def test_markdown_shows_as_source_until_the_warm_up_has_imported_it(
         assert "please **fix** it" in shown(transcript) and "- **read** the config" in shown(transcript)
         assert app.query_one(Input).value == "abcdefghijklmnop"[: len(ANSWER.split(" "))]
         assert not parsed  # nothing cut into blocks or rendered as markdown on the loop meanwhile
+        # ...and nothing looks again until the warm-up calls back (polling redrew the screen through startup)
+        assert transcript._warm_waiting and not transcript._flush_pending and not transcript._catch_up_pending
 
-        warm_up_pending.set()  # the warm-up's markdown import is done
+        finish_warm_up()
         await until(pilot, lambda: "**" not in shown(transcript) and "Plan of attack" in shown(transcript),
                     "the answer rendered as markdown")
         text = shown(transcript)

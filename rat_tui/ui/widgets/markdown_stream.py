@@ -9,7 +9,7 @@ import threading
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rich.console import Console, RenderableType
 from rich.segment import Segment
@@ -687,6 +687,8 @@ class _Tokens:
 # GIL for the ACP models, 100-300 ms with the keys typed meanwhile waiting (20 tabs opened at once).
 _warm_planned = False
 _warmed = threading.Event()
+_warm_lock = threading.Lock()
+_warm_waiters: list[Callable[[], None]] = []
 
 
 def plan_warm_up(planned: bool = True) -> None:
@@ -701,6 +703,27 @@ def warming() -> bool:
     return _warm_planned and not _warmed.is_set()
 
 
+def when_warm(callback: Callable[[], None]) -> None:
+    """Call `callback` once the warm-up has imported markdown: from the warm-up's thread, or at once."""
+    with _warm_lock:
+        if not _warmed.is_set():
+            _warm_waiters.append(callback)
+            return
+    callback()
+
+
+def _warm_done() -> None:
+    with _warm_lock:
+        _warmed.set()
+        waiters = _warm_waiters[:]
+        _warm_waiters.clear()
+    for callback in waiters:
+        try:
+            callback()
+        except Exception:  # a transcript whose loop is gone: the others still hear
+            pass
+
+
 def warm_up() -> None:
     """Build the markdown parsers and the commonest lexers ahead of the first answer."""
     try:
@@ -711,7 +734,7 @@ def warm_up() -> None:
         for name in ("python", "text", "bash", "json"):
             _rich_lexer(name)
     finally:  # failed or not, the loop renders from now on (importing what is missing itself)
-        _warmed.set()
+        _warm_done()
 
 
 @lru_cache(maxsize=8)

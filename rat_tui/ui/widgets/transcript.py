@@ -39,9 +39,9 @@ PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper 
 FLOOD_SYNC_LINES = 200
 ENTRY_SYNC_LINES = 4
 HIDDEN_FLUSH_GAP = 0.25  # a tab in the background cuts its streamed text into blocks this often at most
-# Until the app's warm-up has imported markdown (markdown_stream.warming), markdown shows as its source text,
-# nothing is cut into blocks, and the transcript looks again this often.
-WARM_POLL = 0.02
+# Until the app's warm-up has imported markdown (markdown_stream.warming), markdown shows as its source text
+# and nothing is cut into blocks; the warm-up's end calls the transcript back (no polling: a redraw every
+# few ms at startup delayed `ready` on screen by 0.1 s).
 SOURCE_TEXT_CAP = 20_000  # characters of one block's source text shown meanwhile (its end, for a tail)
 RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
 RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
@@ -119,6 +119,7 @@ class Transcript(ScrollView, can_focus=True):
         self._flushed_at = 0.0  # when the last flush ended, and what it cost (for _schedule's pacing)
         self._flush_cost = 0.0
         self._forced = False  # visible_text: render markdown even while the warm-up imports it
+        self._warm_waiting = False  # called back at the warm-up's end (_wait_warm)
         self._chain_cost = 0.0  # what the flushes of a batch still being cut cost so far
         self._drawn_at = 0.0  # when a flush last sized and drew the transcript
         # The entries a cycle is cutting: `_dirty` when it began, cut a slice per flush (_flush_now).
@@ -695,9 +696,7 @@ class Transcript(ScrollView, can_focus=True):
             hidden = self._hidden
             gap = HIDDEN_FLUSH_GAP if hidden else min(FLUSH_SPACING * self._flush_cost, MAX_FLUSH_GAP)
             wait = self._flushed_at + gap - time.perf_counter()
-            if self._warming:
-                self.set_timer(WARM_POLL, self._flush)
-            elif (hidden or self._flush_cost > PACED_FLUSH) and wait > 0.002:
+            if (hidden or self._flush_cost > PACED_FLUSH) and wait > 0.002:
                 self.set_timer(wait, self._flush)
             else:
                 self.call_later(self._flush)
@@ -728,7 +727,9 @@ class Transcript(ScrollView, can_focus=True):
                 # this one cost (_schedule), as one flush was before cycles were cut in slices.
                 self._flush_cost, self._chain_cost = self._chain_cost, 0.0
                 self._flush_pending = False
-                if self._dirty:
+                if self._dirty and self._warming:
+                    self._wait_warm()  # cut once markdown is imported, not looked at again meanwhile
+                elif self._dirty:
                     self._schedule()
 
     def _flush_now(self) -> None:
@@ -748,7 +749,7 @@ class Transcript(ScrollView, can_focus=True):
             budget -= ENTRY_SYNC_LINES
             splitter = entry.splitter
             if splitter is not None and warming:
-                self._dirty.add(entry)  # cut once the warm-up has imported the parser (_schedule looks again)
+                self._dirty.add(entry)  # cut once the warm-up has imported the parser (_wait_warm)
             elif splitter is not None:
                 budget -= min(splitter.tail_size[0], FLOOD_SYNC_LINES)
                 self._sync(entry)
@@ -865,9 +866,7 @@ class Transcript(ScrollView, can_focus=True):
     def _source_strips(self, entry: Entry, seg: Seg, width: int) -> list[Strip]:
         """While the warm-up imports markdown: the segment's source text, wrapped, kept nowhere (rendered
         properly once it is there; `_catch_up` looks again)."""
-        if not self._catch_up_pending:
-            self._catch_up_pending = True
-            self.set_timer(WARM_POLL, self._catch_up)
+        self._wait_warm()
         block = entry.splitter.tail() if seg.open else seg.block
         text = block.text.rstrip("\n")[-SOURCE_TEXT_CAP:] if block is not None else ""
         base = self._base()
@@ -875,6 +874,20 @@ class Transcript(ScrollView, can_focus=True):
             return [Strip(line, width).apply_style(base) for line in self._lines(Text(text), width)]
         bar = Segment(USER_BAR, self._style("transcript--user-bar"))
         return [Strip([bar, *line], width).apply_style(base) for line in self._lines(Text(text), max(width - 2, 1))]
+
+    def _wait_warm(self) -> None:
+        """Flush and render again once the warm-up has imported markdown (called back from its thread)."""
+        if self._warm_waiting:
+            return
+        self._warm_waiting = True
+        loop = asyncio.get_running_loop()
+
+        def warm() -> None:
+            self._warm_waiting = False
+            if self.is_mounted:
+                self._schedule()  # cuts what waited, and renders what showed as source text
+
+        markdown_stream.when_warm(lambda: loop.call_soon_threadsafe(warm))
 
     def _catch_up(self) -> None:
         self._catch_up_pending = False
