@@ -720,7 +720,7 @@ def _warm_done() -> None:
     for callback in waiters:
         try:
             callback()
-        except Exception:  # a transcript whose loop is gone: the others still hear
+        except RuntimeError:  # a transcript whose loop is closed (call_soon_threadsafe): the others still hear
             pass
 
 

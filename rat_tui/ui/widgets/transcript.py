@@ -864,8 +864,8 @@ class Transcript(ScrollView, can_focus=True):
         return Strip([Segment(text[:width], self._base())], min(len(text), width)).crop_extend(0, width, self._base())
 
     def _source_strips(self, entry: Entry, seg: Seg, width: int) -> list[Strip]:
-        """While the warm-up imports markdown: the segment's source text, wrapped, kept nowhere (rendered
-        properly once it is there; `_catch_up` looks again)."""
+        """While the warm-up imports markdown: the segment's source text, wrapped, kept nowhere (wrapped
+        again each frame until then; rendered properly when the warm-up calls back, `_wait_warm`)."""
         self._wait_warm()
         block = entry.splitter.tail() if seg.open else seg.block
         text = block.text.rstrip("\n")[-SOURCE_TEXT_CAP:] if block is not None else ""
