@@ -1,0 +1,104 @@
+"""The ACP models imported lighter (wire._import_models): the same parses, without the costs rat never uses.
+
+Each check runs in a fresh interpreter, where `acp.schema` is not imported yet (the suite's own process
+imports it early, the plain way or the light one, in whatever order the tests run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TRACES = ROOT / "tests" / "fixtures" / "acp-traces"
+
+# Every `session/update` of the recorded agents, and malformed ones, parsed through wire.parse_update;
+# printed as what the reducer reads (the parsed model's fields, or what came back unknown and why).
+PARSE_ALL = r'''
+import importlib, json, sys
+from pathlib import Path
+from rat_tui.protocol import wire
+
+if sys.argv[1] == "plain":  # the module as `import acp.schema` builds it, before rat's first parse
+    wire._schema = importlib.import_module("acp.schema")
+updates = []
+for trace in sorted(Path(sys.argv[2]).rglob("*.jsonl")):
+    for line in trace.read_text().splitlines():
+        msg = json.loads(line).get("msg") or {}
+        if msg.get("method") == "session/update":
+            updates.append(msg["params"]["update"])
+updates += [
+    {"sessionUpdate": "tool_call", "toolCallId": 7, "title": "t"},
+    {"sessionUpdate": "tool_call_update"},
+    {"sessionUpdate": "plan", "entries": [{"content": "x", "priority": "urgent", "status": "pending"}]},
+    {"sessionUpdate": "available_commands_update", "availableCommands": "none"},
+    {"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": 3}},
+    {"sessionUpdate": "usage_update", "used": "many"},
+    {"sessionUpdate": "current_mode_update"},
+]
+out = []
+for raw in updates:
+    parsed = wire.parse_update(raw)
+    if isinstance(parsed, wire.UnknownUpdate):
+        out.append(["unknown", parsed.kind, parsed.problem])
+    elif hasattr(parsed, "model_dump"):
+        out.append([type(parsed).__name__, parsed.model_dump(mode="json", by_alias=True),
+                    getattr(parsed, "tool_name", None)])
+    else:
+        out.append([type(parsed).__name__, repr(parsed)])
+print(json.dumps(out))
+'''
+
+STATE_AFTER = r'''
+import pydantic
+from rat_tui.protocol import wire
+
+before = pydantic.ConfigDict
+module = wire.schema()
+
+
+class Later(pydantic.BaseModel):  # a model of rat's own, made after: pydantic's settings are back
+    model_config = pydantic.ConfigDict(use_attribute_docstrings=True)
+    name: str
+    """The name."""
+
+
+print("CONFIGDICT", pydantic.ConfigDict is before and pydantic.ConfigDict is pydantic.config.ConfigDict)
+print("LATER", Later.model_fields["name"].description)
+print("DOCSTRINGS", module.ToolCallStart.model_fields["title"].description)
+print("BUILT", sorted(name for name in wire.UPDATE_MODELS.values()
+                      if type(getattr(module, name).__pydantic_validator__).__name__ == "SchemaValidator")
+      == sorted(wire.UPDATE_MODELS.values()))
+'''
+
+
+def run(code: str, *args: str, tmp_path: Path | None = None) -> str:
+    """`code` in a fresh interpreter (from a file with `tmp_path`: pydantic reads docstrings from source)."""
+    argv = ["-c", code]
+    if tmp_path is not None:
+        (tmp_path / "check.py").write_text(code)
+        argv = [str(tmp_path / "check.py")]
+    done = subprocess.run([sys.executable, *argv, *args], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"})  # (reprs of sets)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_lighter_import_parses_every_recorded_update_as_the_plain_one_does() -> None:
+    plain = json.loads(run(PARSE_ALL, "plain", str(TRACES)))
+    light = json.loads(run(PARSE_ALL, "light", str(TRACES)))
+    assert len(plain) > 1500  # the recordings' updates, and the malformed ones after them
+    # (the plan's unknown priority: the SDK skips that entry, the plan stands)
+    assert [kind for kind, *_ in plain[-7:]] == ["unknown", "unknown", "AgentPlanUpdate", *["unknown"] * 4]
+    assert light == plain
+
+
+def test_the_lighter_import_builds_the_update_models_and_puts_pydantic_back(tmp_path) -> None:
+    out = run(STATE_AFTER, tmp_path=tmp_path)
+    assert "CONFIGDICT True" in out, out
+    assert "LATER The name." in out, out  # docstrings are read again for classes made after
+    assert "DOCSTRINGS None" in out, out  # not read for the ACP models (the cost)
+    assert "BUILT True" in out, out  # built in wire.schema() (the warm-up's thread), not on first use
