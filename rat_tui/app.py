@@ -345,11 +345,18 @@ class RatApp(KeyGuard, App[None]):
             # and the main thread importing it while this thread held the GIL for the models took 150-180 ms.
             # (A shorter switch interval while this runs was tried: keys and floods were slower.)
             markdown_stream.warm_up()
-            wire.schema()
+            # Rich's table of character widths, imported at the first character outside its one-cell
+            # ranges (an emoji, a CJK character): 1-3 ms alone, but an import on the loop waits for the
+            # GIL at each file access while this thread builds the models (seen in stall logs).
+            from rich.cells import cell_len
+
+            cell_len("\u65e5")
             # The dialogs an agent opens unasked (imported on first use, not before the first frame):
-            # their first one took 60-200 ms on the loop thread, a key typed meanwhile waiting.
+            # their first one took 60-200 ms on the loop thread, a key typed meanwhile waiting. Before
+            # the models (10 ms against 0.34 s): a form asked at once found its screen imported.
             for name in WARM_UP_SCREENS:
                 importlib.import_module(f"{__package__}.ui.screens.{name}")
+            wire.schema()
             global _heap_frozen
             if not _heap_frozen:  # once a process (tests start many apps in one)
                 _heap_frozen = True
