@@ -3,7 +3,9 @@
 import json
 from pathlib import Path
 
-from rat_tui.protocol.rpc_log import REDACTED, RpcLog, redact
+from rat_tui.protocol.rpc_log import REDACTED, SECRET_KEY, RpcLog, redact
+
+TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 
 
 def test_secrets_are_redacted() -> None:
@@ -28,6 +30,43 @@ def test_secrets_are_redacted() -> None:
     assert clean["params"]["mcpServers"][1]["headers"][0]["value"] == "visible"
     assert clean["params"]["mcpServers"][0]["env"][0] == {"name": "GITHUB_TOKEN", "value": REDACTED}
     assert message["params"]["apiKey"] == "sk-123", "redaction must not touch the live message"
+
+
+def _plain_redact(value, key="", *, max_string=2000):
+    """redact as it was before its fast paths (every value walked, every key searched): the reference."""
+    if isinstance(value, dict):
+        if "name" in value and "value" in value and isinstance(value.get("value"), str):
+            secret = key == "env" or SECRET_KEY.search(str(value["name"]))
+            return {**value, "value": REDACTED} if secret else value
+        if key in ("env", "headers"):
+            return dict.fromkeys(value, REDACTED)
+        return {k: (REDACTED if SECRET_KEY.search(k) and isinstance(v, str) else _plain_redact(v, k, max_string=max_string))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_redact(item, key, max_string=max_string) for item in value]
+    if isinstance(value, str):
+        if SECRET_KEY.search(key):
+            return REDACTED
+        if len(value) > max_string:
+            return value[:max_string] + f"…[{len(value) - max_string} more chars]"
+    return value
+
+
+def test_redaction_of_every_recorded_message_is_what_walking_all_of_it_gives() -> None:
+    """The fast paths (keys' verdicts cached, short strings and numbers kept without a call) change
+    nothing: every message of the recorded agents, the secrets above, and long, odd and nested values."""
+    messages = [json.loads(line)["msg"] for trace in sorted(TRACES.rglob("*.jsonl"))
+                for line in trace.read_text().splitlines()]
+    messages += [
+        {"token": "t", "tokens": 5, "password": None, "apiKey": ["a", "b"], "secret": {"value": "v", "name": "x"},
+         "text": "x" * 5000, "nested": [{"authorization": "b", "deep": [{"cookie": "c"}]}], "flag": True,
+         "ratio": 0.5, "env": {"A": "1"}, "headers": [{"name": "Cookie", "value": "z"}], "Credential": "C"},
+        {"params": {"env": [{"name": "PATH", "value": "/bin"}], "meta": {"_token_count": 3, "note": "y" * 2001}}},
+    ]
+    assert len(messages) > 2000
+    for message in messages:
+        assert redact(message) == _plain_redact(message)
+        assert redact(message, max_string=10) == _plain_redact(message, max_string=10)
 
 
 def test_log_lines_have_time_direction_method_id_bytes(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import time
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,17 +33,29 @@ def redact(value: Any, key: str = "", *, max_string: int = MAX_LOGGED_STRING) ->
         if key in ("env", "headers"):
             return dict.fromkeys(value, REDACTED)
         return {
-            k: (REDACTED if SECRET_KEY.search(k) and isinstance(v, str) else redact(v, k, max_string=max_string))
+            k: (REDACTED if _secret(k) and isinstance(v, str) else
+                v if v is None or v.__class__ in _PLAIN or (v.__class__ is str and len(v) <= max_string) else
+                redact(v, k, max_string=max_string))
             for k, v in value.items()
         }
     if isinstance(value, list):
         return [redact(item, key, max_string=max_string) for item in value]
     if isinstance(value, str):
-        if SECRET_KEY.search(key):
+        if _secret(key):
             return REDACTED
         if len(value) > max_string:
             return value[:max_string] + f"…[{len(value) - max_string} more chars]"
     return value
+
+
+# What redact leaves as it is under a key that is not secret: numbers, booleans (a str only when short).
+_PLAIN = frozenset({int, float, bool})
+
+
+@lru_cache(maxsize=4096)
+def _secret(key: str) -> bool:
+    """Whether a key names a secret (asked per key of every big message: a plan of 1,000 entries has 3,000)."""
+    return SECRET_KEY.search(key) is not None
 
 
 def _is_name_value_pair(value: dict[str, Any]) -> bool:
