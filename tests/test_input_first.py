@@ -21,6 +21,8 @@ from rat_tui.state.reducer import add_notice
 from rat_tui.state.store import SessionStore
 from rat_tui.ui.widgets.transcript import Transcript
 
+from .helpers.app import transcript_flushed, until
+
 LINES = 20000
 FLOOD = f"import sys\nfor i in range({LINES}): sys.stdout.write('{{\"n\": %d}}\\n' % i)\n"
 
@@ -125,3 +127,65 @@ async def test_the_app_driver_marks_input_events_in_its_thread(clock) -> None:
         assert priority.input_wait() == 0
         await from_thread(events.MouseDown(None, 1, 1, 0, 0, 1, False, False, False))
         assert priority.input_wait() == pytest.approx(priority.INPUT_WINDOW)
+
+
+async def test_what_waits_for_a_key_goes_on_once_the_key_is_drawn(clock, monkeypatch) -> None:
+    """The work held for a key goes on DRAWN_GRACE after the key's frame (`input_done`), not at the end of
+    the window: a key echoed in 10 ms held a flood 40 ms. Here the window is ten minutes long, so only
+    the key being drawn can end the wait; a key drawn while a newer one is on its way ends nothing."""
+    monkeypatch.setattr(priority, "INPUT_WINDOW", 600.0)
+    loop = asyncio.get_running_loop()
+    priority.input_arrived()
+    first = priority.serial()
+    sleeper = asyncio.create_task(priority.input_passed(priority.input_wait()))  # the agent's reader
+    called = asyncio.Event()
+    priority.call_after_input(loop, priority.input_wait(), called.set)  # the transcript's flush
+    delivered = asyncio.Event()
+    priority.Later(loop, 0, delivered.set)  # the store's timed delivery, due at once but for the key
+    never: list[int] = []
+    priority.call_after_input(loop, priority.input_wait(), lambda: never.append(1))()  # cancelled
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not sleeper.done() and not called.is_set() and not delivered.is_set()
+    assert len(priority._waiters) == 3
+    priority.input_arrived()  # a second key before the first is drawn
+    priority.input_done(first)
+    assert len(priority._waiters) == 3 and priority.input_wait() > 0
+    priority.input_done(priority.serial())
+    await asyncio.wait_for(asyncio.gather(sleeper, called.wait(), delivered.wait()), 30)
+    assert never == [] and priority._waiters == []
+
+
+async def test_a_transcript_flush_and_a_reader_go_on_once_the_key_is_drawn(tmp_path, clock, monkeypatch) -> None:
+    """In an app: the flood's reader and the transcript, held by a key, go on when the key is drawn
+    (RatApp calls `input_done` after its frame; this plain app calls it itself), though the window lasts
+    ten minutes."""
+    monkeypatch.setattr(priority, "INPUT_WINDOW", 600.0)
+    app = TypingApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.query_one(Transcript)
+        field = app.query_one(Input)
+        field.focus()
+        proc = AgentProcess([sys.executable, "-c", FLOOD], cwd=tmp_path)
+        await proc.start()
+        lines: list[bytes] = []
+
+        async def read() -> None:
+            async for line in proc.lines():
+                lines.append(line)
+
+        reader = asyncio.create_task(read())
+        while len(lines) < 100:
+            assert not reader.done(), "the agent wrote nothing"
+            await asyncio.sleep(0)
+        priority.input_arrived()
+        transcript.add_entry("a1", "agent")
+        transcript.append_text("a1", "## Title\n\nA paragraph.\n\n")
+        await pilot.press("x")
+        assert field.value == "x" and transcript._flush_pending and len(lines) < LINES
+        priority.input_done(priority.serial())  # the key's frame is drawn
+        await asyncio.wait_for(reader, 60)
+        assert len(lines) == LINES
+        await until(pilot, lambda: transcript_flushed(transcript), "the held flush")
+        assert "A paragraph." in transcript.visible_text()
+        await proc.wait()

@@ -7,8 +7,10 @@ loop, the app to the screen, the screen to the focused widget, then a frame is c
 In a flood every turn also read the agent for 2 ms, delivered a batch, cut a slice of the transcript and
 drew it: a key typed meanwhile echoed after 60-130 ms, though no single callback ran over 40 ms. Now
 the driver's thread marks the moment an input event arrives (`input_arrived`, any thread), and for
-INPUT_WINDOW after it that work asks `input_wait()` and waits as long as it says; the window closes sooner
-once a key has been handled and the frame after it drawn (`input_done`, RatApp.on_event).
+INPUT_WINDOW after it that work asks `input_wait()` and waits; the window closes sooner once a key has
+been handled and the frame after it drawn (`input_done`, RatApp.on_event), and what waits goes on then
+(`input_passed`, `call_after_input`), not at the window's end: a key echoed in 10 ms held a flood 40 ms,
+and typing through 20,000 chunks made them end 0.4-0.5 s later.
 
 Below the UI (no Textual here): the app calls `input_arrived` from its driver; protocol, state and UI
 code ask `input_wait`.
@@ -23,6 +25,10 @@ from collections.abc import Callable
 # Seconds the competing work waits after an input event: enough for its hops and a frame (10-20 ms
 # when the loop runs nothing else), short enough that typing through a flood only slows the flood.
 INPUT_WINDOW = 0.04
+# Seconds the waiting work still waits once the key's frame is composed (`input_done`): the frame is
+# written by Textual's writer thread, which needs the GIL; resumed at once, a flood held it and the echo
+# reached the terminal 30-70 ms later (worst echo 90-107 ms against 47-51 ms, one run, chunks20000).
+DRAWN_GRACE = 0.02
 
 clock = time.perf_counter  # (tests set their own)
 _input_at: float | None = None
@@ -47,6 +53,60 @@ def input_done(seen: int) -> None:
     global _input_at
     if seen == _serial:
         _input_at = None
+        if _waiters:
+            waiting = _waiters[:]
+            _waiters.clear()
+            for wake in waiting:
+                wake()
+
+
+# What waits for the window (on the loop), woken by `input_done`: each entry schedules its own going on.
+_waiters: list[Callable[[], None]] = []
+
+
+def call_after_input(loop: asyncio.AbstractEventLoop, wait: float, callback: Callable[[], object]) -> Callable[[], None]:
+    """Call `callback` on `loop` once the input window is over: `wait` seconds from now (`input_wait()`),
+    sooner if the input is drawn first (`input_done`). Returns the function that cancels it."""
+    done = False
+
+    def go() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            handle.cancel()
+            _forget(early)
+            callback()
+
+    def early() -> None:
+        loop.call_later(DRAWN_GRACE, go)
+
+    def cancel() -> None:
+        nonlocal done
+        done = True
+        handle.cancel()
+        _forget(early)
+
+    handle = loop.call_later(wait, go)
+    _waiters.append(early)
+    return cancel
+
+
+async def input_passed(wait: float) -> None:
+    """Sleep while input is on its way: `wait` seconds at most (`input_wait()`), less once it is drawn."""
+    loop = asyncio.get_running_loop()
+    woken = loop.create_future()
+    cancel = call_after_input(loop, wait, lambda: woken.done() or woken.set_result(None))
+    try:
+        await woken
+    finally:
+        cancel()
+
+
+def _forget(wake: Callable[[], None]) -> None:
+    try:
+        _waiters.remove(wake)
+    except ValueError:
+        pass  # woken already (input_done empties the list)
 
 
 def input_wait() -> float:
@@ -64,20 +124,22 @@ class Later:
     def __init__(self, loop: asyncio.AbstractEventLoop, delay: float, callback: Callable[[], object]) -> None:
         self._loop = loop
         self._callback = callback
-        self._handle = loop.call_later(delay, self._run)
+        handle = loop.call_later(delay, self._run)
+        self._cancel: Callable[[], object] = handle.cancel
 
     def _run(self) -> None:
         wait = input_wait()
         if wait:
-            self._handle = self._loop.call_later(wait, self._run)
+            self._cancel = call_after_input(self._loop, wait, self._run)
             return
         self._callback()
 
     def cancel(self) -> None:
-        self._handle.cancel()
+        self._cancel()
 
 
 def reset() -> None:
     """Forget the last input event (tests)."""
     global _input_at
     _input_at = None
+    _waiters.clear()

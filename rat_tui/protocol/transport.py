@@ -57,7 +57,10 @@ async def _pass_turn(before_wait: Callable[[], None] | None) -> bool:
             before_wait()
             before_wait = None
         passed = True
-        await asyncio.sleep(wait)
+        if wait:
+            await priority.input_passed(wait)  # until the key is drawn, not the whole window
+        else:
+            await asyncio.sleep(0)
 
 
 def _next_turn() -> None:

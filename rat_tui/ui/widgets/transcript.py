@@ -704,11 +704,11 @@ class Transcript(ScrollView, can_focus=True):
     def _flush(self, force: bool = False) -> None:
         """Once per batch of appends: re-estimate grown tails, then render what the viewport needs
         (`force`: the whole cycle at once, as `visible_text` needs)."""
-        if not self._flush_pending:
+        if not self._flush_pending or not self.is_attached:  # (woken after its removal: nothing to draw)
             return
         wait = 0.0 if force else priority.input_wait()
-        if wait:  # a key the user typed is on its way to the screen: it goes first
-            self.set_timer(wait, self._flush)
+        if wait:  # a key the user typed is on its way to the screen: it goes first (until it is drawn)
+            priority.call_after_input(asyncio.get_running_loop(), wait, self._flush)
             return
         started = time.perf_counter()
         try:
