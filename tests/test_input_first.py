@@ -189,3 +189,14 @@ async def test_a_transcript_flush_and_a_reader_go_on_once_the_key_is_drawn(tmp_p
         await until(pilot, lambda: transcript_flushed(transcript), "the held flush")
         assert "A paragraph." in transcript.visible_text()
         await proc.wait()
+
+
+def test_a_waiter_left_by_a_closed_loop_is_dropped_when_a_key_is_drawn(clock) -> None:
+    """A wait registered on a loop since closed (an app that ended meanwhile) does not make the next
+    key's `input_done` fail."""
+    loop = asyncio.new_event_loop()
+    priority.input_arrived()
+    priority.call_after_input(loop, 600.0, lambda: None)
+    loop.close()
+    priority.input_done(priority.serial())
+    assert priority._waiters == []
