@@ -126,6 +126,19 @@ class Tmux:
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
         self.control.wait(5)
+        # The app ends on the hangup, but not always at once (seen busy for seconds after): the next
+        # run, often the other tree's, would share the CPU with it. Wait for it (5 s at most).
+        deadline = time.perf_counter() + 5
+        while time.perf_counter() < deadline and _running(self.pid):
+            time.sleep(0.02)
+
+
+def _running(pid: int) -> bool:
+    """Whether the process is alive and not a zombie (its parent, tmux, is gone: nobody reaps it at once)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _quote(text: str) -> str:

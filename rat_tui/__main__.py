@@ -132,6 +132,12 @@ def install_stop_signals(app) -> None:
 
     def stop(signum: int, _frame) -> None:
         log = logging.getLogger("rat")
+        if signum == signal.SIGHUP:
+            # A terminal hanging up sends SIGCONT right after (Linux, tmux): Textual's driver took it for
+            # a resume from Ctrl+Z and set up the gone terminal again; its new writer thread died on the
+            # first write, and the app's shutdown then waited on that thread's full queue until the
+            # process was ended (EXIT_AFTER_SECONDS). Nothing is left to resume.
+            signal.signal(signal.SIGCONT, signal.SIG_DFL)
         log.warning("%s: stopping %d agent and terminal process groups", signal.Signals(signum).name, len(LIVE_GROUPS))
         signal_live_groups(signal.SIGTERM)
 

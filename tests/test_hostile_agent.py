@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -477,6 +478,31 @@ def test_a_closed_terminal_or_sigterm_leaves_no_agent_process_behind(tmp_path: P
             wait_gone(pid, 5.0)
         left = [pid for pid in tree if alive(pid)]
         assert not left, f"processes left behind after {how}: {left}"
+    finally:
+        tmux.kill()
+
+
+@pytest.mark.slow
+@needs_tmux
+def test_a_closed_terminal_ends_the_app_by_itself_not_by_the_watchdog(tmp_path: Path) -> None:
+    """A terminal hanging up sends SIGCONT after SIGHUP (Linux, tmux): Textual's driver took it for a resume
+    from Ctrl+Z, set up the gone terminal again, and the app's shutdown then hung on the new writer thread
+    until the watchdog ended the process (EXIT_AFTER_SECONDS, logged). Now the app exits on its own."""
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**tmux_env(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    tmux = CapturedTmux(env)
+    tmux.start_captured([sys.executable, "-m", "rat_tui", "--cwd", str(project)], project, tmp_path / "pane.bytes")
+    try:
+        tmux.wait_for("ready")  # the embedded demo agent
+        rat = tmux.pid()
+        subprocess.run(["tmux", "kill-server"], env=tmux.env, capture_output=True)  # the terminal is gone
+        wait_gone(rat)
+        assert not alive(rat), "rat survived SIGHUP"
+        logs = "".join(log.read_text() for log in (tmp_path / "state").rglob("*.log"))
+        assert "SIGHUP: stopping" in logs, logs  # the hang-up was handled ...
+        assert "did not exit" not in logs, logs  # ... and the app ended, not the watchdog
     finally:
         tmux.kill()
 
