@@ -356,6 +356,9 @@ class RatApp(KeyGuard, App[None]):
             # the models (10 ms against 0.34 s): a form asked at once found its screen imported.
             for name in WARM_UP_SCREENS:
                 importlib.import_module(f"{__package__}.ui.screens.{name}")
+            # The change tracker, imported at the first prompt's Enter (AgentSession.changes): 2.5 ms
+            # alone, 29 ms in a stall log while this thread held the GIL, keys typed after Enter waiting.
+            importlib.import_module(f"{__package__}.session.change_tracker")
             wire.schema()
             global _heap_frozen
             if not _heap_frozen:  # once a process (tests start many apps in one)
