@@ -1,6 +1,7 @@
 """Stall logger for the app under bench/stress.py --stalls FILE (put on the app's PYTHONPATH by it).
 
-Every event-loop callback of the app that runs longer than STALL_MS is appended to $RAT_STALL_LOG: when it
+Every event-loop callback of the app that runs longer than STALL_MS (25, or $RAT_STALL_MS; `stress.py --env
+RAT_STALL_MS=8` to see what a key waited behind when no single callback is long) is appended to $RAT_STALL_LOG: when it
 started (seconds after launch), how long it ran, the callback, and the commonest of the loop thread's stacks
 sampled every 3 ms while it ran (frames of rat, Textual, Rich, markdown-it, json, sqlite3, pydantic only).
 A callback with few or no samples held the GIL in C code the whole time (the sampler could not run).
@@ -13,7 +14,7 @@ import sys
 import threading
 import time
 
-STALL_MS = 25
+STALL_MS = int(os.environ.get("RAT_STALL_MS", "25"))
 SAMPLE_EVERY = 0.003
 KEEP = ("rat_tui", "textual", "rich", "markdown_it", "json", "sqlite3", "pydantic")
 
