@@ -72,3 +72,33 @@ async def test_the_footer_under_a_dialog_shows_the_dialogs_keys(tmp_path: Path, 
         assert "Yes" in line and "No" in line and "Cancel turn" not in line, line
         await pilot.press("n")
         await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "the question closed")
+
+
+async def test_a_dialog_is_styled_as_it_mounts_and_restyled_only_when_it_comes_back() -> None:
+    """StyledOnce (every modal, through ModalFooter): the resume that first shows a dialog does not apply
+    the whole stylesheet to its nodes again (they were styled as they mounted: 130-170 ms for the agent's
+    big form); a later resume that asks for it restyles as Textual does."""
+    from textual.app import App
+
+    from rat_tui.ui.styled_once import StyledOnce
+
+    restyled: list[str] = []
+
+    class Watched(ConfirmScreen):
+        def update_node_styles(self, animate: bool = True) -> None:
+            restyled.append(type(self).__name__)
+            super().update_node_styles(animate)
+
+    app = App()
+    async with app.run_test(size=(80, 24)) as pilot:
+        first = Watched("Delete", "Delete it?")
+        app.push_screen(first)
+        await until(pilot, lambda: app.screen is first and first.query("#dialog"), "the dialog")
+        await pilot.pause()
+        assert isinstance(first, StyledOnce) and restyled == []
+        assert first.query_one("#dialog").styles.border_top[0] == "thick"  # styled all the same
+        # A later resume that asks for a restyle (Textual's after the app was suspended, Ctrl+Z) gets one.
+        from textual import events
+
+        first.post_message(events.ScreenResume())
+        await until(pilot, lambda: restyled == ["Watched"], "the dialog restyled")

@@ -4,7 +4,8 @@ Textual's Footer shows the bindings of the screen it is mounted in. The app's fo
 session screen, and a modal leaves it visible under its dimmed backdrop: it went on listing the session's
 keys (Cancel turn, Plan, …), which do nothing there. A modal with this mixin mounts a Footer of its own,
 docked at the bottom over the app's, so the last line lists the keys that work in the modal.
-tests/test_modal_footer.py checks that every modal screen of the app has it.
+tests/test_modal_footer.py checks that every modal screen of the app has it. Every modal is also
+StyledOnce through it: its first resume does not restyle what was styled as it mounted.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Footer
 
+from ..styled_once import StyledOnce
+
 FOOTER_ROWS = 1
 """The rows the modal's own footer takes at the bottom (a dialog sizing itself leaves them)."""
 
 
-class ModalFooter:
+class ModalFooter(StyledOnce):
     """Mixin for a ModalScreen (before it in the bases): a Footer of its own once mounted."""
 
     def _on_mount(self, event: events.Mount) -> None:  # beside the subclass's own on_mount
