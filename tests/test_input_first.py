@@ -36,6 +36,23 @@ def clock(monkeypatch):
     priority.reset()
 
 
+async def flooding(tmp_path) -> tuple[AgentProcess, list[bytes], asyncio.Task]:
+    """A real agent writing LINES lines, read by a task into a list: once the flood is on (100 lines in)."""
+    proc = AgentProcess([sys.executable, "-c", FLOOD], cwd=tmp_path)
+    await proc.start()
+    lines: list[bytes] = []
+
+    async def read() -> None:
+        async for line in proc.lines():
+            lines.append(line)
+
+    reader = asyncio.create_task(read())
+    while len(lines) < 100:
+        assert not reader.done(), "the agent wrote nothing"
+        await asyncio.sleep(0)
+    return proc, lines, reader
+
+
 class TypingApp(App):
     def compose(self) -> ComposeResult:
         yield Transcript()
@@ -49,18 +66,7 @@ async def test_an_agent_flooding_is_not_read_while_a_key_is_on_its_way(tmp_path,
     async with app.run_test(size=(80, 24)) as pilot:
         field = app.query_one(Input)
         field.focus()
-        proc = AgentProcess([sys.executable, "-c", FLOOD], cwd=tmp_path)
-        await proc.start()
-        lines: list[bytes] = []
-
-        async def read() -> None:
-            async for line in proc.lines():
-                lines.append(line)
-
-        reader = asyncio.create_task(read())
-        while len(lines) < 100:  # the flood is on
-            assert not reader.done(), "the agent wrote nothing"
-            await asyncio.sleep(0)
+        proc, lines, reader = await flooding(tmp_path)
         priority.input_arrived()
         at_key = len(lines)
         read_when_handled: list[int] = []
@@ -166,18 +172,7 @@ async def test_a_transcript_flush_and_a_reader_go_on_once_the_key_is_drawn(tmp_p
         transcript = app.query_one(Transcript)
         field = app.query_one(Input)
         field.focus()
-        proc = AgentProcess([sys.executable, "-c", FLOOD], cwd=tmp_path)
-        await proc.start()
-        lines: list[bytes] = []
-
-        async def read() -> None:
-            async for line in proc.lines():
-                lines.append(line)
-
-        reader = asyncio.create_task(read())
-        while len(lines) < 100:
-            assert not reader.done(), "the agent wrote nothing"
-            await asyncio.sleep(0)
+        proc, lines, reader = await flooding(tmp_path)
         priority.input_arrived()
         transcript.add_entry("a1", "agent")
         transcript.append_text("a1", "## Title\n\nA paragraph.\n\n")
