@@ -317,9 +317,9 @@ class RatApp(KeyGuard, App[None]):
         self._saving_settings = True  # from now on a theme change is the user's choice
         for problem in self._problems:
             self.report_problem(problem)
-        # The ACP models (about 0.45 s of pydantic building that holds the GIL) and the code lexers (0.3 s)
-        # after the first frame and the first agent's handshake: in a thread started earlier they only
-        # slowed those down on two cores. Until its markdown is imported the transcripts show source text
+        # The ACP models (about 0.34 s of pydantic building that holds the GIL: wire._import_models) and
+        # the code lexers after the first frame and the first agent's handshake: in a thread started
+        # earlier they only slowed those down on two cores. Until its markdown is imported the transcripts show source text
         # (markdown_stream.warming).
         markdown_stream.plan_warm_up()
         self.call_after_refresh(self._warm_up)

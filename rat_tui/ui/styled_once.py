@@ -3,8 +3,9 @@
 Textual applies the stylesheet to each widget as it mounts; the resume that makes a new screen active
 comes right after its widgets mounted and applied the whole stylesheet to all of them again. For the
 app's first screen that was about 30 ms of the launch, the largest single item before the first frame;
-for a dialog of many widgets (a form asked by the agent) 130-170 ms, keys waiting. Later resumes (after
-a modal over it closed, a theme changed meanwhile) restyle as usual.
+for the agent's 1,000-field form 42-67 ms headless (130-170 ms in the stall logs of the form workload,
+the warm-up sharing the GIL), keys waiting. A later resume restyles when Textual asks it to (after the
+app was suspended; a screen popped back to is not restyled by Textual either way).
 """
 
 from __future__ import annotations
