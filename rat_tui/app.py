@@ -18,7 +18,6 @@ from textual.driver import Driver
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.widgets import Footer
 
 from .session.agent_session import AgentCommand, AgentSession
 from .config import Config, problem_severity
@@ -39,6 +38,7 @@ from .ui.palette.slash_commands import SlashCommandsProvider
 from .ui.tabs.main_screen import MainScreen
 from .ui.tabs.tab_bar import SessionTabs
 from .ui.tabs.tab_ui import TabUI
+from .ui.widgets.keys_footer import KeysFooter
 from .ui.notifications import Notifier, notify_settings
 from .ui.tabs.worktree_tabs import WorktreeTabs
 from .ui.widgets import markdown_stream
@@ -286,7 +286,7 @@ class RatApp(KeyGuard, App[None]):
     def compose(self) -> ComposeResult:
         with SessionTabs():
             yield SessionTabs.pane(self.first_session, 1)
-        yield Footer()
+        yield KeysFooter()
 
     def _choose_theme(self) -> None:
         """The configured theme, chosen before the app starts: the stylesheet is parsed once, with its

@@ -19,7 +19,7 @@ from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from ... import paths
 from ...history.journal import HistoryJournal, SessionInfo
@@ -29,6 +29,7 @@ from ...history.records import dump_recording
 from ...session.replay import ReplaySession
 from ..tabs.view import SessionView
 from ...protocol.sanitize import clean
+from ..widgets.keys_footer import KeysFooter
 
 log = logging.getLogger("rat.history")
 
@@ -90,7 +91,7 @@ class HistoryScreen(Screen[None]):
         yield Static("", id="history-status", markup=False)
         yield Input(placeholder="search: words in the messages, agent:NAME, cwd:DIR, date:2026-11", id="history-search")
         yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         for label, key in COLUMNS:
@@ -204,7 +205,7 @@ class HistoryTranscriptScreen(Screen[None]):
                            f"{info.messages} messages · e Markdown · j journal · c continue · Esc back"),
                      id="history-info", markup=False)
         yield SessionView(self.session)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.call_after_refresh(lambda: self.view.transcript.focus())

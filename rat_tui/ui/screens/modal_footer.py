@@ -11,9 +11,11 @@ StyledOnce through it: its first resume does not restyle what was styled as it m
 from __future__ import annotations
 
 from textual import events
+from textual.widget import Widget
 from textual.widgets import Footer
 
 from ..styled_once import StyledOnce
+from ..widgets.keys_footer import KeysFooter
 
 FOOTER_ROWS = 1
 """The rows the modal's own footer takes at the bottom (a dialog sizing itself leaves them)."""
@@ -22,6 +24,13 @@ FOOTER_ROWS = 1
 class ModalFooter(StyledOnce):
     """Mixin for a ModalScreen (before it in the bases): a Footer of its own once mounted."""
 
+    def _extend_compose(self, widgets: list[Widget]) -> None:
+        """The footer is composed with the modal's own widgets (Textual's hook for its tooltip and toasts):
+        mounted afterwards, in `_on_mount`, it cost one more layout of the whole dialog as it opened."""
+        super()._extend_compose(widgets)  # type: ignore[misc]
+        if not any(isinstance(widget, Footer) for widget in widgets):
+            widgets.append(KeysFooter())
+
     def _on_mount(self, event: events.Mount) -> None:  # beside the subclass's own on_mount
         if not self.query(Footer):  # type: ignore[attr-defined]
-            self.mount(Footer())  # type: ignore[attr-defined]
+            self.mount(KeysFooter())  # type: ignore[attr-defined]

@@ -15,10 +15,11 @@ from textual.content import Content
 from textual.containers import VerticalScroll
 from textual.highlight import highlight
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from ...protocol.traffic import TrafficLog, TrafficRecord
 from ...protocol.sanitize import clean
+from ..widgets.keys_footer import KeysFooter
 
 COLUMNS = (("#", "seq"), ("time", "time"), ("", "dir"), ("method", "method"), ("id", "id"),
            ("bytes", "bytes"), ("latency", "latency"))  # fmt: skip
@@ -102,7 +103,7 @@ class TrafficScreen(Screen[None]):
         with VerticalScroll(id="traffic-detail"):
             yield Static("Enter on a message shows its JSON here (secrets redacted).", id="traffic-json",
                          classes="-empty", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         for label, key in COLUMNS:

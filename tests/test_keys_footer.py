@@ -1,0 +1,71 @@
+"""KeysFooter (ui/widgets/keys_footer.py): the keys from the first compose, a recompose only when they change."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Button, Input
+from textual.widgets._footer import FooterKey
+
+from rat_tui.ui.widgets.keys_footer import KeysFooter
+
+
+class Saver(Button):
+    BINDINGS = [Binding("ctrl+s", "save", "Save")]
+
+    def action_save(self) -> None:
+        self.app.saved = True
+
+
+class FooterApp(App):
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit"), Binding("f2", "hidden", "Hidden", show=False)]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.composes_seen: list[list[str]] = []
+        self.saved = False
+
+    def compose(self) -> ComposeResult:
+        yield Input(id="first")
+        yield Input(id="second")
+        yield Saver("save", id="saver")
+        yield KeysFooter()
+
+
+def shown(app: App) -> list[str]:
+    return [key.description for key in app.query(FooterKey)]
+
+
+async def test_the_keys_are_in_the_first_compose_and_the_same_keys_are_not_composed_again() -> None:
+    app = FooterApp()
+    async with app.run_test() as pilot:
+        footer = app.query_one(KeysFooter)
+        first = shown(app)
+        await pilot.pause()
+        assert "Quit" in shown(app) and "Hidden" not in shown(app)
+        assert first == shown(app)  # composed with its keys, not empty then recomposed
+        assert footer.recomposes == 0
+        app.query_one("#first", Input).focus()
+        await pilot.pause()
+        for key in ("tab", "shift+tab", "tab"):  # moves between the two inputs: the same keys shown
+            await pilot.press(key)
+            await pilot.pause()
+        assert app.focused is app.query_one("#second")
+        assert footer.recomposes == 0 and "Save" not in shown(app)
+
+
+async def test_a_focus_that_brings_its_own_key_recomposes_the_footer() -> None:
+    app = FooterApp()
+    async with app.run_test() as pilot:
+        footer = app.query_one(KeysFooter)
+        app.query_one("#second", Input).focus()
+        await pilot.pause()
+        await pilot.press("tab")  # onto the button, whose Save key the footer must now show
+        await pilot.pause()
+        assert app.focused is app.query_one("#saver")
+        assert "Save" in shown(app) and footer.recomposes == 1
+        await pilot.press("ctrl+s")
+        assert app.saved
+        await pilot.press("shift+tab")  # away again: Save goes
+        await pilot.pause()
+        assert "Save" not in shown(app) and footer.recomposes == 2
