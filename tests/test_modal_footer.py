@@ -102,3 +102,39 @@ async def test_a_dialog_is_styled_as_it_mounts_and_restyled_only_when_it_comes_b
 
         first.post_message(events.ScreenResume())
         await until(pilot, lambda: restyled == ["Watched"], "the dialog restyled")
+
+
+async def test_a_screen_shown_without_toasts_is_not_laid_out_again_for_its_toast_rack(monkeypatch) -> None:
+    """StyledOnce composes the toast rack hidden: each resume shows the app's toasts (none here) by setting
+    the rack's `display` inline, which a screen shown the first time took for a change and laid itself out
+    again for (the app's first screen, and every dialog as it opened). A toast still shows."""
+    from textual.app import App
+    from textual.widgets._toast import ToastRack
+
+    from rat_tui.ui.tabs.main_screen import MainScreen
+
+    relayouts: list[str] = []
+    refresh = ToastRack.refresh
+
+    def watched(self, *args, layout: bool = False, **kwargs):
+        if layout and self.is_mounted:
+            relayouts.append(type(self.screen).__name__)
+        return refresh(self, *args, layout=layout, **kwargs)
+
+    monkeypatch.setattr(ToastRack, "refresh", watched)
+
+    class Main(App):
+        def get_default_screen(self) -> MainScreen:
+            return MainScreen(id="_default")
+
+    app = Main()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        assert relayouts == []  # the app's first screen
+        dialog = ConfirmScreen("Delete", "Delete it?")
+        app.push_screen(dialog)
+        await until(pilot, lambda: app.screen is dialog and dialog.query("#dialog"), "the dialog")
+        await pilot.pause()
+        assert relayouts == []
+        app.notify("a toast")  # a toast still shows, on the screen on top
+        await until(pilot, lambda: dialog.query_one(ToastRack).display, "the toast rack shown")
+        assert relayouts and set(relayouts) == {"ConfirmScreen"}

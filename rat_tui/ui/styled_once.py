@@ -6,11 +6,17 @@ app's first screen that was about 30 ms of the launch, the largest single item b
 for the agent's 1,000-field form 42-67 ms headless (130-170 ms in the stall logs of the form workload,
 the warm-up sharing the GIL), keys waiting. A later resume restyles when Textual asks it to (after the
 app was suspended; a screen popped back to is not restyled by Textual either way).
+
+Its toast rack is also composed hidden: Textual's CSS hides it, but each resume shows the app's toasts
+(none, as a rule) by setting `display` inline, which a screen shown the first time took for a change and
+laid itself out again for (about 25 ms for the app's first screen, right after its first frame).
 """
 
 from __future__ import annotations
 
 from textual import events
+from textual.widget import Widget
+from textual.widgets._toast import ToastRack
 
 
 class StyledOnce:
@@ -23,3 +29,9 @@ class StyledOnce:
             self._resumed_once = True
             event.refresh_styles = False  # every node was styled as it mounted
         await super().on_event(event)  # type: ignore[misc]
+
+    def _extend_compose(self, widgets: list[Widget]) -> None:
+        super()._extend_compose(widgets)  # type: ignore[misc]
+        for widget in widgets:
+            if isinstance(widget, ToastRack):
+                widget.display = False  # what ToastRack.show sets with no toast: then no change, no layout
