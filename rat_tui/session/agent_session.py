@@ -305,6 +305,9 @@ class AgentSession:
             settings, self.restore_settings = self.restore_settings, {}
             await restore_settings(self, settings)
         self.store.dispatch(reducer.set_status, READY)
+        # Shown at once, not a frame later: at launch the handshake ends while the first frame is being
+        # laid out, and delivered now the first frame says `ready` (a frame later it took one more layout).
+        self.store.flush()
         self.login.resend_pending()
         self.prompts.status_changed()  # prompts queued while the agent was starting go out now
         return True
