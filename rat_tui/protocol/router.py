@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from .lines import decode_line
 from .rpc_log import RpcLog
-from .sanitize import clean
+from .sanitize import clean, vouched
 from .traffic import TrafficLog
 from .transport import AgentProcess
 
@@ -27,6 +27,7 @@ REQUEST_CANCELLED = -32800
 CANCEL_REQUEST = "$/cancel_request"
 
 # Limits on what one message may be (checked at the edge, before anything else looks at it).
+SESSION_UPDATE = "session/update"
 MAX_DEPTH = 200  # nesting of objects and arrays; json.loads itself dies of RecursionError near 1,000
 INT_LIMIT = 2**63  # integers beyond a signed 64-bit one are clamped: a float of them overflows
 RequestHandler = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -304,7 +305,12 @@ class Connection:
                 try:
                     if self.codec is not None and isinstance(params, dict):
                         self.codec.notification(method, params)
-                    self.on_notification(method, params if isinstance(params, dict) else {})
+                        self.on_notification(method, params)
+                    elif method == SESSION_UPDATE and isinstance(params, dict):
+                        with vouched(params.get("update"), line):  # (sanitize.clean_update)
+                            self.on_notification(method, params)
+                    else:
+                        self.on_notification(method, params if isinstance(params, dict) else {})
                 except Exception:
                     log.exception("handling notification %s failed", method)
                     self._problem("handler", f"rat-tui could not handle a {clean(method)[:80]} message from the "

@@ -1,0 +1,104 @@
+"""sanitize.line_is_clean and the router's vouching: a line that passes holds nothing `clean` changes, so its
+update is not walked again (protocol/sanitize.py, protocol/router.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rat_tui.protocol import sanitize
+from rat_tui.protocol.lines import decode_line
+from rat_tui.protocol.sanitize import DATA_DEPTH_LIMIT, clean, clean_data, clean_update, line_is_clean, vouched
+
+from .helpers.harness import finish, start_session, wait_for
+
+# Every character `clean` changes (sanitize._UNSAFE), and a few it keeps.
+UNSAFE = [chr(c) for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *range(0xD800, 0xE000))]
+SAFE = ["plain", "é ü ß", "日本語", "한국어 텍스트", "\U0001F600", "tab\there", "new\nline", 'a "quote"', "back\\slash",
+        "a/b", "\u00a0\u00a9\u00ae\u00b0", "\u2028", "\ufffd"]
+
+
+def lines_for(text: str) -> list[bytes]:
+    """`text` as a string value and as a key, escaped (ensure_ascii) and raw, as an agent may write it."""
+    found = []
+    for message in ({"update": {"title": text}}, {"update": {text: 1}}):
+        for ascii_only in (True, False):
+            found.append(json.dumps(message, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass"))
+    return found
+
+
+def test_no_line_holding_a_character_clean_changes_passes() -> None:
+    for char in UNSAFE:
+        assert clean(char) != char
+        for line in lines_for(char):
+            assert not line_is_clean(line), (char, line)
+    # The short escapes, and an escaped ESC in either case.
+    for line in (rb'{"a":"x\by"}', rb'{"a":"x\fy"}', rb'{"a":"x\ry"}', rb'{"a":"\u001b[2J"}', rb'{"a":"\u001B"}',
+                 rb'{"a":"\u009B"}', rb'{"a":"\uDFFF"}'):
+        assert not line_is_clean(line), line
+
+
+def test_a_line_that_passes_decodes_to_what_clean_keeps() -> None:
+    for text in SAFE:
+        for line in lines_for(text):
+            value = decode_line(line)
+            if line_is_clean(line):
+                assert clean_data(value) is value
+    # The usual lines pass (else the walk is paid for nothing): raw UTF-8, newlines, quotes, backslashes.
+    assert all(line_is_clean(json.dumps({"t": text}, ensure_ascii=False).encode()) for text in SAFE if text != "\U0001F600")
+    assert line_is_clean("{\"t\": \"\U0001F600\"}".encode())
+
+
+def test_a_line_nested_as_deep_as_the_walk_cuts_does_not_pass() -> None:
+    deep: object = "x"
+    for _ in range(DATA_DEPTH_LIMIT):
+        deep = [deep]
+    line = json.dumps({"update": {"content": deep}}).encode()
+    assert not line_is_clean(line)
+    assert sanitize.TOO_DEEP in json.dumps(clean_update(json.loads(line)["update"]), ensure_ascii=False)
+
+
+def test_only_the_update_handed_on_is_vouched_for_and_only_while_it_is() -> None:
+    update = {"title": "\x1b[2Jboom"}
+    assert clean_update(update)["title"] == "␛[2Jboom"
+    with vouched(update, b'{"title":"\\u001b[2Jboom"}'):  # its line is checked, not trusted blindly
+        assert clean_update(update)["title"] == "␛[2Jboom"
+    plain = {"title": "fine"}
+    other = {"title": "\x07bell"}
+    with vouched(plain, b'{"title":"fine"}'):
+        assert clean_update(plain) is plain
+        assert clean_update(other)["title"] == "␇bell"  # another update is walked
+    assert sanitize._vouched is None
+
+
+@pytest.mark.slow
+async def test_an_agent_s_clean_tool_calls_are_not_walked_and_an_escape_is_still_cleaned(
+        tmp_path: Path, monkeypatch) -> None:
+    walked: list[object] = []
+    is_clean = sanitize._is_clean
+
+    def counted(value, depth=0):
+        if depth == 0:
+            walked.append(value)
+        return is_clean(value, depth)
+
+    monkeypatch.setattr(sanitize, "_is_clean", counted)
+    calls = [{"update": {"sessionUpdate": "tool_call", "toolCallId": f"c{i}", "title": f"Read file_{i}.py", "kind": "read",
+                         "status": "in_progress", "locations": [{"path": f"/tmp/file_{i}.py"}]}} for i in range(3)]
+    hostile = {"update": {"sessionUpdate": "tool_call", "toolCallId": "evil", "title": "\x1b]52;c;aGk=\x07steal",
+                          "kind": "read", "status": "completed"}}
+    session, task = await start_session({"on_new_session": []}, tmp_path)
+    walked.clear()
+    try:
+        for params in [*calls, hostile]:
+            line = json.dumps({"jsonrpc": "2.0", "method": "session/update",
+                               "params": {"sessionId": session.session_id, **params}}).encode()
+            session.connection._route_line(line)
+        await wait_for(lambda: "evil" in session.state.tool_calls, what="the tool calls")
+        assert [session.state.tool_calls[f"c{i}"].title for i in range(3)] == [f"Read file_{i}.py" for i in range(3)]
+        assert session.state.tool_calls["evil"].title == "␛]52;c;aGk=␇steal"
+        assert [value.get("toolCallId") for value in walked if isinstance(value, dict)] == ["evil"]
+    finally:
+        await finish(session, task)
