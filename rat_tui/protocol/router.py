@@ -25,9 +25,9 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 CANCEL_REQUEST = "$/cancel_request"
+SESSION_UPDATE = "session/update"
 
 # Limits on what one message may be (checked at the edge, before anything else looks at it).
-SESSION_UPDATE = "session/update"
 MAX_DEPTH = 200  # nesting of objects and arrays; json.loads itself dies of RecursionError near 1,000
 INT_LIMIT = 2**63  # integers beyond a signed 64-bit one are clamped: a float of them overflows
 RequestHandler = Callable[[dict[str, Any]], Awaitable[Any]]

@@ -2,15 +2,14 @@
 
 Textual's Footer shows the bindings of the screen it is mounted in. The app's footer belongs to the
 session screen, and a modal leaves it visible under its dimmed backdrop: it went on listing the session's
-keys (Cancel turn, Plan, …), which do nothing there. A modal with this mixin mounts a Footer of its own,
-docked at the bottom over the app's, so the last line lists the keys that work in the modal.
-tests/test_modal_footer.py checks that every modal screen of the app has it. Every modal is also
+keys (Cancel turn, Plan, …), which do nothing there. A modal with this mixin composes a footer of its own
+(a KeysFooter, with its own widgets), docked at the bottom over the app's, so the last line lists the keys
+that work in the modal. tests/test_modal_footer.py checks that every modal screen of the app has it. Every modal is also
 StyledOnce through it: its first resume does not restyle what was styled as it mounted.
 """
 
 from __future__ import annotations
 
-from textual import events
 from textual.widget import Widget
 from textual.widgets import Footer
 
@@ -22,7 +21,7 @@ FOOTER_ROWS = 1
 
 
 class ModalFooter(StyledOnce):
-    """Mixin for a ModalScreen (before it in the bases): a Footer of its own once mounted."""
+    """Mixin for a ModalScreen (before it in the bases): a footer of its own, composed with its widgets."""
 
     def _extend_compose(self, widgets: list[Widget]) -> None:
         """The footer is composed with the modal's own widgets (Textual's hook for its tooltip and toasts):
@@ -30,7 +29,3 @@ class ModalFooter(StyledOnce):
         super()._extend_compose(widgets)  # type: ignore[misc]
         if not any(isinstance(widget, Footer) for widget in widgets):
             widgets.append(KeysFooter())
-
-    def _on_mount(self, event: events.Mount) -> None:  # beside the subclass's own on_mount
-        if not self.query(Footer):  # type: ignore[attr-defined]
-            self.mount(KeysFooter())  # type: ignore[attr-defined]
