@@ -12,7 +12,7 @@ from rat_tui.protocol import sanitize
 from rat_tui.protocol.lines import decode_line
 from rat_tui.protocol.sanitize import DATA_DEPTH_LIMIT, clean, clean_data, clean_update, line_is_clean, vouched
 
-from .helpers.harness import finish, start_session, wait_for
+from .helpers.harness import finish, start_session
 
 # Every character `clean` changes (sanitize._UNSAFE), and a few it keeps.
 UNSAFE = [chr(c) for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *range(0xD800, 0xE000))]
@@ -40,15 +40,14 @@ def test_no_line_holding_a_character_clean_changes_passes() -> None:
         assert not line_is_clean(line), line
 
 
-def test_a_line_that_passes_decodes_to_what_clean_keeps() -> None:
+def test_the_usual_lines_pass() -> None:
+    """Else the walk is paid for nothing: raw UTF-8, newlines, tabs, quotes, backslashes (and what they
+    decode to, `clean` keeps)."""
     for text in SAFE:
-        for line in lines_for(text):
-            value = decode_line(line)
-            if line_is_clean(line):
-                assert clean_data(value) is value
-    # The usual lines pass (else the walk is paid for nothing): raw UTF-8, newlines, quotes, backslashes.
-    assert all(line_is_clean(json.dumps({"t": text}, ensure_ascii=False).encode()) for text in SAFE if text != "\U0001F600")
-    assert line_is_clean("{\"t\": \"\U0001F600\"}".encode())
+        line = json.dumps({"t": text}, ensure_ascii=False).encode()
+        assert line_is_clean(line), line
+        value = decode_line(line)
+        assert clean_data(value) is value
 
 
 def test_a_line_nested_as_deep_as_the_walk_cuts_does_not_pass() -> None:
@@ -76,6 +75,7 @@ def test_only_the_update_handed_on_is_vouched_for_and_only_while_it_is() -> None
 @pytest.mark.slow
 async def test_an_agent_s_clean_tool_calls_are_not_walked_and_an_escape_is_still_cleaned(
         tmp_path: Path, monkeypatch) -> None:
+    """Over the real pipe from a scripted agent: its clean tool calls are not walked, its hostile one is."""
     walked: list[object] = []
     is_clean = sanitize._is_clean
 
@@ -89,14 +89,10 @@ async def test_an_agent_s_clean_tool_calls_are_not_walked_and_an_escape_is_still
                          "status": "in_progress", "locations": [{"path": f"/tmp/file_{i}.py"}]}} for i in range(3)]
     hostile = {"update": {"sessionUpdate": "tool_call", "toolCallId": "evil", "title": "\x1b]52;c;aGk=\x07steal",
                           "kind": "read", "status": "completed"}}
-    session, task = await start_session({"on_new_session": []}, tmp_path)
-    walked.clear()
+    session, task = await start_session({"turns": [[*calls, hostile]]}, tmp_path)
     try:
-        for params in [*calls, hostile]:
-            line = json.dumps({"jsonrpc": "2.0", "method": "session/update",
-                               "params": {"sessionId": session.session_id, **params}}).encode()
-            session.connection._route_line(line)
-        await wait_for(lambda: "evil" in session.state.tool_calls, what="the tool calls")
+        walked.clear()
+        await session.start_prompt("read them")
         assert [session.state.tool_calls[f"c{i}"].title for i in range(3)] == [f"Read file_{i}.py" for i in range(3)]
         assert session.state.tool_calls["evil"].title == "␛]52;c;aGk=␇steal"
         assert [value.get("toolCallId") for value in walked if isinstance(value, dict)] == ["evil"]
