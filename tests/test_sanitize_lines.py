@@ -10,7 +10,7 @@ import pytest
 
 from rat_tui.protocol import sanitize
 from rat_tui.protocol.lines import decode_line
-from rat_tui.protocol.sanitize import DATA_DEPTH_LIMIT, clean, clean_data, clean_update, line_is_clean, vouched
+from rat_tui.protocol.sanitize import DATA_DEPTH_LIMIT, clean, clean_data, clean_update, line_is_clean, vouch
 
 from .helpers.harness import finish, start_session
 
@@ -62,14 +62,16 @@ def test_a_line_nested_as_deep_as_the_walk_cuts_does_not_pass() -> None:
 def test_only_the_update_handed_on_is_vouched_for_and_only_while_it_is() -> None:
     update = {"title": "\x1b[2Jboom"}
     assert clean_update(update)["title"] == "␛[2Jboom"
-    with vouched(update, b'{"title":"\\u001b[2Jboom"}'):  # its line is checked, not trusted blindly
-        assert clean_update(update)["title"] == "␛[2Jboom"
+    vouch(update, b'{"title":"\\u001b[2Jboom"}')  # its line is checked, not trusted blindly
+    assert clean_update(update)["title"] == "␛[2Jboom"
     plain = {"title": "fine"}
     other = {"title": "\x07bell"}
-    with vouched(plain, b'{"title":"fine"}'):
-        assert clean_update(plain) is plain
-        assert clean_update(other)["title"] == "␇bell"  # another update is walked
+    vouch(plain, b'{"title":"fine"}')
+    assert clean_update(plain) is plain
+    assert clean_update(other)["title"] == "␇bell"  # another update is walked
+    vouch(None, b"")
     assert sanitize._vouched is None
+    assert clean_update({"title": "\x07"})["title"] == "␇"
 
 
 @pytest.mark.slow

@@ -70,23 +70,20 @@ def call_after_input(loop: asyncio.AbstractEventLoop, wait: float, callback: Cal
     sooner if the input is drawn first (`input_done`). Returns the function that cancels it."""
     done = False
 
-    def go() -> None:
-        nonlocal done
-        if not done:
-            done = True
-            handle.cancel()
-            _forget(early)
-            callback()
-
-    def early() -> None:
-        if not loop.is_closed():  # (a waiter left by an app since closed: tests run many loops)
-            loop.call_later(DRAWN_GRACE, go)
-
     def cancel() -> None:
         nonlocal done
         done = True
         handle.cancel()
         _forget(early)
+
+    def go() -> None:
+        if not done:
+            cancel()
+            callback()
+
+    def early() -> None:
+        if not loop.is_closed():  # (a waiter left by an app since closed: tests run many loops)
+            loop.call_later(DRAWN_GRACE, go)
 
     handle = loop.call_later(wait, go)
     _waiters.append(early)

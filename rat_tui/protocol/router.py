@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from .lines import decode_line
 from .rpc_log import RpcLog
-from .sanitize import clean, vouched
+from .sanitize import clean, vouch
 from .traffic import TrafficLog
 from .transport import AgentProcess
 
@@ -25,7 +25,6 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 CANCEL_REQUEST = "$/cancel_request"
-SESSION_UPDATE = "session/update"
 
 # Limits on what one message may be (checked at the edge, before anything else looks at it).
 MAX_DEPTH = 200  # nesting of objects and arrays; json.loads itself dies of RecursionError near 1,000
@@ -306,9 +305,12 @@ class Connection:
                     if self.codec is not None and isinstance(params, dict):
                         self.codec.notification(method, params)
                         self.on_notification(method, params)
-                    elif method == SESSION_UPDATE and isinstance(params, dict):
-                        with vouched(params.get("update"), line):  # (sanitize.clean_update)
+                    elif method == "session/update" and isinstance(params, dict):
+                        vouch(params.get("update"), line)  # (sanitize.clean_update)
+                        try:
                             self.on_notification(method, params)
+                        finally:
+                            vouch(None, b"")
                     else:
                         self.on_notification(method, params if isinstance(params, dict) else {})
                 except Exception:

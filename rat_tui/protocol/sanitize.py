@@ -205,21 +205,10 @@ def line_is_clean(line: bytes) -> bool:
 _vouched: tuple[Any, bytes] | None = None
 
 
-class vouched:
-    """`with vouched(update, line):` while handing on an update decoded from `line`."""
-
-    __slots__ = ("pair",)
-
-    def __init__(self, update: Any, line: bytes) -> None:
-        self.pair = (update, line)
-
-    def __enter__(self) -> None:
-        global _vouched
-        _vouched = self.pair
-
-    def __exit__(self, *_exc: Any) -> None:
-        global _vouched
-        _vouched = None
+def vouch(update: Any, line: bytes) -> None:
+    """The router hands on `update`, decoded from `line`, until `vouch(None, b"")` (about 0.2 µs a pair)."""
+    global _vouched
+    _vouched = None if update is None else (update, line)
 
 
 def clean_update(update: Any) -> Any:
