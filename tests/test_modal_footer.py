@@ -37,6 +37,24 @@ def _modal_screens() -> list[type]:
     return found
 
 
+def test_every_screen_of_the_app_is_styled_once() -> None:
+    """StyledOnce: no screen of the app restyles every node on its first resume (its widgets were styled
+    as they mounted), nor lays itself out again for its empty toast rack."""
+    from textual.screen import Screen
+
+    from rat_tui.ui.styled_once import StyledOnce
+
+    _modal_screens()  # imports every module of the UI
+    found, todo = [], [Screen]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("rat_tui."):
+                found.append(sub)
+    assert len(found) > 20
+    assert [cls.__qualname__ for cls in found if not issubclass(cls, StyledOnce)] == []
+
+
 def test_every_modal_screen_of_the_app_has_its_own_footer() -> None:
     screens = _modal_screens()
     assert len(screens) > 10

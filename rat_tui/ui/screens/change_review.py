@@ -17,6 +17,7 @@ from ...session.change_tracker import ChangeTracker, FileChange, RevertError, Tu
 from ...state.diffing import FileDiff
 from ..widgets.diff_view import DiffView
 from .confirm import ConfirmScreen
+from ..styled_once import StyledOnce
 
 PROMPT_CHARS = 22  # keeps "Turn N · prompt · N files" on one line of the list
 
@@ -35,7 +36,7 @@ def _short(prompt: str) -> str:
     return line if len(line) <= PROMPT_CHARS else line[: PROMPT_CHARS - 1] + "…"
 
 
-class ChangeReviewScreen(Screen[None]):
+class ChangeReviewScreen(StyledOnce, Screen[None]):
     """Newest turn first; the diff is always original → the file on disk now, so what it shows is
     exactly what a revert would undo, including after a restart or the user's own edits."""
 

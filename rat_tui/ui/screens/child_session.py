@@ -33,6 +33,7 @@ from ..widgets.child_card import child_state_words, render_child_card, render_co
 from ..widgets.plan_panel import PlanPanel
 from ..widgets.tool_call import render_tool_call
 from ..widgets.transcript import Transcript
+from ..styled_once import StyledOnce
 
 CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")
 
@@ -94,7 +95,7 @@ class EntryFeeder:
         return fields
 
 
-class ChildSessionScreen(Screen[None]):
+class ChildSessionScreen(StyledOnce, Screen[None]):
     """A subagent's own transcript, tool calls and plan, live; Escape goes back to the parent's tab."""
 
     BINDINGS = [

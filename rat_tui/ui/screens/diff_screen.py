@@ -10,9 +10,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from ..widgets.diff_view import DiffView
+from ..styled_once import StyledOnce
 
 
-class DiffScreen(Screen[None]):
+class DiffScreen(StyledOnce, Screen[None]):
     """Opened from a tool card (`d`); the DiffView renders only visible rows, so size does not matter."""
 
     DEFAULT_CSS = """

@@ -30,6 +30,7 @@ from ...session.replay import ReplaySession
 from ..tabs.view import SessionView
 from ...protocol.sanitize import clean
 from ..widgets.keys_footer import KeysFooter
+from ..styled_once import StyledOnce
 
 log = logging.getLogger("rat.history")
 
@@ -60,7 +61,7 @@ def export_name(info: SessionInfo, suffix: str) -> str:
     return f"rat-{stamp}-{agent}-{info.id}{suffix}"
 
 
-class HistoryScreen(Screen[None]):
+class HistoryScreen(StyledOnce, Screen[None]):
     """Past sessions, newest first; type to search (text, `agent:`, `cwd:`, `date:`), Enter opens one."""
 
     DEFAULT_CSS = """
@@ -170,7 +171,7 @@ class HistoryScreen(Screen[None]):
         self.refresh_rows()
 
 
-class HistoryTranscriptScreen(Screen[None]):
+class HistoryTranscriptScreen(StyledOnce, Screen[None]):
     """One past session, read-only, in the live session's widgets; e, j and c act on it."""
 
     DEFAULT_CSS = """

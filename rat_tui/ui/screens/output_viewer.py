@@ -23,6 +23,7 @@ from textual.strip import Strip
 from textual.widgets import Footer, Input, Static
 
 from ...state.models import TerminalState, ToolCallEntry
+from ..styled_once import StyledOnce
 
 
 def tail_first(call: ToolCallEntry) -> bool:
@@ -140,7 +141,7 @@ class OutputView(ScrollView, can_focus=True):
         return strip.crop_extend(round(scroll_x), round(scroll_x) + width, base)
 
 
-class OutputViewer(Screen[None]):
+class OutputViewer(StyledOnce, Screen[None]):
     """Full screen; `/` searches, Enter/n next, N previous, Esc closes the search then the viewer."""
 
     DEFAULT_CSS = """

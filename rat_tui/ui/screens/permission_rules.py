@@ -9,11 +9,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from ...state.permission_policy import PermissionPolicy, PermissionRule
+from ..styled_once import StyledOnce
 
 COLUMNS = ("agent", "kind", "pattern", "decision", "created")
 
 
-class PermissionRulesScreen(Screen[None]):
+class PermissionRulesScreen(StyledOnce, Screen[None]):
     """Rules answer requests silently, so the user needs one place to see and undo them."""
 
     DEFAULT_CSS = """

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Input, Static
 from ...protocol.traffic import TrafficLog, TrafficRecord
 from ...protocol.sanitize import clean
 from ..widgets.keys_footer import KeysFooter
+from ..styled_once import StyledOnce
 
 COLUMNS = (("#", "seq"), ("time", "time"), ("", "dir"), ("method", "method"), ("id", "id"),
            ("bytes", "bytes"), ("latency", "latency"))  # fmt: skip
@@ -60,7 +61,7 @@ def pretty_json(record: TrafficRecord) -> str:
     return "\n".join(lines)
 
 
-class TrafficScreen(Screen[None]):
+class TrafficScreen(StyledOnce, Screen[None]):
     """Lists the messages of one connection as they pass; Enter shows the selected one's JSON."""
 
     DEFAULT_CSS = """
