@@ -57,6 +57,8 @@ async def test_sessions_load_list_resume_and_close_across_a_restart(workspace: P
     before = len(second.updates())
     resumed = await second.request("session/resume", {"sessionId": other_id, "cwd": str(other)})
     assert "configOptions" in resumed["result"]
+    # (the agent sends it after its answer: the answer may be read first)
+    await second.wait_for(lambda: len(second.updates()) > before, "the update after the resume answer")
     assert [u["sessionUpdate"] for u in second.updates()[before:]] == ["available_commands_update"]
     assert (await second.request("session/close", {"sessionId": other_id}))["result"] == {}
     closed = await second.request("session/prompt", prompt_params(other_id, "hi"))

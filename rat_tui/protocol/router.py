@@ -142,6 +142,9 @@ class Connection:
         # Hears what the user should know about the connection (a message dropped, the agent not
         # reading): one sentence, said once per kind of problem.
         self.on_problem: Callable[[str, str], None] | None = None
+        # Hears that everything the agent has written so far is routed and the reader waits for more:
+        # the end of a burst (SessionStore.reader_idle).
+        self.on_idle: Callable[[], None] | None = None
         # AgentProcess's back-pressure check (stand-ins used by benchmarks may lack it).
         self._refuse: Callable[[int], None] | None = getattr(process, "refuse_if_backed_up", None)
         self._problems_said: set[str] = set()
@@ -256,7 +259,7 @@ class Connection:
     async def run(self) -> None:
         """Read until the agent closes stdout; then fail whatever still waits on it."""
         try:
-            async for line in self.process.lines(self._sync_recorders):
+            async for line in self.process.lines(self._sync_recorders, self._idle):
                 self._route_line(line)
         finally:
             self._closed = True
@@ -268,6 +271,13 @@ class Connection:
             self._pending.clear()
             for task in self._serving.values():
                 task.cancel()
+
+    def _idle(self) -> None:
+        if self.on_idle is not None:
+            try:
+                self.on_idle()
+            except Exception:
+                log.exception("the idle listener failed")
 
     def _sync_recorders(self) -> None:
         """The reader is about to give the loop a turn: recorders that write in batches write now."""

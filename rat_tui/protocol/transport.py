@@ -63,6 +63,19 @@ async def _pass_turn(before_wait: Callable[[], None] | None) -> bool:
             await asyncio.sleep(0)
 
 
+async def _drained(reader: asyncio.StreamReader) -> bool:
+    """Whether the agent's output is drained: nothing is buffered, and nothing more is after the loop has
+    polled the pipe (two turns: in the first the loop runs what was ready before its poll, this reader
+    among them, then the pipe's own reader; the second sees what that one read). The reader's buffer is
+    private to asyncio; a reader without it is never taken as drained (drawing keeps its flood pace)."""
+    for turn in range(3):
+        if getattr(reader, "_buffer", b"?"):
+            return False
+        if turn < 2:
+            await asyncio.sleep(0)
+    return True
+
+
 def _next_turn() -> None:
     global _turn_started, _next_turn_loop
     _turn_started = None
@@ -313,11 +326,14 @@ class AgentProcess:
             except Exception:
                 log.exception("stall listener failed")
 
-    async def lines(self, before_wait: Callable[[], None] | None = None) -> AsyncIterator[bytes]:
+    async def lines(self, before_wait: Callable[[], None] | None = None,
+                    on_idle: Callable[[], None] | None = None) -> AsyncIterator[bytes]:
         """Yield stdout lines (without the newline) until EOF, yielding the loop every few ms.
 
         `before_wait` runs each time before the loop may run something else (a read, a yield): what
-        the lines routed so far must have done by then (be journaled) is done there.
+        the lines routed so far must have done by then (be journaled) is done there. `on_idle` runs
+        when every line the agent has written so far was handed out and the next read would wait: the
+        end of a burst (what paces its drawing during a flood can draw it now).
         """
         assert self._proc and self._proc.stdout
         stdout = self._proc.stdout
@@ -325,9 +341,13 @@ class AgentProcess:
         scan_from = 0
         skipping, skipped = False, 0  # inside a line longer than max_line_bytes, dropped as it comes
         routed = False  # lines handed out since the last yield (then `before_wait` has work to do)
+        fresh = False  # lines handed out since the last `on_idle`
         while True:
             if before_wait is not None:
                 before_wait()
+            if fresh and on_idle is not None and await _drained(stdout):
+                fresh = False
+                on_idle()
             routed = False
             data = await stdout.read(READ_CHUNK)
             if not data:
@@ -350,7 +370,7 @@ class AgentProcess:
                 line = bytes(buffer[start:end])
                 start = scan_from = end + 1
                 if line.strip():
-                    routed = True
+                    routed = fresh = True
                     yield line
                 # (checked here first: a coroutine per line cost more than the check, in a flood)
                 if (_turn_used(time.monotonic()) or priority.input_wait()) and await _pass_turn(

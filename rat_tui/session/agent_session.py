@@ -220,6 +220,7 @@ class AgentSession:
         self.connection.on_problem = self._connection_problem
         self.connection.recorders.extend(self.recorders)
         self.connection.on_error = self._on_request_error
+        self.connection.on_idle = self.store.reader_idle
         self.client = AcpClient(self.connection, int(getattr(self.command, "protocol", 1) or 1))
         reader = asyncio.create_task(self.connection.run(), name="agent-reader")
         handshake = asyncio.create_task(self._handshake(), name="agent-handshake")

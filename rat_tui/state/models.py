@@ -245,4 +245,10 @@ class ChildChanged:
     changes: tuple[Any, ...]
 
 
-Change = EntryAdded | TextAppended | EntryChanged | FieldChanged | ChildChanged
+@dataclass(frozen=True)
+class ReaderIdle:
+    """Last in a delivery: the agent's output was drained (the end of a burst), so what paces its drawing
+    during a flood (the transcript) draws now; nothing of the state changed."""
+
+
+Change = EntryAdded | TextAppended | EntryChanged | FieldChanged | ChildChanged | ReaderIdle

@@ -12,7 +12,7 @@ from ..protocol.v2 import UpdateMapper
 from ..protocol.wire import parse_update, plain_text
 from . import children, reducer
 from ..protocol.sanitize import clean_update
-from .models import Change, SessionState, TextAppended
+from .models import Change, ReaderIdle, SessionState, TextAppended
 
 log = logging.getLogger("rat.store")
 
@@ -37,6 +37,7 @@ class SessionStore:
         self._subscribers: list[Subscriber] = []
         self._pending: list[Change] = []
         self._flush_handle: priority.Later | None = None
+        self._pending_soon = False  # the scheduled delivery comes within a frame (not at a flood's pace)
         self._last_batch = 0
         self._v2: UpdateMapper | None = None  # the v2 mapping, once the state says the agent speaks v2
         # Plain-text chunks of one message held by `apply_streamed`, applied joined (see there).
@@ -44,6 +45,8 @@ class SessionStore:
         self._run_key: tuple[str, str | None] = ("", None)
         self._run_handle: asyncio.Handle | None = None
         self._joined = 0  # chunks folded into others since the last delivery (a flood's size counts them)
+        self._idle = False  # the agent's output was drained since the last delivery (reader_idle)
+        self._since_idle = False  # changes emitted since the agent's output was last drained
         # Runs before each delivery: what is about to be shown must be journaled first (AgentSession sets it).
         self.before_delivery: Callable[[], None] | None = None
 
@@ -132,15 +135,34 @@ class SessionStore:
         if not changes:
             return
         self._pending.extend(changes)
+        self._since_idle = True
         if self._flush_handle is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                self.flush()
-                return
-            delay = FLOOD_SECONDS if self._last_batch >= FLOOD_BATCH else self.frame_seconds
-            # (put off while a key the user typed is on its way to the screen: `priority`)
-            self._flush_handle = priority.Later(loop, delay, self.flush)
+            self._schedule(FLOOD_SECONDS if self._last_batch >= FLOOD_BATCH else self.frame_seconds)
+
+    def _schedule(self, delay: float) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._pending_soon = delay <= self.frame_seconds
+        # (put off while a key the user typed is on its way to the screen: `priority`)
+        self._flush_handle = priority.Later(loop, delay, self.flush)
+
+    def reader_idle(self) -> None:
+        """The agent's output is drained (everything it wrote so far is routed: the end of a burst).
+        What it brought is delivered within a frame, not at a flood's pace, and the delivery ends with
+        `ReaderIdle`: at the end of a 2,000-chunk answer its last lines waited 50 ms for the store and
+        90 ms more for the transcript's flood pacing, with nothing left to read meanwhile."""
+        if not (self._since_idle or self._run):
+            return  # nothing came since the last time (an agent writing a line at a time)
+        self._since_idle = False
+        self._idle = True
+        if self._flush_handle is not None and not self._pending_soon:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if self._flush_handle is None:
+            self._schedule(self.frame_seconds)
 
     def flush(self) -> None:
         """Deliver the pending batch now."""
@@ -149,7 +171,7 @@ class SessionStore:
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
-        if not self._pending:
+        if not self._pending and not self._idle:
             return
         if self.before_delivery is not None:
             try:
@@ -160,6 +182,9 @@ class SessionStore:
         self._joined = 0
         batch = merge_appends(self._pending)
         self._pending = []
+        if self._idle:
+            self._idle = False
+            batch.append(ReaderIdle())
         for subscriber in list(self._subscribers):
             try:
                 subscriber(batch)

@@ -25,6 +25,7 @@ from ...state.models import (
     GenericEntry,
     MessageEntry,
     NoticeEntry,
+    ReaderIdle,
     TextAppended,
     ToolCallEntry,
 )
@@ -230,6 +231,8 @@ class SessionView(Vertical):
                     self._toast(entry)  # type: ignore[arg-type]
             elif isinstance(change, EntryChanged):
                 cards[change.key] = None
+            elif isinstance(change, ReaderIdle):
+                transcript.reader_idle()  # (last in its batch: after the text it hurries)
             elif isinstance(change, FieldChanged):
                 status_dirty = True
                 if change.name == "plan":

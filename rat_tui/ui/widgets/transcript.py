@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
+from textual.timer import Timer
 
 from ...protocol import priority
 from . import markdown_stream
@@ -120,6 +121,7 @@ class Transcript(ScrollView, can_focus=True):
         self._flush_cost = 0.0
         self._forced = False  # visible_text: render markdown even while the warm-up imports it
         self._warm_waiting = False  # called back at the warm-up's end (_wait_warm)
+        self._paced: Timer | None = None  # the timer of a flush paced in a flood (_schedule)
         self._chain_cost = 0.0  # what the flushes of a batch still being cut cost so far
         self._drawn_at = 0.0  # when a flush last sized and drew the transcript
         # The entries a cycle is cutting: `_dirty` when it began, cut a slice per flush (_flush_now).
@@ -697,13 +699,22 @@ class Transcript(ScrollView, can_focus=True):
             gap = HIDDEN_FLUSH_GAP if hidden else min(FLUSH_SPACING * self._flush_cost, MAX_FLUSH_GAP)
             wait = self._flushed_at + gap - time.perf_counter()
             if (hidden or self._flush_cost > PACED_FLUSH) and wait > 0.002:
-                self.set_timer(wait, self._flush)
+                self._paced = self.set_timer(wait, self._flush)
             else:
                 self.call_later(self._flush)
+
+    def reader_idle(self) -> None:
+        """The agent's output is drained (SessionStore.reader_idle): a flush paced to leave the loop time to
+        read the agent comes now, as there is nothing left to read (not for a tab in the background)."""
+        paced, self._paced = self._paced, None
+        if paced is not None and self._flush_pending and not self._hidden:
+            paced.stop()
+            self.call_later(self._flush)
 
     def _flush(self, force: bool = False) -> None:
         """Once per batch of appends: re-estimate grown tails, then render what the viewport needs
         (`force`: the whole cycle at once, as `visible_text` needs)."""
+        self._paced = None
         if not self._flush_pending or not self.is_attached:  # (woken after its removal: nothing to draw)
             return
         wait = 0.0 if force else priority.input_wait()
