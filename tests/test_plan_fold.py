@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from rat_tui.app import RatApp
+from rat_tui.state.models import PlanItem
 
 from .helpers.app import scripted_named as scripted
 from .helpers.app import send, until, view
@@ -71,3 +72,55 @@ async def test_plan_folds_when_done_and_when_a_turn_leaves_it_behind(tmp_path: P
         await until(pilot, lambda: "A keyed plan" in view(app).transcript.plain_text, "the fourth answer")
         await until(pilot, lambda: not panel.folded, "the panel unfolded")
         assert "Write the docs" in panel_text(app)
+
+
+
+def items(*statuses: str) -> tuple[PlanItem, ...]:
+    return tuple(PlanItem(f"Step {n}", "medium", status) for n, status in enumerate(statuses))
+
+
+@pytest.mark.slow
+async def test_a_plan_update_lays_the_screen_out_only_when_the_panel_s_height_changes(tmp_path: Path) -> None:
+    """Statuses changing (in the checklist, then in the folded summary) draw the panel again without a
+    layout of the whole screen (30 ms each in a replay); an entry more, or the panel folding, lays it out
+    and the panel takes its new height."""
+    app = RatApp(scripted({}, tmp_path), tmp_path)
+    layouts: list[str] = []
+    async with app.run_test(size=(100, 36)) as pilot:
+        panel = view(app).plan_panel
+        refresh = panel.refresh
+
+        def counted(*regions, layout: bool = False, **kwargs):
+            if layout:
+                layouts.append(panel_text(app).partition("\n")[0])
+            return refresh(*regions, layout=layout, **kwargs)
+
+        panel.refresh = counted  # type: ignore[method-assign]
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        panel.plan_changed()
+        panel.show_plan(items("in_progress", "pending", "pending", "pending"))
+        await until(pilot, lambda: panel.size.height == 5, "the plan shown, five lines")
+        panel.show_plan(items("completed", "in_progress", "pending", "pending"))  # measured once shown
+        await pilot.pause()
+        layouts.clear()
+        for done in range(2, 4):
+            panel.show_plan(items(*(["completed"] * done + ["in_progress"] + ["pending"] * (3 - done))))
+            await pilot.pause()
+            assert f"◐ Step {done}" in panel_text(app)
+        assert layouts == [] and panel.size.height == 5
+
+        panel.show_plan(items("completed", "completed", "completed", "completed", "in_progress"))
+        await until(pilot, lambda: panel.size.height == 6, "the panel one line taller")
+        assert layouts and set(layouts) == {"Plan 4/5"}  # (Textual lays the panel out again as it grows)
+        grown = len(layouts)
+
+        panel.agent_answered()  # (a turn without a plan) ...
+        panel.turn_started()
+        assert panel.agent_answered() and panel.folded  # ... folds it to its summary
+        panel.show_plan(panel.items)
+        await until(pilot, lambda: panel.size.height == 1, "the panel folded to one line")
+        folded = len(layouts)
+        assert folded > grown
+        panel.show_plan(items("completed", "completed", "completed", "completed", "completed"))
+        await pilot.pause()
+        assert panel_text(app).startswith("Plan of an earlier turn ✓ 5/5 done") and len(layouts) == folded
