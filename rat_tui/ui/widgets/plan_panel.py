@@ -62,6 +62,7 @@ class PlanPanel(Static):
         super().__init__(id=id, classes="-empty")
         self.items: tuple[PlanItem, ...] = ()
         self.plans: dict[str, PlanDocument] = {}
+        self._shown: tuple[int, int | None] = (0, None)  # (content width, content height) last shown (_show)
         self.stale = False  # the plan of an earlier turn
         self.unfolded = False  # folded, then unfolded with the key: stays so until the plan changes
         self._turn_without_plan = False  # a turn started and no plan came yet
@@ -140,12 +141,12 @@ class PlanPanel(Static):
         empty = not items and not self.plans
         self.set_class(empty, "-empty")
         if empty:
-            self.update("")
+            self._show("")
             return
         folded = self.folded
         self.set_class(folded, "-folded")
         if folded:
-            self.update(self._summary())
+            self._show(self._summary())
             return
         lines: list[RenderableType] = []
         if items:
@@ -162,7 +163,18 @@ class PlanPanel(Static):
             else:
                 lines.append(Text(title, style=self.get_component_rich_style("plan-panel--title")))
                 lines.append(Text(f"📄 {plan.uri}", style="dim"))
-        self.update(Group(*lines))
+        self._show(Group(*lines))
+
+    def _show(self, content: RenderableType) -> None:
+        """`update`, laying the screen out again only when the panel's height may change: a status changing
+        in the one-line summary, or in a checklist, laid out the whole screen each time (30 ms; 98 times
+        in the `session/load` replay of bench/stress.py load50000)."""
+        self.update(content, layout=False)
+        width = self.content_size.width
+        height = self.get_content_height(self.size, self.app.size, width) if width > 0 and self.display else None
+        shown, self._shown = self._shown, (width, height)
+        if height is None or shown != (width, height):
+            self.refresh(layout=True)
 
     def _checklist(self, title: str, items: tuple[PlanItem, ...]) -> list[RenderableType]:
         done = sum(1 for item in items if item.status == "completed")
