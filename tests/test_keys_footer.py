@@ -69,3 +69,21 @@ async def test_a_focus_that_brings_its_own_key_recomposes_the_footer() -> None:
         await pilot.press("shift+tab")  # away again: Save goes
         await pilot.pause()
         assert "Save" not in shown(app) and footer.recomposes == 2
+
+
+def test_no_screen_of_the_app_composes_textual_s_own_footer() -> None:
+    """Every footer of the app is a KeysFooter (Textual's recomposes, and lays the screen out, at every
+    focus move): a `Footer()` call anywhere in the UI's source fails this."""
+    import ast
+    from pathlib import Path
+
+    import rat_tui.ui
+
+    found = []
+    for path in Path(rat_tui.ui.__path__[0]).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if name == "Footer":
+                    found.append(f"{path.name}:{node.lineno}")
+    assert found == []

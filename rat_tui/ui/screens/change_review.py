@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...session.change_tracker import ChangeTracker, FileChange, RevertError, TurnChanges
@@ -18,6 +18,7 @@ from ...state.diffing import FileDiff
 from ..widgets.diff_view import DiffView
 from .confirm import ConfirmScreen
 from ..styled_once import StyledOnce
+from ..widgets.keys_footer import KeysFooter
 
 PROMPT_CHARS = 22  # keeps "Turn N · prompt · N files" on one line of the list
 
@@ -99,7 +100,7 @@ class ChangeReviewScreen(StyledOnce, Screen[None]):
             with Horizontal():
                 yield OptionList(*(self._option(index) for index in range(len(self.rows))), id="change-list")
                 yield DiffView("", None, "", id="change-diff")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         if self.rows:

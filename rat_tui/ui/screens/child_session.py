@@ -13,7 +13,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ...state.models import (
     Change,
@@ -34,6 +34,7 @@ from ..widgets.plan_panel import PlanPanel
 from ..widgets.tool_call import render_tool_call
 from ..widgets.transcript import Transcript
 from ..styled_once import StyledOnce
+from ..widgets.keys_footer import KeysFooter
 
 CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")
 
@@ -126,7 +127,7 @@ class ChildSessionScreen(StyledOnce, Screen[None]):
         yield Static(id="child-header")
         yield Transcript()
         yield PlanPanel()
-        yield Footer()
+        yield KeysFooter()
 
     @property
     def transcript(self) -> Transcript:

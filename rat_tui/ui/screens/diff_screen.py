@@ -7,10 +7,11 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..widgets.diff_view import DiffView
 from ..styled_once import StyledOnce
+from ..widgets.keys_footer import KeysFooter
 
 
 class DiffScreen(StyledOnce, Screen[None]):
@@ -36,7 +37,7 @@ class DiffScreen(StyledOnce, Screen[None]):
         yield Static("", classes="title", markup=False)
         first = self.diffs[0]
         yield DiffView(str(first.get("path", "?")), first.get("oldText"), str(first.get("newText") or ""))
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._show()

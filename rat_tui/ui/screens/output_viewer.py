@@ -20,10 +20,11 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from ...state.models import TerminalState, ToolCallEntry
 from ..styled_once import StyledOnce
+from ..widgets.keys_footer import KeysFooter
 
 
 def tail_first(call: ToolCallEntry) -> bool:
@@ -169,7 +170,7 @@ class OutputViewer(StyledOnce, Screen[None]):
         yield OutputView(self.text)
         yield Input(placeholder="Search (Enter: next match, Esc: close the search)")
         yield Static("", id="matches")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         view = self.query_one(OutputView)

@@ -6,10 +6,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from ...state.permission_policy import PermissionPolicy, PermissionRule
 from ..styled_once import StyledOnce
+from ..widgets.keys_footer import KeysFooter
 
 COLUMNS = ("agent", "kind", "pattern", "decision", "created")
 
@@ -47,7 +48,7 @@ class PermissionRulesScreen(StyledOnce, Screen[None]):
             yield Static("No rules yet: answer a request with an “always” option to add one.", id="empty")
             yield DataTable(cursor_type="row", zebra_stripes=True)
             yield Input(placeholder="pattern (* matches anything)", id="pattern-editor")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
