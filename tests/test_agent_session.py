@@ -222,7 +222,10 @@ async def test_ready_is_delivered_to_the_widgets_as_the_handshake_ends(tmp_path:
     delivered: list[str] = []
     session.store.subscribe(lambda _batch: delivered.append(session.state.status))
     task = asyncio.create_task(session.run())
+    deadline = asyncio.get_running_loop().time() + 20
     while session.state.status != "ready":  # a turn of the loop at a time: the state is ready from here
+        assert session.state.status == "starting" and asyncio.get_running_loop().time() < deadline, \
+            session.state.status
         await asyncio.sleep(0)
     assert delivered and delivered[-1] == "ready"  # ...and its subscribers heard it in the same turn
     await finish(session, task)

@@ -25,10 +25,11 @@ PERMISSION = {"request": {"id": "perm-1", "method": "session/request_permission"
     "toolCall": {"toolCallId": "rm-1", "title": "rm -rf build", "kind": "execute"}}}}
 
 
-def _modal_screens() -> list[type]:
+def _app_screens(base: type = ModalScreen) -> list[type]:
+    """Every subclass of `base` the app defines (every module of its UI imported first)."""
     for module in pkgutil.walk_packages(rat_tui.ui.__path__, "rat_tui.ui."):
         importlib.import_module(module.name)
-    found, todo = [], [ModalScreen]
+    found, todo = [], [base]
     while todo:
         for sub in todo.pop().__subclasses__():
             todo.append(sub)
@@ -44,19 +45,13 @@ def test_every_screen_of_the_app_is_styled_once() -> None:
 
     from rat_tui.ui.styled_once import StyledOnce
 
-    _modal_screens()  # imports every module of the UI
-    found, todo = [], [Screen]
-    while todo:
-        for sub in todo.pop().__subclasses__():
-            todo.append(sub)
-            if sub.__module__.startswith("rat_tui."):
-                found.append(sub)
+    found = _app_screens(Screen)
     assert len(found) > 20
     assert [cls.__qualname__ for cls in found if not issubclass(cls, StyledOnce)] == []
 
 
 def test_every_modal_screen_of_the_app_has_its_own_footer() -> None:
-    screens = _modal_screens()
+    screens = _app_screens()
     assert len(screens) > 10
     assert [cls.__qualname__ for cls in screens if not issubclass(cls, ModalFooter)] == []
 
