@@ -23,6 +23,7 @@ LAUNCH = '''
 import asyncio, gc, json, sys, threading
 from rat_tui import __main__ as entry
 from rat_tui.app import RatApp
+from rat_tui.ui.widgets.keys_footer import KeysFooter
 
 found = {}
 original = RatApp._display
@@ -53,6 +54,9 @@ def display(self, screen, renderable):  # observes the first frame written, then
         found["first_frame"] = sorted(sys.modules)
         found["collecting_at_first_frame"] = gc.isenabled()
         found["mounted"] = sorted({type(node).__name__ for node in screen.walk_children()})
+        footer = screen.query_one(KeysFooter)
+        found["footer"] = {"actions": [key[3] for key in footer.shown[3:]], "recomposes": footer.recomposes,
+                           "focused": type(screen.focused).__name__}
     return original(self, screen, renderable)
 
 async def headless(app):
@@ -72,6 +76,11 @@ async def headless(app):
         while not app.first_session.state.commands:  # the demo's commands update, held for the models
             await pilot.pause()
         found["commands"] = len(app.first_session.state.commands)
+        for key in "hello":  # typed a key at a time, each drawn before the next
+            await pilot.press(key)
+            await pilot.pause()
+        footer = app.screen.query_one(KeysFooter)
+        found["typed"] = {"text": app.screen.focused.text, "recomposes": footer.recomposes}
 
 RatApp._display = display
 built = RatApp.__init__
@@ -156,6 +165,13 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     # thread imported them (on the loop, that import froze the screen for half a second), then applied it.
     assert found["schema_thread"] != "MainThread"
     assert found["commands"] > 0
+    # The first frame's footer has the composer's keys (the focus lands before it, and the footer recomposes
+    # before the first layout), and the first keys typed recompose nothing: the launch focus used to reach
+    # the footer after the first frame, and its two recomposes, each laying out the screen, fell on the
+    # user's first keys (40-80 ms echo in bench/stress.py's typed prompt).
+    assert found["footer"]["focused"] == "PromptComposer"
+    assert {"cancel_turn", "toggle_plan", "review_changes"} <= set(found["footer"]["actions"]), found["footer"]
+    assert found["typed"] == {"text": "hello", "recomposes": found["footer"]["recomposes"]}
 
 
 def test_a_config_file_with_every_key_and_the_bundled_themes_load_without_pydantic(tmp_path: Path) -> None:

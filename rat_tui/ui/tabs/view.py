@@ -192,7 +192,9 @@ class SessionView(Vertical):
         self.composer.prompt_history = PromptHistory(history_file(self.session.cwd))
         if isinstance(self.session.ui, TabUI):  # the app's sessions; a replay's is headless
             self.session.ui.bind(self)
-        self.composer.focus()
+        # Focused now, not a message later: the footer learns the composer's keys before the first frame
+        # (ui/widgets/keys_footer.py), not as the user types the first key.
+        self.screen.set_focus(self.composer)
         self._run_agent()
 
     def on_unmount(self) -> None:

@@ -7,7 +7,12 @@ of the whole screen, even when the keys shown were the same. On the 12-field for
 35-45 ms each (headless), keys typed meanwhile waiting.
 
 KeysFooter composes its keys as it mounts, remembers what it showed (`shown`), and recomposes only when
-what it would show differs: another key, label, tooltip, group, or a key enabled or disabled.
+what it would show differs: another key, label, tooltip, group, or a key enabled or disabled. Changes
+that come before a scheduled recompose runs make no second one (it reads the keys then). Textual
+recomposes after the next refresh; a footer not yet laid out (the focus landing as the app starts)
+recomposes at once, before the first frame: the launch focus used to reach the footer only after the
+first frame, twice, and the two recomposes (with their layouts of the screen) landed on the first keys
+the user typed, 40-80 ms each.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ class KeysFooter(Footer):
         self.set_reactive(Footer._bindings_ready, True)  # compose the keys as it mounts, not empty first
         self.shown: tuple[Any, ...] | None = None  # what the last compose showed (keys())
         self.recomposes = 0  # compositions after the first (tests)
+        self._recompose_due = False  # a recompose is scheduled: it reads the keys as they are then
 
     def keys(self, screen: Screen) -> tuple[Any, ...]:
         """Everything of the screen's active bindings that Footer.compose shows."""
@@ -42,10 +48,20 @@ class KeysFooter(Footer):
     def compose(self) -> ComposeResult:
         if self.shown is not None:
             self.recomposes += 1
+        self._recompose_due = False
         self.shown = self.keys(self.screen)
         yield from super().compose()
 
     def bindings_changed(self, screen: Screen) -> None:
-        if self.is_attached and screen is self.screen and self.keys(screen) == self.shown:
-            return  # the same keys: nothing to recompose (and no layout of the screen)
+        if not (self.is_attached and screen is self.screen):
+            return
+        if self._recompose_due or self.keys(screen) == self.shown:
+            return  # the same keys, or a recompose to come that reads them: nothing to do (no layout)
+        if not self.region:
+            # Not laid out yet (the focus landing as the app starts): recompose before the first layout,
+            # where it costs no layout of its own, rather than after the next refresh (the first frame).
+            self._recompose_due = True
+            self.call_later(self.recompose)
+            return
         super().bindings_changed(screen)
+        self._recompose_due = screen.app.app_focus  # Footer schedules one only while the app has the focus
