@@ -2,7 +2,8 @@
 
 `acp.schema` builds hundreds of pydantic models on import (about 0.6 s here, with the GIL held), so it is
 imported lazily (`schema()`); the app calls it in a thread after its first frame (`RatApp._warm_up`).
-`schema()` imports it lighter (0.34 s): see `_import_models`.
+`schema()` imports it lighter (0.34 s): see `_import_models`. The warm-up's import gives way to the loop:
+see `_give_way`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import importlib
 import logging
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -37,17 +39,57 @@ UPDATE_MODELS = {
 }
 
 
-def schema() -> ModuleType:
-    """The `acp.schema` module, imported once (thread-safe)."""
-    global _schema
+# The warm-up's import gives way to a busy loop (`_give_way`): at most GIVE_WAY_WAIT s before each model
+# class, GIVE_WAY_TOTAL s in all (the models come that much later at worst), and not once anything waits
+# for them (`_wanted`).
+GIVE_WAY_WAIT = 0.005
+GIVE_WAY_TOTAL = 0.5
+_wanted = False
+_given_way = 0.0  # seconds paused so far
+_waits = 0  # sleeps in `_give_way` (tests)
+
+
+def schema(*, give_way_to: int | None = None) -> ModuleType:
+    """The `acp.schema` module, imported once (thread-safe).
+
+    `give_way_to`: the ident of the thread running the app's loop, from the warm-up's thread, which nothing
+    waits on: its import pauses while that loop is busy (`_give_way`). Any other call wants the models now:
+    an import under way stops pausing.
+    """
+    global _schema, _wanted
     if _schema is None:
+        if give_way_to is None:
+            _wanted = True
         with _lock:
             if _schema is None:
-                _schema = _import_models()
+                _schema = _import_models(give_way_to)
     return _schema
 
 
-def _import_models() -> ModuleType:
+def _give_way(loop_thread: int) -> None:
+    """Sleep while the loop's thread is busy (anywhere but waiting in its selector), GIVE_WAY_WAIT at most.
+
+    The import holds the GIL between statements, and on two cores a loop sharing it ran at half speed or
+    worse: every call that lets the GIL go (a write to the terminal, a poll, a journal commit) waited a switch
+    interval (5 ms) to get it back. A key typed as a prompt went out echoed after 150-170 ms (bench/stress.py's
+    first probe of `markdown` and `pattern`); pausing at each model class, 55-96 ms.
+    """
+    global _given_way, _waits
+    if _wanted or _given_way >= GIVE_WAY_TOTAL:
+        return
+    start = time.perf_counter()
+    while not _wanted:
+        frame = sys._current_frames().get(loop_thread)
+        if frame is None or frame.f_code.co_name == "select":
+            break  # idle (selectors' `select`), or gone
+        if time.perf_counter() - start >= GIVE_WAY_WAIT:
+            break
+        _waits += 1
+        time.sleep(0.0005)
+    _given_way += time.perf_counter() - start
+
+
+def _import_models(give_way_to: int | None = None) -> ModuleType:
     """`acp.schema`, with two settings of its models' pydantic config changed while it imports (public
     config keys, through `pydantic.ConfigDict`, for the `acp` package's own classes only):
 
@@ -74,14 +116,29 @@ def _import_models() -> ModuleType:
         return config_dict(**config)
 
     pydantic.ConfigDict = lighter  # type: ignore[assignment, misc]
+    from pydantic._internal._model_construction import ModelMetaclass
+
+    new = ModelMetaclass.__dict__["__new__"]
+    if give_way_to is not None:
+        me = threading.get_ident()
+
+        def giving_way(mcs: type, *args: Any, **kwargs: Any) -> Any:
+            if threading.get_ident() == me:  # (a model class built elsewhere meanwhile does not wait)
+                _give_way(give_way_to)
+            return new.__func__(mcs, *args, **kwargs)
+
+        ModelMetaclass.__new__ = staticmethod(giving_way)  # type: ignore[assignment, method-assign]
     try:
         module = importlib.import_module("acp.schema")
     finally:
+        ModelMetaclass.__new__ = new  # type: ignore[assignment, method-assign]
         if before is missing:
             del pydantic.ConfigDict
         else:
             pydantic.ConfigDict = before  # type: ignore[misc]
     for name in UPDATE_MODELS.values():
+        if give_way_to is not None:
+            _give_way(give_way_to)
         getattr(module, name).model_rebuild()
     return module
 
