@@ -367,7 +367,7 @@ class RatApp(KeyGuard, App[None]):
             # The change tracker, imported at the first prompt's Enter (AgentSession.changes): 2.5 ms
             # alone, 29 ms in a stall log while this thread held the GIL, keys typed after Enter waiting.
             importlib.import_module(f"{__package__}.session.change_tracker")
-            wire.schema(give_way_to=loop_thread)  # pausing while the loop is busy (wire._give_way)
+            wire.schema(give_way=True)  # pausing while a key is on its way to the screen (wire._give_way)
             global _heap_frozen
             if not _heap_frozen:  # once a process (tests start many apps in one)
                 _heap_frozen = True
@@ -389,8 +389,6 @@ class RatApp(KeyGuard, App[None]):
             # the GIL for long stretches, and started at once it delayed the `ready` on screen by up to a
             # quarter of a second.
             self.call_after_refresh(start)
-
-        loop_thread = threading.get_ident()
 
         def start() -> None:
             self.warm_thread = threading.Thread(target=warm, name="warm-up", daemon=True)

@@ -104,50 +104,41 @@ def test_the_lighter_import_builds_the_update_models_and_puts_pydantic_back(tmp_
     assert "BUILT True" in out, out  # built in wire.schema() (the warm-up's thread), not on first use
 
 
-# The warm-up's import (wire.schema(give_way_to=...)) against a loop that sits in its selector, then against
-# a main thread that never stops computing.
+# The warm-up's import (wire.schema(give_way=True)) with no input on its way, then while keys keep arriving.
 GIVE_WAY = r'''
-import asyncio, sys, threading, time
+import sys, threading, time
 from pydantic._internal._model_construction import ModelMetaclass
-from rat_tui.protocol import wire
+from rat_tui.protocol import priority, wire
 
 new = ModelMetaclass.__dict__["__new__"]
-main = threading.get_ident()
-warm = threading.Thread(target=wire.schema, kwargs={"give_way_to": main})
+warm = threading.Thread(target=wire.schema, kwargs={"give_way": True})
 if sys.argv[1] == "idle":
-    def start_then_join() -> None:  # once the loop waits in its selector, until the import is done
-        while sys._current_frames()[main].f_code.co_name != "select":
-            time.sleep(0.001)
-        warm.start()
-        warm.join()
-
-    async def wait() -> None:
-        await asyncio.to_thread(start_then_join)
-
-    asyncio.run(wait())
+    warm.start()
+    warm.join()
     print("WAITS", wire._waits)
 else:
     warm.start()
     deadline = time.monotonic() + 60
-    while wire._waits == 0 and time.monotonic() < deadline:  # busy: the import pauses for it
-        sum(range(100))
+    while wire._waits == 0 and time.monotonic() < deadline:  # keys keep arriving: the import pauses for them
+        priority.input_arrived()
+        time.sleep(0.001)
     print("PAUSED", wire._waits > 0, "DONE", "acp.schema" in sys.modules and wire._schema is not None)
     module = wire.schema()  # wanted now: the import stops pausing and this returns
     warm.join()
-    print("WANTED", wire._wanted, "BOUNDED", wire._given_way <= wire.GIVE_WAY_TOTAL + 2 * wire.GIVE_WAY_WAIT)
+    print("WANTED", wire._wanted, "BOUNDED", wire._given_way <= wire.GIVE_WAY_TOTAL + 0.01)
     parsed = wire.parse_update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read", "kind": "read"})
     print("PARSED", type(parsed).__name__, parsed.title)
 print("RESTORED", ModelMetaclass.__dict__["__new__"] is new)
 '''
 
 
-def test_the_warm_up_s_import_does_not_pause_for_a_loop_waiting_in_its_selector() -> None:
+def test_the_warm_up_s_import_does_not_pause_when_no_key_is_on_its_way() -> None:
     out = run(GIVE_WAY, "idle")
     assert "WAITS 0" in out and "RESTORED True" in out, out
 
 
-def test_the_warm_up_s_import_pauses_for_a_busy_loop_until_the_models_are_wanted() -> None:
-    """The warm-up's import sleeps while the loop's thread is busy, so that a key typed meanwhile does not
+def test_the_warm_up_s_import_pauses_for_keys_on_their_way_until_the_models_are_wanted() -> None:
+    """The warm-up's import sleeps while a key the user typed is on its way to the screen, so that it does not
     wait on the GIL (wire._give_way); a caller that needs the models ends the pauses."""
     out = run(GIVE_WAY, "busy")
     assert "PAUSED True DONE False" in out, out  # it paused before it was done

@@ -39,57 +39,56 @@ UPDATE_MODELS = {
 }
 
 
-# The warm-up's import gives way to a busy loop (`_give_way`): at most GIVE_WAY_WAIT s before each model
-# class, GIVE_WAY_TOTAL s in all (the models come that much later at worst), and not once anything waits
-# for them (`_wanted`).
-GIVE_WAY_WAIT = 0.005
+# The warm-up's import gives way to a key on its way to the screen (`_give_way`): GIVE_WAY_TOTAL s in all
+# at most (the models come that much later at worst), and not once anything waits for them (`_wanted`).
 GIVE_WAY_TOTAL = 0.5
 _wanted = False
 _given_way = 0.0  # seconds paused so far
 _waits = 0  # sleeps in `_give_way` (tests)
 
 
-def schema(*, give_way_to: int | None = None) -> ModuleType:
+def schema(*, give_way: bool = False) -> ModuleType:
     """The `acp.schema` module, imported once (thread-safe).
 
-    `give_way_to`: the ident of the thread running the app's loop, from the warm-up's thread, which nothing
-    waits on: its import pauses while that loop is busy (`_give_way`). Any other call wants the models now:
-    an import under way stops pausing.
+    `give_way`: from the warm-up's thread, which nothing waits on: the import pauses while a key the user
+    typed is on its way to the screen (`_give_way`). Any other call wants the models now: an import under
+    way stops pausing.
     """
     global _schema, _wanted
     if _schema is None:
-        if give_way_to is None:
+        if not give_way:
             _wanted = True
         with _lock:
             if _schema is None:
-                _schema = _import_models(give_way_to)
+                _schema = _import_models(give_way)
     return _schema
 
 
-def _give_way(loop_thread: int) -> None:
-    """Sleep while the loop's thread is busy (anywhere but waiting in its selector), GIVE_WAY_WAIT at most.
+def _give_way() -> None:
+    """Sleep while an input event is on its way to the screen (`priority.input_wait`: from its arrival until
+    its frame is drawn, INPUT_WINDOW at most).
 
-    The import holds the GIL between statements, and on two cores a loop sharing it ran at half speed or
-    worse: every call that lets the GIL go (a write to the terminal, a poll, a journal commit) waited a switch
-    interval (5 ms) to get it back. A key typed as a prompt went out echoed after 150-170 ms (bench/stress.py's
-    first probe of `markdown` and `pattern`); pausing at each model class, 55-96 ms.
+    The import holds the GIL between statements, and on two cores the loop sharing it ran at half speed or
+    worse: each of its calls that lets the GIL go (a write to the terminal, a poll, a journal commit) waited
+    a switch interval (5 ms) to get it back. A key typed just after Enter echoed after 141 ms (bench/stress.py's
+    first probe of `commands`, median of 4). Pausing whenever the loop was busy (not in its selector)
+    was tried first: keys typed into a prompt echoed as soon, but the import, put off through every busy
+    stretch, then fell on the dialog the prompt opened (the form's first probe 132 ms against 63).
     """
     global _given_way, _waits
-    if _wanted or _given_way >= GIVE_WAY_TOTAL:
-        return
-    start = time.perf_counter()
-    while not _wanted:
-        frame = sys._current_frames().get(loop_thread)
-        if frame is None or frame.f_code.co_name == "select":
-            break  # idle (selectors' `select`), or gone
-        if time.perf_counter() - start >= GIVE_WAY_WAIT:
-            break
+    from . import priority
+
+    while not _wanted and _given_way < GIVE_WAY_TOTAL:
+        wait = priority.input_wait()
+        if wait <= 0:
+            return
+        pause = min(wait, 0.002)
         _waits += 1
-        time.sleep(0.0005)
-    _given_way += time.perf_counter() - start
+        time.sleep(pause)
+        _given_way += pause
 
 
-def _import_models(give_way_to: int | None = None) -> ModuleType:
+def _import_models(give_way: bool = False) -> ModuleType:
     """`acp.schema`, with two settings of its models' pydantic config changed while it imports (public
     config keys, through `pydantic.ConfigDict`, for the `acp` package's own classes only):
 
@@ -119,12 +118,12 @@ def _import_models(give_way_to: int | None = None) -> ModuleType:
     from pydantic._internal._model_construction import ModelMetaclass
 
     new = ModelMetaclass.__dict__["__new__"]
-    if give_way_to is not None:
+    if give_way:
         me = threading.get_ident()
 
         def giving_way(mcs: type, *args: Any, **kwargs: Any) -> Any:
             if threading.get_ident() == me:  # (a model class built elsewhere meanwhile does not wait)
-                _give_way(give_way_to)
+                _give_way()
             return new.__func__(mcs, *args, **kwargs)
 
         ModelMetaclass.__new__ = staticmethod(giving_way)  # type: ignore[assignment, method-assign]
@@ -137,8 +136,8 @@ def _import_models(give_way_to: int | None = None) -> ModuleType:
         else:
             pydantic.ConfigDict = before  # type: ignore[misc]
     for name in UPDATE_MODELS.values():
-        if give_way_to is not None:
-            _give_way(give_way_to)
+        if give_way:
+            _give_way()
         getattr(module, name).model_rebuild()
     return module
 
