@@ -294,7 +294,7 @@ class RatApp(KeyGuard, App[None]):
     def compose(self) -> ComposeResult:
         with SessionTabs():
             yield SessionTabs.pane(self.first_session, 1)
-        yield KeysFooter()
+        yield KeysFooter(focus_first=True)  # the composer's focus comes as its tab mounts
 
     def _choose_theme(self) -> None:
         """The configured theme, chosen before the app starts: the stylesheet is parsed once, with its

@@ -87,3 +87,47 @@ def test_no_screen_of_the_app_composes_textual_s_own_footer() -> None:
                 if name == "Footer":
                     found.append(f"{path.name}:{node.lineno}")
     assert found == []
+
+
+class FocusFirstApp(App):
+    """A screen that gives the focus as it mounts (as the app's main screen gives it to the composer), or not."""
+
+    AUTO_FOCUS = None
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit")]
+
+    def __init__(self, focus: bool) -> None:
+        super().__init__()
+        self.focus_at_mount = focus
+        self.saved = False
+        self.first_frame: list[str] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Saver("save", id="saver")
+        yield KeysFooter(focus_first=True)
+
+    def on_mount(self) -> None:
+        if self.focus_at_mount:
+            self.screen.set_focus(self.query_one(Saver))
+
+    def _display(self, screen, renderable) -> None:  # noqa: ANN001 (Textual's own signature)
+        if renderable is not None and self.first_frame is None:
+            self.first_frame = shown(self)
+        return super()._display(screen, renderable)
+
+
+async def test_a_footer_that_waits_for_the_focus_composes_once_with_the_focused_keys() -> None:
+    app = FocusFirstApp(focus=True)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        footer = app.query_one(KeysFooter)
+        assert app.first_frame is not None and "Save" in app.first_frame and "Quit" in app.first_frame
+        assert footer.recomposes == 0  # one compose, once the focus landed: none with the keys before it
+
+
+async def test_a_footer_that_waits_for_a_focus_that_never_comes_shows_the_keys_all_the_same() -> None:
+    app = FocusFirstApp(focus=False)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        assert app.focused is None
+        assert "Quit" in shown(app) and app.query_one(KeysFooter).recomposes == 0

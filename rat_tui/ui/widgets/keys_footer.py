@@ -12,7 +12,8 @@ that come before a scheduled recompose runs make no second one (it reads the key
 recomposes after the next refresh; a footer not yet laid out (the focus landing as the app starts)
 recomposes at once, before the first frame: the launch focus used to reach the footer only after the
 first frame, twice, and the two recomposes (with their layouts of the screen) landed on the first keys
-the user typed, 40-80 ms each.
+the user typed, 40-80 ms each. The main screen's footer (`focus_first`) composes nothing until the focus
+lands, so it composes once.
 """
 
 from __future__ import annotations
@@ -28,8 +29,13 @@ from textual.widgets import Footer
 class KeysFooter(Footer):
     """A Footer with its keys from the first frame, recomposed only when they change."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, focus_first: bool = False, **kwargs: Any) -> None:
+        """`focus_first`: the screen gives the focus as it mounts (the app's main screen, to the composer):
+        compose nothing until then, not keys that the focus changes at once (a recompose before the first
+        frame, about 30 ms of the launch), and the keys once it has landed (or after the first refresh, if it
+        never does)."""
         super().__init__(*args, **kwargs)
+        self._focus_first = focus_first
         self.set_reactive(Footer._bindings_ready, True)  # compose the keys as it mounts, not empty first
         self.shown: tuple[Any, ...] | None = None  # what the last compose showed (keys())
         self.recomposes = 0  # compositions after the first (tests)
@@ -45,7 +51,19 @@ class KeysFooter(Footer):
             if binding.show or key == app.COMMAND_PALETTE_BINDING)
         return (self.show_command_palette and app.ENABLE_COMMAND_PALETTE, self.compact, self.combine_groups, *shown)
 
+    def on_mount(self) -> None:  # (after Footer's, which subscribes to the screen's bindings)
+        if self._focus_first:
+            self.call_after_refresh(self._compose_if_empty)
+
+    def _compose_if_empty(self) -> None:
+        self._focus_first = False  # from now on, the keys whatever has the focus
+        if self.shown is None and not self._recompose_due and self.is_attached:
+            self._recompose_due = True
+            self.call_later(self.recompose)
+
     def compose(self) -> ComposeResult:
+        if self._focus_first and self.shown is None and self.screen.focused is None:
+            return  # the focus lands before the first frame: composed then (bindings_changed)
         if self.shown is not None:
             self.recomposes += 1
         self._recompose_due = False
