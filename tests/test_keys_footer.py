@@ -22,7 +22,6 @@ class FooterApp(App):
 
     def __init__(self) -> None:
         super().__init__()
-        self.composes_seen: list[list[str]] = []
         self.saved = False
 
     def compose(self) -> ComposeResult:

@@ -74,7 +74,6 @@ async def test_plan_folds_when_done_and_when_a_turn_leaves_it_behind(tmp_path: P
         assert "Write the docs" in panel_text(app)
 
 
-
 def items(*statuses: str) -> tuple[PlanItem, ...]:
     return tuple(PlanItem(f"Step {n}", "medium", status) for n, status in enumerate(statuses))
 

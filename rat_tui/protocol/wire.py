@@ -13,9 +13,12 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
+
+from . import priority
 
 log = logging.getLogger("rat.wire")
 
@@ -76,8 +79,6 @@ def _give_way() -> None:
     stretch, then fell on the dialog the prompt opened (the form's first probe 132 ms against 63).
     """
     global _given_way, _waits
-    from . import priority
-
     while not _wanted and _given_way < GIVE_WAY_TOTAL:
         wait = priority.input_wait()
         if wait <= 0:
@@ -115,22 +116,12 @@ def _import_models(give_way: bool = False) -> ModuleType:
         return config_dict(**config)
 
     pydantic.ConfigDict = lighter  # type: ignore[assignment, misc]
-    from pydantic._internal._model_construction import ModelMetaclass
-
-    new = ModelMetaclass.__dict__["__new__"]
-    if give_way:
-        me = threading.get_ident()
-
-        def giving_way(mcs: type, *args: Any, **kwargs: Any) -> Any:
-            if threading.get_ident() == me:  # (a model class built elsewhere meanwhile does not wait)
-                _give_way()
-            return new.__func__(mcs, *args, **kwargs)
-
-        ModelMetaclass.__new__ = staticmethod(giving_way)  # type: ignore[assignment, method-assign]
+    put_back = _give_way_per_model_class() if give_way else None
     try:
         module = importlib.import_module("acp.schema")
     finally:
-        ModelMetaclass.__new__ = new  # type: ignore[assignment, method-assign]
+        if put_back is not None:
+            put_back()
         if before is missing:
             del pydantic.ConfigDict
         else:
@@ -140,6 +131,26 @@ def _import_models(give_way: bool = False) -> ModuleType:
             _give_way()
         getattr(module, name).model_rebuild()
     return module
+
+
+def _give_way_per_model_class() -> Callable[[], None]:
+    """Make pydantic's model classes built in this thread `_give_way` first; return what puts it back."""
+    from pydantic._internal._model_construction import ModelMetaclass
+
+    new = ModelMetaclass.__dict__["__new__"]
+    me = threading.get_ident()
+
+    def giving_way(mcs: type, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == me:  # (a model class built elsewhere meanwhile does not wait)
+            _give_way()
+        return new.__func__(mcs, *args, **kwargs)
+
+    ModelMetaclass.__new__ = staticmethod(giving_way)  # type: ignore[assignment, method-assign]
+
+    def put_back() -> None:
+        ModelMetaclass.__new__ = new  # type: ignore[assignment, method-assign]
+
+    return put_back
 
 
 def needs_models(raw: Any) -> bool:

@@ -58,8 +58,12 @@ class KeysFooter(Footer):
     def _compose_if_empty(self) -> None:
         self._focus_first = False  # from now on, the keys whatever has the focus
         if self.shown is None and not self._recompose_due and self.is_attached:
-            self._recompose_due = True
-            self.call_later(self.recompose)
+            self._recompose_now()
+
+    def _recompose_now(self) -> None:
+        """Recompose after the current message, not after the next refresh (Footer.bindings_changed)."""
+        self._recompose_due = True
+        self.call_later(self.recompose)
 
     def compose(self) -> ComposeResult:
         if self._focus_first and self.shown is None and self.screen.focused is None:
@@ -78,8 +82,7 @@ class KeysFooter(Footer):
         if not self.region:
             # Not laid out yet (the focus landing as the app starts): recompose before the first layout,
             # where it costs no layout of its own, rather than after the next refresh (the first frame).
-            self._recompose_due = True
-            self.call_later(self.recompose)
+            self._recompose_now()
             return
         super().bindings_changed(screen)
         self._recompose_due = screen.app.app_focus  # Footer schedules one only while the app has the focus
