@@ -106,3 +106,29 @@ async def test_the_warm_up_ends_the_wait(tmp_path: Path, warm_up_pending: thread
         await until(pilot, lambda: app.warm_thread is not None, "the warm-up")
         await until(pilot, lambda: not app.warm_thread.is_alive(), "the warm-up's end")
         assert warm_up_pending.is_set() and not markdown_stream.warming()
+
+
+async def test_the_warm_up_calls_the_transcript_back_in_the_app_s_context(
+        warm_up_pending: threading.Event, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm-up's thread calls the transcript back (ui/loop_hop.py): in that thread's context Textual's
+    `active_app` was unset, and a paced flush's timer started there raised LookupError when it ticked (as
+    the app closed after SIGTERM, rat crashed before it had killed its agents)."""
+    from textual._context import active_app
+
+    seen: list[object] = []
+    schedule = Transcript._schedule
+
+    def spied(self: Transcript) -> None:
+        seen.append(active_app.get(None))
+        schedule(self)
+
+    monkeypatch.setattr(Transcript, "_schedule", spied)
+    app = ChatApp()
+    async with app.run_test(size=(60, 16)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent", ANSWER)
+        await until(pilot, lambda: transcript._warm_waiting, "the transcript waiting for the warm-up")
+        seen.clear()
+        finish_warm_up()
+        await until(pilot, lambda: bool(seen), "the warm-up's call back")
+        assert seen[0] is app

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from rich.console import RenderableType
@@ -17,6 +16,7 @@ from textual.widgets import Static
 from ...state import diff_cache
 from ...state.diffing import FileDiff
 from ...state.permission_policy import command_of, merge_tool_call
+from ..loop_hop import from_any_thread
 from .dialog import AgentDialog
 from .modal_footer import FOOTER_ROWS
 
@@ -74,8 +74,7 @@ class DiffPreview(Static):
         self.cut = 0
         # Shared with the tool-call card and the diff viewer (state/diff_cache.py); a big diff is
         # computed in a worker thread, so the dialog opens at once and the preview fills in.
-        loop = asyncio.get_running_loop()
-        diff = diff_cache.shared.diff(*self._source, lambda: loop.call_soon_threadsafe(self._ready))
+        diff = diff_cache.shared.diff(*self._source, from_any_thread(self._ready))
         self.pending = diff is None
         if diff is not None:
             self.lines, self.cut = _first_lines(diff, MAX_DIFF_LINES)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 
@@ -29,6 +28,7 @@ from ...state.models import (
     TextAppended,
     ToolCallEntry,
 )
+from ..loop_hop import from_any_thread
 from ..widgets.file_preview import FilePreview
 from ..widgets.image_view import show_nearest_image, show_new_image
 from ..widgets.plan_panel import PlanPanel
@@ -295,10 +295,10 @@ class SessionView(Vertical):
     def _card(self, call: ToolCallEntry):
         variables = self.app.theme_variables
         colours = {name: variables.get(name, "") for name in CARD_COLOURS}
-        loop, key, terminals = asyncio.get_running_loop(), call.key, self.session.state.terminals
+        key, terminals = call.key, self.session.state.terminals
         # Built when first drawn; a big diff is computed off the loop and the card drawn again once it is ready.
-        return LazyCard(lambda: render_tool_call(call, terminals, colours,
-                                                 lambda: loop.call_soon_threadsafe(self._redraw_card, key)))
+        redraw = from_any_thread(lambda: self._redraw_card(key))
+        return LazyCard(lambda: render_tool_call(call, terminals, colours, redraw))
 
     def _redraw_card(self, key: str) -> None:
         entry = self.session.state.by_key.get(key)

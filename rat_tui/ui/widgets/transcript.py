@@ -22,6 +22,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from ...protocol import priority
+from ..loop_hop import from_any_thread
 from . import markdown_stream
 from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Rows, Seg, code_waits, render_block
 from .transcript_select import CodeSpan, block_selection, code_block_lines, code_blocks, word_selection
@@ -891,14 +892,13 @@ class Transcript(ScrollView, can_focus=True):
         if self._warm_waiting:
             return
         self._warm_waiting = True
-        loop = asyncio.get_running_loop()
 
         def warm() -> None:
             self._warm_waiting = False
             if self.is_mounted:
                 self._schedule()  # cuts what waited, and renders what showed as source text
 
-        markdown_stream.when_warm(lambda: loop.call_soon_threadsafe(warm))
+        markdown_stream.when_warm(from_any_thread(warm))  # (in the app's context: _schedule may start a timer)
 
     def _catch_up(self) -> None:
         self._catch_up_pending = False
