@@ -282,3 +282,36 @@ def test_snapshot_url(snap_compare) -> None:
     params = {"sessionId": "s", "mode": "url", "elicitationId": "e", "url": "https://auth.example.com/login",
               "message": "Sign in to the registry."}
     assert snap_compare(FormApp(params), terminal_size=(100, 24))
+
+
+async def test_a_fields_message_comes_and_goes_with_the_line_under_the_field() -> None:
+    """The page's fields lie flat in #fields (no container each) and a field's message is mounted the first
+    time it has one: the form opens with fewer widgets. The blank line under a field stays under whatever
+    of it is shown last: its message while it has one, else its last line."""
+    from textual.containers import Vertical
+
+    app = FormApp(FORM)
+    async with app.run_test(size=(100, 44)) as pilot:
+        await pilot.pause()
+        steady_cursors(app)
+        screen = app.screen
+        fields = screen.query_one("#fields")
+        assert not screen.query(".error")
+        assert not [w for w in fields.children if type(w) is Vertical]
+        assert len(screen.query(".field")) == len(SCHEMA["properties"])
+        await pilot.press(*"we", "ctrl+s")
+        await pilot.pause()
+        assert screen.errors == {"name": "At least 3 characters.", "replicas": "Required.", "region": "Required."}
+        kids = list(fields.children)
+        error = screen.query_one("#error-0")
+        above, below = kids[kids.index(error) - 1], kids[kids.index(error) + 1]
+        assert above.region.bottom == error.region.y  # right under the field's last line
+        assert below.region.y == error.region.bottom + 1  # then the blank line, then the next field
+        await pilot.press("b")  # "web": long enough
+        await pilot.pause()
+        assert "name" not in screen.errors and not error.display
+        assert below.region.y == above.region.bottom + 1
+        await pilot.press("backspace")  # the message comes back, in the same widget
+        await pilot.pause()
+        assert screen.errors["name"] == "At least 3 characters." and screen.query_one("#error-0") is error
+        assert below.region.y == error.region.bottom + 1

@@ -73,10 +73,9 @@ class ElicitationScreen(AgentDialog[dict[str, Any] | None]):
     ElicitationScreen {
     """ + DIALOG_CSS + """
         & #fields { height: auto; margin-top: 1; }
-        & .field { height: auto; margin-bottom: 1; }
+        & .-last { margin-bottom: 1; }
         & .label { text-style: bold; }
         & .error { color: $text-error; text-style: bold; }
-        & .error.-empty { display: none; }
         & Input, & Select, & SelectionList { width: 1fr; }
         & Input { background: $boost; }
         & Checkbox { text-style: bold; }
@@ -106,6 +105,11 @@ class ElicitationScreen(AgentDialog[dict[str, Any] | None]):
         self._page = 0
         self._values: dict[int, Any] = {}
         self._problems: dict[str, str] = {}
+        # The page's fields are laid out flat in #fields, without a container each, and a field's message is
+        # mounted the first time it has one: fewer widgets to mount, style and lay out as the dialog opens.
+        # Per field of the page: its last widget but the message, and its message.
+        self._last: dict[int, Widget] = {}
+        self._error_widgets: dict[int, Static] = {}
 
     def compose(self) -> ComposeResult:
         form = self.form
@@ -139,25 +143,37 @@ class ElicitationScreen(AgentDialog[dict[str, Any] | None]):
         return range(self._page * FIELD_BATCH, min(len(self.form.fields), (self._page + 1) * FIELD_BATCH))
 
     def _page_groups(self) -> list[Widget]:
-        return [self._field_group(i, self.form.fields[i]) for i in self._shown]
+        self._last, self._error_widgets = {}, {}
+        widgets: list[Widget] = []
+        for index in self._shown:
+            widgets.extend(self._field_group(index, self.form.fields[index]))
+        return widgets
 
     def _pages_text(self) -> str:
         shown, total = self._shown, len(self.form.fields)
         return f"Fields {shown.start + 1}–{shown.stop} of {total} · PgDn/PgUp for the others"
 
-    def _field_group(self, index: int, field: FormField) -> Widget:
+    def _field_group(self, index: int, field: FormField) -> list[Widget]:
+        """One field's widgets: its label and description, its control (class `field`), its constraints, and
+        its message once it has one (`_show_error`); the last of them keeps a line free under the field."""
         children: list[Widget] = []
         if field.kind != "boolean":  # a checkbox carries its own label
             children.append(Static(Text(field.title + (" *" if field.required else "")), classes="label"))
         if field.description:
             children.append(Static(Text(field.description), classes="muted"))
-        children.append(self._control(index, field))
+        control = self._control(index, field)
+        control.add_class("field")
+        children.append(control)
         hint = constraints(field)
         if hint:
             children.append(Static(Text(hint), classes="muted"))
+        self._last[index] = children[-1]  # (the line under the field goes under its message when it has one)
         problem = self._problems.get(field.name) if self._tried else None
-        children.append(Static(Text(problem or ""), id=f"error-{index}", classes="error" + ("" if problem else " -empty")))
-        return Vertical(*children, classes="field", id=f"field-{index}")
+        if problem:
+            children.append(Static(Text(problem), id=f"error-{index}", classes="error"))
+            self._error_widgets[index] = children[-1]
+        children[-1].add_class("-last")
+        return children
 
     async def show_page(self, page: int, focus: int | None = None) -> None:
         """Swap the fields on screen for another page's, keeping what the user typed in the ones leaving."""
@@ -270,20 +286,23 @@ class ElicitationScreen(AgentDialog[dict[str, Any] | None]):
     def _show_error(self, index: int, message: str | None) -> None:
         if index not in self._shown:
             return
-        error = self.query_one(f"#error-{index}", Static)
-        error.update(Text(message or ""))
-        error.set_class(not message, "-empty")
+        error = self._error_widgets.get(index)
+        if error is None:
+            if not message:
+                return
+            error = self._error_widgets[index] = Static(Text(message), id=f"error-{index}", classes="error")
+            self.query_one("#fields", VerticalScroll).mount(error, after=self._last[index])
+        else:
+            error.update(Text(message or ""))
+        error.display = bool(message)
+        self._last[index].set_class(not message, "-last")
+        error.set_class(bool(message), "-last")
 
     @property
     def errors(self) -> dict[str, str]:
         """The messages now shown, by field name (for tests and the log)."""
-        shown = {}
-        for index in self._shown:
-            field = self.form.fields[index]
-            error = self.query_one(f"#error-{index}", Static)
-            if not error.has_class("-empty"):
-                shown[field.name] = str(error.render())
-        return shown
+        return {self.form.fields[index].name: str(error.render())
+                for index, error in self._error_widgets.items() if error.display and index in self._shown}
 
     def _recheck(self, control: Widget | None) -> None:
         """After a first Accept, a field's message follows its value as the user fixes it."""
