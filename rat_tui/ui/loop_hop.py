@@ -12,15 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import Callable
+from typing import Any
 
 
-def from_any_thread(callback: Callable[[], object]) -> Callable[[], None]:
-    """A function any thread may call to run `callback` on the running loop, in the context current now
-    (call it from the loop, in the app's context). Raises RuntimeError once that loop is closed."""
+def from_any_thread(callback: Callable[..., object]) -> Callable[..., None]:
+    """A function any thread may call (with `callback`'s arguments) to run `callback` on the running loop, in
+    the context current now (call it from the loop, in the app's context). Raises RuntimeError once that
+    loop is closed."""
     loop = asyncio.get_running_loop()
     context = contextvars.copy_context()
 
-    def hop() -> None:
-        loop.call_soon_threadsafe(callback, context=context)
+    def hop(*args: Any) -> None:
+        loop.call_soon_threadsafe(callback, *args, context=context)
 
     return hop
