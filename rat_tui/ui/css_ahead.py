@@ -14,6 +14,7 @@ again. `store` grows it to CACHE_SIZE.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -36,8 +37,6 @@ def widget_classes(modules: Iterable[ModuleType]) -> list[type[DOMNode]]:
             if isinstance(value, type) and issubclass(value, DOMNode):
                 found[value] = None
                 defining[value.__module__] = None
-    import sys
-
     for name in defining:
         module = sys.modules.get(name)
         for value in vars(module).values() if module is not None else ():
