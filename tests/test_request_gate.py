@@ -1,0 +1,66 @@
+"""A request that arrives while a key is on its way to the screen (ui/tabs/request_gate.py): the key was typed
+for what was there, so the request is decided once the key is handled. Opened at once, the dialog was
+mounted, laid out and drawn, then withdrawn by that key (the key's echo waited 150-190 ms for it)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from rat_tui.app import RatApp
+from rat_tui.protocol import priority
+from rat_tui.ui.screens.confirm import AgentConfirmScreen
+
+from .helpers.app import scripted_named, until
+
+
+@pytest.fixture
+def long_input_window(monkeypatch: pytest.MonkeyPatch):
+    """The window stays open until the key is drawn (`input_done`), however slow the machine: the request
+    must wait for the key itself, not for the window's end."""
+    monkeypatch.setattr(priority, "INPUT_WINDOW", 30.0)
+    yield
+    priority.reset()
+
+
+async def test_a_request_arriving_as_a_key_is_on_its_way_waits_for_it_and_the_key_reaches_the_composer(
+        tmp_path: Path, long_input_window: None) -> None:
+    app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.first_session.state.status == "ready", "ready")
+        view = app.tabs.active_view
+        made: list[AgentConfirmScreen] = []
+
+        def make() -> AgentConfirmScreen:
+            made.append(AgentConfirmScreen("Delete the build?", "It asks."))
+            return made[-1]
+
+        priority.input_arrived()  # a key typed: the driver's thread marks it as it arrives
+        asking = asyncio.create_task(app.request_gate.ask(view, "question", make))
+        await asyncio.sleep(0)
+        assert not made and len(app.screen_stack) == 1  # not opened while the key is on its way
+        await pilot.press("y")  # the key: to the composer, not to a dialog
+        await until(pilot, lambda: app.request_gate.waiting(view) == 1 and "request waiting" in
+                    str(view.status_bar.render()), "the request waiting, announced")
+        assert not made and view.composer.text == "y" and not asking.done()
+        assert app.request_gate.open_next()  # the deliberate key opens it
+        await until(pilot, lambda: isinstance(app.screen, AgentConfirmScreen), "the dialog")
+        app.screen.dismiss(True)
+        assert await asking is True
+
+
+async def test_a_request_with_no_key_on_its_way_opens_at_once(tmp_path: Path) -> None:
+    app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.first_session.state.status == "ready", "ready")
+        await until(pilot, lambda: priority.input_wait() == 0, "no input on its way")
+        view = app.tabs.active_view
+        asking = asyncio.create_task(app.request_gate.ask(view, "question",
+                                                          lambda: AgentConfirmScreen("Delete the build?", "It asks.")))
+        await asyncio.sleep(0)
+        assert app.request_gate.showing is not None  # pushed in the same turn it arrived
+        await until(pilot, lambda: isinstance(app.screen, AgentConfirmScreen), "the dialog")
+        app.screen.dismiss(False)
+        assert await asking is False
