@@ -364,6 +364,9 @@ class RatApp(KeyGuard, App[None]):
             from rich.cells import cell_len
 
             cell_len("\u65e5")
+            # Rich's ANSI decoder, for a terminal's output (Text.from_ansi in a tool card), imported at the
+            # first terminal otherwise: on the loop (found by listing the modules imported after the warm-up).
+            importlib.import_module("rich.ansi")
             # The dialogs an agent opens unasked (imported on first use, not before the first frame):
             # their first one took 60-200 ms on the loop thread, a key typed meanwhile waiting. Before
             # the models (10 ms against 0.34 s): a form asked at once found its screen imported.

@@ -72,7 +72,10 @@ async def headless(app):
         app.warm_thread.join()
         found["warm"] = {"schema": "acp.schema" in sys.modules, "lexers": "pygments.lexers.python" in sys.modules,
                          "markdown": "rat_tui.ui.widgets.markdown_elements" in sys.modules,
-                         "collecting": gc.isenabled()}
+                         "collecting": gc.isenabled(),
+                         # what the first code block and the first terminal output imported on the loop before
+                         "code_themes": "pygments.styles.monokai" in sys.modules and "pygments.styles.default" in sys.modules,
+                         "ansi": "rich.ansi" in sys.modules}
         while not app.first_session.state.commands:  # the demo's commands update, held for the models
             await pilot.pause()
         found["commands"] = len(app.first_session.state.commands)
@@ -101,6 +104,7 @@ NOT_BEFORE_THE_FIRST_FRAME = [
     "acp", "acp.schema",  # the ACP models: RatApp._warm_up, after the first frame and the handshake
     "mcp", "anyio",  # rat-tui's own MCP server: on the first connection
     "pygments", "pygments.lexers.python", "pygments.lexers.shell",  # code lexers: the warm-up, or the first code block
+    "pygments.styles.monokai", "rich.ansi",  # code colours, terminal output: the warm-up
     # markdown: parsed and rendered once there is some (the warm-up builds the parsers): about 40 ms
     "markdown_it", "rich.markdown", "rich.syntax", "rat_tui.ui.widgets.markdown_elements",
     "PIL", "textual_image",  # images: only where the terminal can draw them
@@ -147,7 +151,8 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     # The demo agent answers at once: the warm-up (0.75 s of GIL-holding imports) had not begun at `ready`...
     assert found["ready"]["warming"] is False
     # ...and once it has run, the first answer finds the models and the lexers ready.
-    assert found["warm"] == {"schema": True, "lexers": True, "markdown": True, "collecting": True}
+    assert found["warm"] == {"schema": True, "lexers": True, "markdown": True, "collecting": True,
+                             "code_themes": True, "ansi": True}
     # No garbage collection from launch to the first frame (25 ms of walking what startup built), and
     # on again after it.
     assert found["collecting_at_first_frame"] is False

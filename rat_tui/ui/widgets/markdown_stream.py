@@ -733,6 +733,10 @@ def warm_up() -> None:
         _block_parser()
         for name in ("python", "text", "bash", "json"):
             _rich_lexer(name)
+        # The code themes of the dark and light app themes (Transcript._code_theme): the first code block
+        # imported its pygments style on the loop, 50 ms in a stall log while this thread held the GIL.
+        for theme in ("monokai", "default"):
+            _theme(theme)
     finally:  # failed or not, the loop renders from now on (importing what is missing itself)
         _warm_done()
 
