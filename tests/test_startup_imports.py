@@ -75,7 +75,8 @@ async def headless(app):
                          "collecting": gc.isenabled(),
                          # what the first code block and the first terminal output imported on the loop before
                          "code_themes": "pygments.styles.monokai" in sys.modules and "pygments.styles.default" in sys.modules,
-                         "ansi": "rich.ansi" in sys.modules}
+                         "ansi": "rich.ansi" in sys.modules,
+                         "switch_interval": sys.getswitchinterval()}
         while not app.first_session.state.commands:  # the demo's commands update, held for the models
             await pilot.pause()
         found["commands"] = len(app.first_session.state.commands)
@@ -152,7 +153,7 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     assert found["ready"]["warming"] is False
     # ...and once it has run, the first answer finds the models and the lexers ready.
     assert found["warm"] == {"schema": True, "lexers": True, "markdown": True, "collecting": True,
-                             "code_themes": True, "ansi": True}
+                             "code_themes": True, "ansi": True, "switch_interval": 0.001}  # (__main__.share_the_gil)
     # No garbage collection from launch to the first frame (25 ms of walking what startup built), and
     # on again after it.
     assert found["collecting_at_first_frame"] is False
