@@ -454,3 +454,67 @@ def test_a_permission_before_the_models_are_in_imports_them_off_the_loop(tmp_pat
     assert "ASKED ['Edit big.py']" in out.stdout, out.stdout + out.stderr
     threads = out.stdout.split("THREADS", 1)[1].strip()
     assert threads.startswith("['") and "MainThread" not in threads, out.stdout + out.stderr  # the executor's
+
+
+RELEASE_CHECK = '''
+import asyncio, sys
+from pathlib import Path
+from rat_tui.protocol import priority
+from tests.helpers.harness import finish, start_session, wait_for
+
+CALLS = [{"update": {"sessionUpdate": "tool_call", "toolCallId": f"t{i}", "title": f"Read file_{i}.py", "kind": "read",
+                     "status": "completed"}} for i in range(3000)]
+SCRIPT = {"turns": [[*CALLS, {"chunk": "done"}]]}
+
+
+async def main():
+    session, task = await start_session(SCRIPT, Path(sys.argv[1]))
+    gate = asyncio.Event()
+
+    async def first_frame():
+        await gate.wait()
+
+    session.models_gate = first_frame  # as RatApp sets it: updates for the models are held until then
+    applied, waiting = [], []
+    apply = session._apply
+    session._apply = lambda params: (applied.append(1), apply(params))
+    passed = priority.input_passed
+
+    async def input_passed(wait):
+        waiting.append(len(applied))
+        await passed(wait)
+
+    priority.input_passed = input_passed
+    turn = session.start_prompt("read them")
+    await wait_for(lambda: session._held is not None and len(session._held) == 3001, what="the updates held")  # (and the chunk after them)
+    priority.INPUT_WINDOW = 60.0  # a key on its way until it is drawn (input_done), however slow the machine
+    priority.input_arrived()
+    gate.set()  # the models import (a thread), then the held updates are applied
+    await wait_for(lambda: waiting, 60, what="the release giving way to the key")
+    print("WAITING", waiting[0] > 0, len(applied) < 3001, len(applied) == waiting[0])
+    priority.input_done(priority.serial())  # the key is drawn: the release goes on
+    await asyncio.wait_for(turn, 60)
+    print("APPLIED", len(applied))
+    await finish(session, task)
+
+
+asyncio.run(main())
+'''
+
+
+def test_updates_held_for_the_models_give_way_to_a_key_as_they_are_released(tmp_path) -> None:
+    """A `session/load` replay held for the models' import is applied in slices of RELEASE_SLICE; between slices
+    a key on its way to the screen goes first (protocol/priority.py), as it does for the agent's reader. The
+    release waited for nothing but a turn of the loop before: in bench/stress.py's load50000, keys waited
+    behind its slices (40 ms of them in the six slowest keys' waits)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", RELEASE_CHECK, str(tmp_path)], capture_output=True,
+                         text=True, env=env, cwd=root, timeout=180)
+    assert "WAITING True True True" in out.stdout, out.stdout + out.stderr
+    assert "APPLIED 3001" in out.stdout, out.stdout + out.stderr

@@ -23,7 +23,7 @@ from .permission_broker import PermissionBroker
 from .prompting import Prompting
 from .settings_restore import restore_settings
 from .ui import HeadlessUI, SessionUI
-from ..protocol import wire
+from ..protocol import priority, wire
 from ..protocol.client import AUTH_REQUIRED, AcpClient, AgentHello, ProtocolMismatch
 from ..protocol.fs import FileAccess, FileWrite
 from ..protocol.router import Connection, ConnectionClosed, RpcError
@@ -373,7 +373,10 @@ class AgentSession:
             for params in held:
                 self._apply(params)
                 if time.monotonic() - started > RELEASE_SLICE:
-                    await asyncio.sleep(0)  # typing stays live while a long queue drains
+                    # Typing stays live while a long queue drains (a `session/load` replay held for the models):
+                    # a key on its way to the screen goes first, as for the agent's reader (protocol/priority).
+                    wait = priority.input_wait()
+                    await (priority.input_passed(wait) if wait else asyncio.sleep(0))
                     started = time.monotonic()
         self._held = None
 
