@@ -375,6 +375,19 @@ async def test_twenty_readers_flooding_at_once_each_deliver_every_line(tmp_path)
         await proc.wait()
 
 
+def in_fresh_interpreter(code: str, tmp_path, timeout: float = 120):
+    """`code` run by a new Python (the ACP models not imported yet) from the repository, `tmp_path` its
+    argument: the finished process (`stdout` to assert on, `stderr` to show when it fails)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(root)}, cwd=root, timeout=timeout)
+
+
 PERMISSION_MODELS_CHECK = '''
 import asyncio, sys, threading
 from pathlib import Path
@@ -441,15 +454,7 @@ def test_a_permission_before_the_models_are_in_imports_them_off_the_loop(tmp_pat
     """A permission request carries a tool call, applied to the session as an update; the first one, a second
     after launch, imported the ACP models on the loop (0.5 s frozen, a key typed meanwhile 640 ms late).
     It now waits like a streamed update: for the app's gate (the first frame), then imports them in a thread."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run([sys.executable, "-c", PERMISSION_MODELS_CHECK, str(tmp_path)], capture_output=True,
-                         text=True, env=env, cwd=root, timeout=120)
+    out = in_fresh_interpreter(PERMISSION_MODELS_CHECK, tmp_path)
     assert "BEFORE-GATE [] False" in out.stdout, out.stdout + out.stderr
     assert "ASKED ['Edit big.py']" in out.stdout, out.stdout + out.stderr
     threads = out.stdout.split("THREADS", 1)[1].strip()
@@ -507,14 +512,6 @@ def test_updates_held_for_the_models_give_way_to_a_key_as_they_are_released(tmp_
     a key on its way to the screen goes first (protocol/priority.py), as it does for the agent's reader. The
     release waited for nothing but a turn of the loop before: in bench/stress.py's load50000, keys waited
     behind its slices (40 ms of them in the six slowest keys' waits)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run([sys.executable, "-c", RELEASE_CHECK, str(tmp_path)], capture_output=True,
-                         text=True, env=env, cwd=root, timeout=180)
+    out = in_fresh_interpreter(RELEASE_CHECK, tmp_path, timeout=180)
     assert "WAITING True True True" in out.stdout, out.stdout + out.stderr
     assert "APPLIED 3001" in out.stdout, out.stdout + out.stderr

@@ -170,8 +170,8 @@ class ElicitationScreen(AgentDialog[dict[str, Any] | None]):
         self._last[index] = children[-1]  # (the line under the field goes under its message when it has one)
         problem = self._problems.get(field.name) if self._tried else None
         if problem:
-            children.append(Static(Text(problem), id=f"error-{index}", classes="error"))
-            self._error_widgets[index] = children[-1]
+            self._error_widgets[index] = self._error(index, problem)
+            children.append(self._error_widgets[index])
         children[-1].add_class("-last")
         return children
 
@@ -283,6 +283,10 @@ class ElicitationScreen(AgentDialog[dict[str, Any] | None]):
             return list(control.selected)
         return _NO_VALUE
 
+    @staticmethod
+    def _error(index: int, message: str) -> Static:
+        return Static(Text(message), id=f"error-{index}", classes="error")
+
     def _show_error(self, index: int, message: str | None) -> None:
         if index not in self._shown:
             return
@@ -290,7 +294,7 @@ class ElicitationScreen(AgentDialog[dict[str, Any] | None]):
         if error is None:
             if not message:
                 return
-            error = self._error_widgets[index] = Static(Text(message), id=f"error-{index}", classes="error")
+            error = self._error_widgets[index] = self._error(index, message)
             self.query_one("#fields", VerticalScroll).mount(error, after=self._last[index])
         else:
             error.update(Text(message or ""))
