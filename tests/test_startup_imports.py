@@ -76,6 +76,8 @@ async def headless(app):
                          # what the first code block and the first terminal output imported on the loop before
                          "code_themes": "pygments.styles.monokai" in sys.modules and "pygments.styles.default" in sys.modules,
                          "ansi": "rich.ansi" in sys.modules,
+                         # put off from before the first frame: the first diff, the first form
+                         "dialogs": "rat_tui.state.diffing" in sys.modules and "rat_tui.session.elicitation_form" in sys.modules,
                          "switch_interval": sys.getswitchinterval()}
         while not app.first_session.state.commands:  # the demo's commands update, held for the models
             await pilot.pause()
@@ -113,6 +115,8 @@ NOT_BEFORE_THE_FIRST_FRAME = [
     "tomlkit",  # settings saved from the UI
     "regex", "jsonschema",
     "rat_tui.session.change_tracker",  # at the first turn
+    "rat_tui.protocol.v2",  # once an agent answers in v2 (a v1 agent never needs it)
+    "rat_tui.state.diffing", "rat_tui.session.elicitation_form",  # the first diff, the first form: the warm-up
     "rat_tui.client_tools.server",
     "rat_tui.agents.registry", "rat_tui.agents.catalog",
     "rat_tui.ui.palette.commands", "rat_tui.ui.keymap",
@@ -153,7 +157,7 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     assert found["ready"]["warming"] is False
     # ...and once it has run, the first answer finds the models and the lexers ready.
     assert found["warm"] == {"schema": True, "lexers": True, "markdown": True, "collecting": True,
-                             "code_themes": True, "ansi": True, "switch_interval": 0.001}  # (__main__.share_the_gil)
+                             "code_themes": True, "ansi": True, "dialogs": True, "switch_interval": 0.001}  # (__main__.share_the_gil)
     # No garbage collection from launch to the first frame (25 ms of walking what startup built), and
     # on again after it.
     assert found["collecting_at_first_frame"] is False

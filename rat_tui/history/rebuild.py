@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import v2
 from ..state import children, reducer
 from ..state.store import SessionStore
 from .journal import prompt_text
@@ -125,6 +124,8 @@ class TranscriptBuilder:
             self._skip_replay = bool(self.store.state.entries)
 
     def _answer(self, method: str | None, message: dict[str, Any]) -> None:
+        from ..protocol import v2  # not before a journal is read: a v1 agent's startup never needs it
+
         dispatch = self.store.dispatch
         result = message.get("result")
         error = message.get("error")

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from . import v2
 from .router import Connection, ConnectionClosed, RpcError
 from .sanitize import clean, clean_data
 
+if TYPE_CHECKING:
+    from . import v2
+
 PROTOCOL_VERSION = 1
+PROTOCOL_V2 = 2  # spoken through protocol/v2.py, imported only when asked for (6 ms of startup otherwise)
 # The versions rat-tui speaks: v1 natively, v2 through protocol/v2.py (asked for per agent profile).
 SUPPORTED_VERSIONS = (1, 2)
 CLIENT_INFO = {"name": "rat-tui", "title": "rat-tui", "version": __version__}
@@ -97,7 +100,9 @@ class AcpClient:
 
     async def initialize(self) -> AgentHello:
         v1_params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client_capabilities(), "clientInfo": CLIENT_INFO}
-        if self.protocol == v2.PROTOCOL_V2:
+        if self.protocol == PROTOCOL_V2:
+            from . import v2
+
             try:
                 result = await self.connection.request("initialize", v2.initialize_params(CLIENT_INFO, client_capabilities()))
             except RpcError as error:
@@ -109,7 +114,7 @@ class AcpClient:
             result = await self.connection.request("initialize", v1_params)
         result = result if isinstance(result, dict) else {}
         version = result.get("protocolVersion")
-        if version == v2.PROTOCOL_V2 and self.protocol == v2.PROTOCOL_V2:
+        if version == PROTOCOL_V2 and self.protocol == PROTOCOL_V2:
             return self._speak_v2(result)
         if version != PROTOCOL_VERSION:
             raise ProtocolMismatch(
@@ -133,6 +138,8 @@ class AcpClient:
 
     def _speak_v2(self, result: dict[str, Any]) -> AgentHello:
         """The agent answered v2: install the codec, drop the client methods v2 has no more."""
+        from . import v2
+
         self.connection.set_protocol(v2.PROTOCOL_V2, v2.V2Codec())
         for method in v2.V1_ONLY_CLIENT_METHODS:
             self.connection.handlers.pop(method, None)
@@ -150,6 +157,10 @@ class AcpClient:
     @property
     def _v2(self) -> v2.V2Codec | None:
         codec = self.connection.codec
+        if codec is None:
+            return None
+        from . import v2
+
         return codec if isinstance(codec, v2.V2Codec) else None
 
     async def new_session(self, cwd: Path, mcp_servers: list[dict[str, Any]] | None = None) -> dict[str, Any]:

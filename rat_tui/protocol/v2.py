@@ -279,7 +279,7 @@ def v1_permission_params(params: dict[str, Any], serial: int) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class MessageUpsert:
+class MessageUpsert(wire.MappedUpdate):
     """`user_message` / `agent_message` / `agent_thought`: the whole content of a message by id."""
 
     role: str
@@ -289,7 +289,7 @@ class MessageUpsert:
 
 
 @dataclass(frozen=True)
-class ToolCallPatch:
+class ToolCallPatch(wire.MappedUpdate):
     """A v2 `tool_call_update`: create on first sight, else patch; `fields` in ToolCallEntry attribute names
     (`meta` patches by key)."""
 
@@ -299,7 +299,7 @@ class ToolCallPatch:
 
 
 @dataclass(frozen=True)
-class ToolContentAppend:
+class ToolContentAppend(wire.MappedUpdate):
     """`tool_call_content_chunk`: one more content item for a tool call."""
 
     tool_call_id: str
@@ -308,7 +308,7 @@ class ToolContentAppend:
 
 
 @dataclass(frozen=True)
-class TerminalSnapshot:
+class TerminalSnapshot(wire.MappedUpdate):
     """`terminal_update` of an agent-owned terminal: `output` replaces (None: unchanged); `exited` when
     the agent said it exited."""
 
@@ -322,7 +322,7 @@ class TerminalSnapshot:
 
 
 @dataclass(frozen=True)
-class TerminalAppend:
+class TerminalAppend(wire.MappedUpdate):
     """`terminal_output_chunk`: bytes appended to an agent-owned terminal (decoded)."""
 
     terminal_id: str
@@ -331,7 +331,7 @@ class TerminalAppend:
 
 
 @dataclass(frozen=True)
-class ActivityUpdate:
+class ActivityUpdate(wire.MappedUpdate):
     """`state_update`: the session's foreground activity (running, requires_action, idle, …)."""
 
     state: str

@@ -13,9 +13,10 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .elicitation_form import ElicitationForm, parse_form
+if TYPE_CHECKING:  # imported at the first form asked for (or by the warm-up's dialog): not for the first frame
+    from .elicitation_form import ElicitationForm
 from .permission_broker import ask_in_task
 from ..protocol.router import INVALID_PARAMS, RpcError
 from ..state import reducer
@@ -71,6 +72,8 @@ class ElicitationBroker:
         mode = params.get("mode")
         shown = clean_data(params)  # every text of the question reaches the screen: sanitised
         if mode == "form":
+            from .elicitation_form import parse_form
+
             question = Elicitation("form", shown, self.agent(), form=parse_form(shown))
         elif mode == "url":
             url, elicitation_id = params.get("url"), params.get("elicitationId")

@@ -13,9 +13,10 @@ import logging
 import threading
 from collections import OrderedDict
 import queue
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from .diffing import FileDiff
+if TYPE_CHECKING:  # imported at the first diff (or by the warm-up's dialogs): not needed for the first frame
+    from .diffing import FileDiff
 
 log = logging.getLogger("rat.diff")
 
@@ -81,6 +82,8 @@ class DiffCache:
             return (path, old, new) in self._waiting
 
     def _build(self, key: Key) -> FileDiff:
+        from .diffing import FileDiff
+
         diff = FileDiff(*key)
         # What the widgets read first, built here too: the unified rows and the widest line.
         diff.unified_starts  # noqa: B018
@@ -106,6 +109,8 @@ class DiffCache:
             diff = self._build(key)
         except Exception:  # a bug here must not leave callers waiting forever
             log.exception("diff of %s failed", key[0])
+            from .diffing import FileDiff
+
             diff = FileDiff(key[0], "", "")
         with self._lock:
             self.built_in_background += 1

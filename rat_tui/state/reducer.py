@@ -11,11 +11,8 @@ from typing import Any
 
 from . import children, compaction, plans
 from .media import annotation_badge, collect_images, media_placeholder
-from ..protocol.v2 import (
-    ActivityUpdate, MessageUpsert, TerminalAppend, TerminalSnapshot, ToolCallPatch, ToolContentAppend,
-)
 from ..protocol.sanitize import clean, clean_ansi, clean_data, incomplete_escape
-from ..protocol.wire import NEWER_KINDS, NoticeUpdate, UnknownUpdate
+from ..protocol.wire import NEWER_KINDS, MappedUpdate, NoticeUpdate, UnknownUpdate
 from .models import (
     Change,
     Entry,
@@ -62,8 +59,7 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
         text = f"{update.title}\n{update.description}" if update.description else update.title
         state.open_message = None
         return _add(state, NoticeEntry(_new_key(state, AGENT_NOTICE_PREFIX), text, notice_severity(update.severity)))
-    if isinstance(update, (MessageUpsert, ToolCallPatch, ToolContentAppend, TerminalSnapshot, TerminalAppend,
-                           ActivityUpdate)):
+    if isinstance(update, MappedUpdate):  # a v2 agent's (protocol/v2.py, imported by then)
         return _apply_v2(state, update)
     newer = _newer_update(state, update)
     if newer is not None:
@@ -266,6 +262,8 @@ def _cards_showing(state: SessionState, terminal_id: str) -> list[Change]:
 
 
 def _apply_v2(state: SessionState, update: Any) -> list[Change]:
+    from ..protocol.v2 import MessageUpsert, TerminalAppend, TerminalSnapshot, ToolCallPatch, ToolContentAppend
+
     if isinstance(update, MessageUpsert):
         return _upsert_message(state, update.role, update.message_id, update.text)  # type: ignore[arg-type]
     if isinstance(update, ToolCallPatch):

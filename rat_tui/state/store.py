@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol import priority
-from ..protocol.v2 import UpdateMapper
 from ..protocol.wire import parse_update, plain_text
 from . import children, reducer
 from ..protocol.sanitize import clean_update
 from .models import Change, ReaderIdle, SessionState, TextAppended
+
+if TYPE_CHECKING:  # protocol/v2.py: imported once a session speaks v2 (a v1 agent never needs it)
+    from ..protocol.v2 import UpdateMapper
 
 log = logging.getLogger("rat.store")
 
@@ -107,6 +109,8 @@ class SessionStore:
             self._emit(reducer.apply_update(self.state, parse_update(raw_update)))
             return
         if self._v2 is None:
+            from ..protocol.v2 import UpdateMapper
+
             self._v2 = UpdateMapper()
         for update in self._v2.map(raw_update):
             self._emit(reducer.apply_update(self.state, update))
