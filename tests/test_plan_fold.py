@@ -123,3 +123,16 @@ async def test_a_plan_update_lays_the_screen_out_only_when_the_panel_s_height_ch
         panel.show_plan(items("completed", "completed", "completed", "completed", "completed"))
         await pilot.pause()
         assert panel_text(app).startswith("Plan of an earlier turn ✓ 5/5 done") and len(layouts) == folded
+
+        # Hidden (F2), a plan changing lays out nothing; shown again, it has the latest plan at its height.
+        panel.plan_changed()
+        panel.toggle()
+        await until(pilot, lambda: not panel.display and panel.size.height == 0, "the panel hidden")
+        layouts.clear()
+        for done in range(3):
+            panel.show_plan(items(*(["completed"] * done + ["in_progress"] + ["pending"] * (3 - done))))
+            await pilot.pause()
+        assert layouts == []
+        panel.toggle()
+        await until(pilot, lambda: panel.size.height == 5, "the panel shown again, five lines")
+        assert "◐ Step 2" in panel_text(app)

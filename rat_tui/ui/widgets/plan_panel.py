@@ -168,10 +168,14 @@ class PlanPanel(Static):
     def _show(self, content: RenderableType) -> None:
         """`update`, laying the screen out again only when the panel's height may change: a status changing
         in the one-line summary, or in a checklist, laid out the whole screen each time (30 ms; 98 times
-        in the `session/load` replay of bench/stress.py load50000)."""
+        in the `session/load` replay of bench/stress.py load50000). Hidden (no plan, or F2), it lays out
+        nothing: showing it again lays the screen out anyway."""
         self.update(content, layout=False)
+        if not self.display:
+            self._shown = (0, None)  # measured again once shown
+            return
         width = self.content_size.width
-        height = self.get_content_height(self.size, self.app.size, width) if width > 0 and self.display else None
+        height = self.get_content_height(self.size, self.app.size, width) if width > 0 else None
         shown, self._shown = self._shown, (width, height)
         if height is None or shown != (width, height):
             self.refresh(layout=True)
