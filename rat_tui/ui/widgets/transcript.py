@@ -24,7 +24,7 @@ from textual.timer import Timer
 from ...protocol import priority
 from ..loop_hop import from_any_thread
 from . import markdown_stream
-from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Rows, Seg, code_waits, render_block
+from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Seg, TreeRows, code_waits, render_block
 from .transcript_select import CodeSpan, block_selection, code_block_lines, code_blocks, word_selection
 
 SEVERITIES = ("info", "warning", "error")
@@ -114,7 +114,7 @@ class Transcript(ScrollView, can_focus=True):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._rows = Rows()
+        self._rows = TreeRows()
         self._by_key: dict[str, Entry] = {}
         self._dirty: set[Entry] = set()  # entries whose open tail grew since the last flush
         self._flush_pending = False
@@ -658,7 +658,7 @@ class Transcript(ScrollView, can_focus=True):
     def _relayout_all(self) -> None:
         """New width: every cached line is stale; estimate all heights again (O(blocks), no rendering)."""
         self._drop_strips()
-        rows = Rows()
+        rows = TreeRows()
         for entry in self._rows.items:
             entry.items, entry.offs, entry.total = [], [0], 0
             for seg in entry.shown():
