@@ -346,14 +346,28 @@ class RatApp(KeyGuard, App[None]):
         """
 
         self.first_frame.set()
-        if not gc.isenabled():  # off since launch (__main__.stop_collector): what startup built is no garbage
-            gc.freeze()
-            gc.enable()
+        # The collector, off since launch (__main__.stop_collector: what startup built is no garbage), stays
+        # off until the warm-up has imported what it imports, then freezes that heap and comes back on (in
+        # `warm`). On during the warm-up, it collected about ten times while the models' import allocated
+        # (3-4 ms each, 10-20 ms every third), each a stall in keys typed through the first turn. Frozen with
+        # it: the cyclic garbage of those seconds (about 6,000 objects more with a flood under way, once).
+        collector_off = not gc.isenabled()
 
         stylesheet = self.stylesheet
         store_css = from_any_thread(lambda parsed: css_ahead.store(stylesheet, parsed))
 
         def warm() -> None:
+            try:
+                warm_imports()
+            finally:
+                global _heap_frozen
+                if not _heap_frozen or collector_off:  # once a process (tests start many apps in one)
+                    _heap_frozen = True
+                    gc.freeze()
+                if collector_off:
+                    gc.enable()
+
+        def warm_imports() -> None:
             # The markdown first (about 40 ms): a prompt sent at once renders the user's message with it,
             # and the main thread importing it while this thread held the GIL for the models took 150-180 ms.
             # (A shorter switch interval while this runs was tried: keys and floods were slower.)
@@ -380,10 +394,6 @@ class RatApp(KeyGuard, App[None]):
             # alone, 29 ms in a stall log while this thread held the GIL, keys typed after Enter waiting.
             importlib.import_module(f"{__package__}.session.change_tracker")
             wire.schema(give_way=True)  # pausing while a key is on its way to the screen (wire._give_way)
-            global _heap_frozen
-            if not _heap_frozen:  # once a process (tests start many apps in one)
-                _heap_frozen = True
-                gc.freeze()
 
         async def when_started() -> None:
             session = self.first_session

@@ -31,6 +31,7 @@ original = RatApp._display
 def audit(event, args):  # which thread imports the ACP models (the first import only raises the event)
     if event == "import" and args and args[0] == "acp.schema" and "schema_thread" not in found:
         found["schema_thread"] = threading.current_thread().name
+        found["collecting_in_warm_up"] = gc.isenabled()
     if event == "subprocess.Popen" and "agent_spawned" not in found:  # the first process rat starts
         found["agent_spawned"] = {"app_built": "app_built" in found, "argv": list(args[1])}
 
@@ -155,7 +156,9 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     assert found["ready"]["adopted"] is True
     # The demo agent answers at once: the warm-up (0.75 s of GIL-holding imports) had not begun at `ready`...
     assert found["ready"]["warming"] is False
-    # ...and once it has run, the first answer finds the models and the lexers ready.
+    # The collector stays off through the warm-up (its ten collections were stalls in the first turn)...
+    assert found["collecting_in_warm_up"] is False
+    # ...and once it has run, the first answer finds the models and the lexers ready (and the collector on).
     assert found["warm"] == {"schema": True, "lexers": True, "markdown": True, "collecting": True,
                              "code_themes": True, "ansi": True, "dialogs": True, "switch_interval": 0.001}  # (__main__.share_the_gil)
     # No garbage collection from launch to the first frame (25 ms of walking what startup built), and
