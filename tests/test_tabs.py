@@ -103,3 +103,38 @@ async def test_two_sessions_stream_at_once_while_typing_in_one(tmp_path: Path) -
         await until(pilot, lambda: "alpha done" in first.transcript.plain_text, "tab one's end")
         assert first.transcript.plain_text.count("alpha") == 2401
         assert "beta" not in first.transcript.plain_text
+
+
+async def test_a_badge_that_keeps_the_label_s_width_draws_the_tab_without_a_layout(tmp_path: Path) -> None:
+    """A tab in the background finishing (◐ to ✓) is drawn again, not laid out again with the whole screen
+    (10-30 ms with 20 tabs open); a label that changes width still is, and the underline follows."""
+    slow = {"turns": [[{"sleep": 3.0}, {"chunk": "second answer"}]]}
+    app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        first = app.query_one(SessionView)
+        await until(pilot, lambda: first.session.state.status == "ready", "first ready")
+        second = await app.open_session(scripted_named(slow, tmp_path, "two"), tmp_path)
+        await until(pilot, lambda: second.state.status == "ready", "second ready")
+        await pilot.press(*"slow question", "enter")
+        await until(pilot, lambda: labels(app)[1].startswith("◐ "), "the busy badge on tab two")
+        await pilot.press("alt+1")
+        await pilot.pause()
+        assert labels(app)[1].startswith("◐ ")  # (the answer comes 3 s after the prompt)
+        tab = list(app.tabs.query("ContentTab"))[1]
+        layouts: list[str] = []
+        refresh = tab.refresh
+
+        def counted(*regions, layout: bool = False, **kwargs):
+            if layout:
+                layouts.append(str(tab.label))
+            return refresh(*regions, layout=layout, **kwargs)
+
+        tab.refresh = counted  # type: ignore[method-assign]
+        await until(pilot, lambda: labels(app)[1].startswith("✓ "), "the done badge on tab two")
+        await pilot.pause()
+        assert layouts == []
+        assert str(tab.render()).startswith("✓ Scripted fake agent · slow question")  # drawn as labelled
+        await pilot.press("alt+2")  # seen: the badge goes, the label is two cells shorter
+        await until(pilot, lambda: not labels(app)[1].startswith("✓"), "the badge gone")
+        await until(pilot, lambda: layouts != [], "the tab laid out again")
+        assert str(tab.render()).startswith("Scripted fake agent · slow question")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
-
-from textual.widgets import TabbedContent, TabPane, Tabs
+from textual.content import Content
+from textual.widgets import Static, TabbedContent, TabPane, Tabs
+from textual.widgets._tabs import Tab
 
 from ...session.agent_session import AgentSession
 from ...state import children
@@ -41,6 +43,17 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
     running = children.running_count(state)  # subagents at work
     badge += f"⑂{running} " if running else ""
     return f"{badge}{state.agent_name}" + (f" · {title}" if title else "")
+
+
+def relabel(tab: Tab, label: str) -> None:
+    """`tab.label = label`, without laying the screen out when the label keeps its width (a badge that
+    changes, ◐ to ✓). Textual's setter always lays it out: 61 layouts of the whole screen in bench/stress.py
+    tabs20, 10-30 ms each with 20 tabs open, about half of them a tab in the background finishing."""
+    if cell_len(tab.label.plain) != cell_len(label):
+        tab.label = label  # (Tabs moves the underline after it: the tabs after this one moved)
+        return
+    tab._label = Content.from_text(label)  # what the setter does (textual 8.2.8, pinned), but for the layout
+    Static.update(tab, tab._label, layout=False)
 
 
 class SessionTabs(TabbedContent):
@@ -110,7 +123,7 @@ class SessionTabs(TabbedContent):
             if branch := self._branches.get(pane_id):
                 label = f"⎇ {branch} · {label}"
             if str(tab.label) != label:  # a new label re-lays out the tab bar: not on every streamed batch
-                tab.label = label
+                relabel(tab, label)
         except Exception:  # the tab is being removed
             pass
 
