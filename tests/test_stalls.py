@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
+import time
 
 from textual.app import ComposeResult
 from textual.widgets import Input, Static
 
+from rat_tui.protocol import priority
 from rat_tui.session.elicitation_broker import Elicitation
 from rat_tui.session.elicitation_form import _SLOW_PATTERNS, FormField, check, parse_form
 from rat_tui.state import diff_cache
@@ -51,12 +53,14 @@ class BuildThreads:
 
     def __init__(self, monkeypatch) -> None:
         self.threads: list[str] = []
+        self.pauses: list[object] = []  # what each big build was given to pause with
         original = FileDiff.__init__
 
-        def init(diff, path, old, new) -> None:
+        def init(diff, path, old, new, pause=None) -> None:
             if len(new) > diff_cache.SYNC_CHARS:
                 self.threads.append(threading.current_thread().name)
-            original(diff, path, old, new)
+                self.pauses.append(pause)
+            original(diff, path, old, new, pause)
 
         monkeypatch.setattr(FileDiff, "__init__", init)
 
@@ -76,6 +80,7 @@ async def test_card_with_a_20000_line_diff_diffs_once_off_the_ui_thread(monkeypa
     assert "/p/big.py  +2000 −2000" in shown and "… 17992 more lines" in shown
     assert builds.threads and all(name.startswith("diff") for name in builds.threads)
     assert len(builds.threads) == 1
+    assert builds.pauses == [priority.give_way]  # the worker gives way to keys (below)
     # The diff viewer ("d") opens the very same diff: no second computation.
     app = RatThemedApp()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -84,6 +89,57 @@ async def test_card_with_a_20000_line_diff_diffs_once_off_the_ui_thread(monkeypa
         await pilot.pause()
         assert not view.pending and view.diff.added == 2000
     assert len(builds.threads) == 1
+
+
+def test_a_big_diff_built_in_a_thread_pauses_while_a_key_is_on_its_way(monkeypatch) -> None:
+    """The diff worker and the loop share the GIL: while a key the user typed is on its way to the screen
+    the worker sleeps (priority.give_way), between the stretches it diffs, until the key is drawn."""
+    monkeypatch.setattr(priority, "GIVE_WAY_WINDOW", 60.0)  # only the key being drawn ends the wait
+    priority.reset()
+    old, new = big_edit(tag="pause")
+    log: list[str] = []
+    started = threading.Event()
+    pauses = [0]
+
+    def pause() -> None:
+        pauses[0] += 1
+        if pauses[0] == 100:  # a key arrives a hundred stretches in
+            priority.input_arrived()
+            started.set()
+        if priority.give_way():
+            log.append("gave way")
+
+    def build() -> None:
+        FileDiff("/p/big.py", old, new, pause)
+        log.append("diffed")
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    try:
+        assert started.wait(60)
+        deadline = time.monotonic() + 60
+        while not _asleep(worker):  # the worker stops in give_way, and stays there...
+            assert worker.is_alive() and time.monotonic() < deadline, log
+            time.sleep(0.001)
+        log.append("key drawn")  # ...until the key is drawn
+        priority.input_done(priority.serial())
+        worker.join(60)
+    finally:
+        priority.reset()
+    assert log == ["key drawn", "gave way", "diffed"], log
+    assert pauses[0] > 1000  # about 18,000 stretches for this file
+
+
+def _asleep(thread: threading.Thread) -> bool:
+    """Whether `thread` is inside priority.give_way now (its current frame)."""
+    import sys
+
+    frame = sys._current_frames().get(thread.ident)
+    while frame is not None:
+        if frame.f_code is priority.give_way.__code__:
+            return True
+        frame = frame.f_back
+    return False
 
 
 async def test_small_diff_is_drawn_at_once_without_a_worker() -> None:

@@ -116,6 +116,33 @@ def input_wait() -> float:
     return left if left > 0 else 0.0
 
 
+# How long after an input event a worker thread giving way (`give_way`) waits at most for it to be drawn:
+# longer than INPUT_WINDOW, as what waits is work in the background with a placeholder shown meanwhile.
+GIVE_WAY_WINDOW = 0.25
+
+
+def input_pending(window: float = GIVE_WAY_WINDOW) -> float:
+    """Seconds a worker thread should still give way (0: go on): while the last input event is not drawn,
+    `window` seconds after its arrival at most."""
+    at = _input_at
+    if at is None:
+        return 0.0
+    left = at + window - clock()
+    return left if left > 0 else 0.0
+
+
+def give_way(step: float = 0.002) -> float:
+    """From a worker thread doing long work in Python (a big diff): sleep while an input event is on its way
+    to the screen (`input_pending`), so that the loop has the GIL to itself meanwhile. Returns the seconds
+    slept."""
+    slept = 0.0
+    while (left := input_pending()) > 0:
+        pause = min(left, step)
+        time.sleep(pause)
+        slept += pause
+    return slept
+
+
 class Later:
     """`loop.call_later(delay, callback)`, put off while an input event is on its way (`input_wait`):
     for work that may wait (a timed delivery, a timed commit). `cancel()` as a handle's."""

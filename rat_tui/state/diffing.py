@@ -7,6 +7,7 @@ without a UI, and so the widget only has to draw rows it is handed.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import cached_property
@@ -88,18 +89,23 @@ def _display(line: str) -> str:
     return line.rstrip("\r\n")
 
 
-def diff_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
+def diff_opcodes(a: list[str], b: list[str], pause: Callable[[], object] | None = None) -> list[Opcode]:
     """Opcodes (SequenceMatcher's format) for a -> b by patience diff: lines that occur once on each
     side anchor the match, and difflib only sees the short stretches between anchors. difflib over a
-    whole 20,000-line file with a change every 15 lines takes seconds (minutes with autojunk=False)."""
+    whole 20,000-line file with a change every 15 lines takes seconds (minutes with autojunk=False).
+
+    `pause`, from a worker thread: called between stretches (about 18,000 times for that file), it may
+    sleep to hand the GIL to the loop (priority.give_way)."""
     blocks: list[tuple[int, int, int]] = []
-    _match(a, 0, len(a), b, 0, len(b), blocks, 0)
+    _match(a, 0, len(a), b, 0, len(b), blocks, 0, pause)
     return _opcodes(blocks, len(a), len(b))
 
 
 def _match(a: list[str], alo: int, ahi: int, b: list[str], blo: int, bhi: int,
-           out: list[tuple[int, int, int]], depth: int) -> None:
+           out: list[tuple[int, int, int]], depth: int, pause: Callable[[], object] | None = None) -> None:
     """Append the matching blocks of a[alo:ahi] and b[blo:bhi] to `out`, in order."""
+    if pause is not None:
+        pause()
     a0, b0 = alo, blo
     while alo < ahi and blo < bhi and a[alo] == b[blo]:
         alo += 1
@@ -115,10 +121,10 @@ def _match(a: list[str], alo: int, ahi: int, b: list[str], blo: int, bhi: int,
         if anchors:
             i, j = alo, blo
             for ai, bj in anchors:
-                _match(a, i, ai, b, j, bj, out, depth + 1)
+                _match(a, i, ai, b, j, bj, out, depth + 1, pause)
                 out.append((ai, bj, 1))
                 i, j = ai + 1, bj + 1
-            _match(a, i, ahi, b, j, bhi, out, depth + 1)
+            _match(a, i, ahi, b, j, bhi, out, depth + 1, pause)
         else:
             exact = (ahi - alo) + (bhi - blo) <= EXACT_LIMIT
             matcher = SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=not exact)
@@ -214,12 +220,13 @@ def _hunk(group: list[Opcode]) -> Hunk:
 class FileDiff:
     """One file's diff, ready to draw: hunks, unified rows, side-by-side rows (built on first use)."""
 
-    def __init__(self, path: str, old_text: str | None, new_text: str) -> None:
+    def __init__(self, path: str, old_text: str | None, new_text: str,
+                 pause: Callable[[], object] | None = None) -> None:
         self.path = path
         self.is_new = old_text is None
         self.old_lines = split_lines(old_text)
         self.new_lines = split_lines(new_text)
-        self.hunks = group_hunks(diff_opcodes(self.old_lines, self.new_lines))
+        self.hunks = group_hunks(diff_opcodes(self.old_lines, self.new_lines, pause))
         self.added = sum(j2 - j1 for h in self.hunks for tag, _, _, j1, j2 in h.opcodes if tag != "equal")
         self.removed = sum(i2 - i1 for h in self.hunks for tag, i1, i2, _, _ in h.opcodes if tag != "equal")
         self._widest: dict[str, int] = {}
