@@ -7,8 +7,7 @@ from collections.abc import Callable
 from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Static, TabbedContent, TabPane, Tabs
-from textual.widgets._tabs import Tab
+from textual.widgets import Static, Tab, TabbedContent, TabPane, Tabs
 
 from ...session.agent_session import AgentSession
 from ...state import children
@@ -48,7 +47,7 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
 def relabel(tab: Tab, label: str) -> None:
     """`tab.label = label`, without laying the screen out when the label keeps its width (a badge that
     changes, ◐ to ✓). Textual's setter always lays it out: 61 layouts of the whole screen in bench/stress.py
-    tabs20, 10-30 ms each with 20 tabs open, about half of them a tab in the background finishing."""
+    tabs20, 10-30 ms each with 20 tabs open, 18 of them a tab in the background finishing."""
     if cell_len(tab.label.plain) != cell_len(label):
         tab.label = label  # (Tabs moves the underline after it: the tabs after this one moved)
         return
