@@ -140,12 +140,12 @@ class AcpClient:
         """The agent answered v2: install the codec, drop the client methods v2 has no more."""
         from . import v2
 
-        self.connection.set_protocol(v2.PROTOCOL_V2, v2.V2Codec())
+        self.connection.set_protocol(PROTOCOL_V2, v2.V2Codec())
         for method in v2.V1_ONLY_CLIENT_METHODS:
             self.connection.handlers.pop(method, None)
         info = result.get("info") if isinstance(result.get("info"), dict) else {}
         return AgentHello(
-            protocol_version=v2.PROTOCOL_V2,
+            protocol_version=PROTOCOL_V2,
             name=_str_or_none(info.get("name")),
             title=_str_or_none(info.get("title")),
             version=_str_or_none(info.get("version")),

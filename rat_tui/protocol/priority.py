@@ -101,6 +101,13 @@ async def input_passed(wait: float) -> None:
         cancel()
 
 
+async def give_turn() -> None:
+    """Let the loop run what is ready: a turn of it, or, while input is on its way, until it is drawn (the
+    readers and a release of held updates, between their slices)."""
+    wait = input_wait()
+    await (input_passed(wait) if wait else asyncio.sleep(0))
+
+
 def _forget(wake: Callable[[], None]) -> None:
     try:
         _waiters.remove(wake)

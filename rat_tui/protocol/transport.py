@@ -57,10 +57,7 @@ async def _pass_turn(before_wait: Callable[[], None] | None) -> bool:
             before_wait()
             before_wait = None
         passed = True
-        if wait:
-            await priority.input_passed(wait)  # until the key is drawn, not the whole window
-        else:
-            await asyncio.sleep(0)
+        await priority.give_turn()  # with a key on its way, until it is drawn, not the whole window
 
 
 async def _drained(reader: asyncio.StreamReader) -> bool:

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import wire
+from .client import PROTOCOL_V2  # (defined there: the client checks for v2 before importing this module)
 
 log = logging.getLogger("rat.v2")
 
-PROTOCOL_V2 = 2
 UNSUPPORTED_VERSION = -32022  # ErrorCode "Unsupported protocol version" (v2), data {requested, supported}
 
 # Methods a v2 agent no longer calls on the client: no client file system, no client terminals.

@@ -375,8 +375,7 @@ class AgentSession:
                 if time.monotonic() - started > RELEASE_SLICE:
                     # Typing stays live while a long queue drains (a `session/load` replay held for the models):
                     # a key on its way to the screen goes first, as for the agent's reader (protocol/priority).
-                    wait = priority.input_wait()
-                    await (priority.input_passed(wait) if wait else asyncio.sleep(0))
+                    await priority.give_turn()
                     started = time.monotonic()
         self._held = None
 
