@@ -138,3 +138,23 @@ async def test_a_badge_that_keeps_the_label_s_width_draws_the_tab_without_a_layo
         await until(pilot, lambda: not labels(app)[1].startswith("✓"), "the badge gone")
         await until(pilot, lambda: layouts != [], "the tab laid out again")
         assert str(tab.render()).startswith("Scripted fake agent · slow question")
+
+
+async def test_a_frame_drawn_while_a_closed_tab_s_composer_is_pruned_draws_it_blank(tmp_path: Path) -> None:
+    """Textual detaches a removed widget and clears its component styles before the next layout drops it
+    from the screen: a frame in between drew the composer of a closing tab and failed (KeyError
+    'text-area--gutter': the app closed). Drawn then, it is blank."""
+    from textual.geometry import Region
+
+    app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        first = app.query_one(SessionView)
+        await until(pilot, lambda: first.session.state.status == "ready", "first ready")
+        second = await app.open_session(scripted_named({}, tmp_path, "two"), tmp_path)
+        await until(pilot, lambda: second.state.status == "ready", "second ready")
+        view = app.tabs.active_view
+        composer, width = view.composer, view.composer.size.width
+        await view.remove()
+        assert not composer.is_attached and not composer._component_styles  # as Textual leaves it
+        lines = composer.render_lines(Region(0, 0, width, 2))
+        assert [line.text for line in lines] == [" " * width] * 2

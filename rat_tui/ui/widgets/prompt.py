@@ -12,6 +12,7 @@ from typing import Any
 from textual import events
 from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import TextArea
 
 from ...session import attachments
@@ -81,6 +82,14 @@ class PromptComposer(TextArea):
         self.prompt_history: PromptHistory | None = None
         self._history_index: int | None = None
         self._history_shown = ""
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Blank once removed: as its tab closes, Textual detaches the composer and clears its component
+        styles before the next layout drops it from the screen's map, and a frame drawn in between failed
+        looking up `text-area--gutter` (KeyError, the app closed; seen once in a clean-clone CI run)."""
+        if not self.is_attached:
+            return [Strip.blank(crop.width)] * crop.height
+        return super().render_lines(crop)
 
     def _mount_menus(self) -> None:
         """On the screen, not in our parent's layout: they overlay whatever is above the composer. Mounted
