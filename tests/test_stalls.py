@@ -277,13 +277,13 @@ import asyncio, gc, sys
 from rat_tui import __main__ as entry
 from rat_tui.app import RatApp
 
-print("AT-IMPORT", "acp.schema" in sys.modules)
+print("AT-IMPORT", "rat_tui.protocol.acp_models" in sys.modules)
 first = []
 original = RatApp._display
 
 def display(self, screen, renderable):  # observes the first frame written, then draws it as usual
     if renderable is not None and not first:
-        first.append("acp.schema" in sys.modules)
+        first.append("rat_tui.protocol.acp_models" in sys.modules)
     return original(self, screen, renderable)
 
 async def headless(app):  # `rat` as launched, on Textual's headless driver instead of this terminal
@@ -293,7 +293,7 @@ async def headless(app):  # `rat` as launched, on Textual's headless driver inst
         while app.warm_thread is None:
             await pilot.pause()
         app.warm_thread.join()  # the models, then the startup heap frozen out of the collector
-        print("WARM", "acp.schema" in sys.modules, gc.get_freeze_count() > 10000, gc.get_threshold()[0])
+        print("WARM", "rat_tui.protocol.acp_models" in sys.modules, gc.get_freeze_count() > 10000, gc.get_threshold()[0])
 
 RatApp._display = display
 RatApp.run = lambda app, **kwargs: asyncio.run(headless(app))
@@ -303,7 +303,7 @@ print("AT-FIRST-FRAME", first[0])
 
 
 def test_first_frame_comes_before_the_acp_models_are_imported(tmp_path) -> None:
-    """`acp.schema` costs about 0.45 s of pydantic building that holds the GIL: not before the first frame
+    """The ACP models cost about 0.2 s of pydantic importing and building that holds the GIL: not before the first frame
     (the agent here never answers `initialize`, and the composer is usable all the same). After it, the
     models are imported and the heap startup built is frozen out of the garbage collector."""
     import os
@@ -454,7 +454,7 @@ threads = []
 
 class Watch:  # which thread imports the ACP models
     def find_spec(self, name, path=None, target=None):
-        if name == "acp.schema":
+        if name == "rat_tui.protocol.acp_models":
             threads.append(threading.current_thread().name)
         return None
 
@@ -494,7 +494,7 @@ async def main():
     await asyncio.wait_for(reached.wait(), 20)  # the request is in, its tool call not applied yet
     for _ in range(5):
         await asyncio.sleep(0)  # the loop goes on: nothing imports the models on it
-    print("BEFORE-GATE", asked, "acp.schema" in sys.modules)
+    print("BEFORE-GATE", asked, "rat_tui.protocol.acp_models" in sys.modules)
     gate.set()
     await wait_for(lambda: asked, what="the question")
     await asyncio.wait_for(turn, 20)

@@ -29,7 +29,7 @@ found = {}
 original = RatApp._display
 
 def audit(event, args):  # which thread imports the ACP models (the first import only raises the event)
-    if event == "import" and args and args[0] == "acp.schema" and "schema_thread" not in found:
+    if event == "import" and args and args[0] == "rat_tui.protocol.acp_models" and "schema_thread" not in found:
         found["schema_thread"] = threading.current_thread().name
         found["collecting_in_warm_up"] = gc.isenabled()
     if event == "subprocess.Popen" and "agent_spawned" not in found:  # the first process rat starts
@@ -63,7 +63,7 @@ def display(self, screen, renderable):  # observes the first frame written, then
 async def headless(app):
     def seen(_batch):
         if app.first_session.state.status == "ready" and "ready" not in found:
-            found["ready"] = {"schema": "acp.schema" in sys.modules,
+            found["ready"] = {"schema": "rat_tui.protocol.acp_models" in sys.modules,
                               "adopted": type(app.first_session.process._proc).__name__ == "_Adopted",
                               "warming": any(t.name == "warm-up" for t in threading.enumerate())}
     app.first_session.store.subscribe(seen)
@@ -71,7 +71,7 @@ async def headless(app):
         while app.warm_thread is None:
             await pilot.pause()
         app.warm_thread.join()
-        found["warm"] = {"schema": "acp.schema" in sys.modules, "lexers": "pygments.lexers.python" in sys.modules,
+        found["warm"] = {"schema": "rat_tui.protocol.acp_models" in sys.modules, "lexers": "pygments.lexers.python" in sys.modules,
                          "markdown": "rat_tui.ui.widgets.markdown_elements" in sys.modules,
                          "collecting": gc.isenabled(),
                          # what the first code block and the first terminal output imported on the loop before
@@ -79,7 +79,8 @@ async def headless(app):
                          "ansi": "rich.ansi" in sys.modules,
                          # put off from before the first frame: the first diff, the first form
                          "dialogs": "rat_tui.state.diffing" in sys.modules and "rat_tui.session.elicitation_form" in sys.modules,
-                         "switch_interval": sys.getswitchinterval()}
+                         "switch_interval": sys.getswitchinterval(),
+                         "sdk": "acp" in sys.modules}
         while not app.first_session.state.commands:  # the demo's commands update, held for the models
             await pilot.pause()
         found["commands"] = len(app.first_session.state.commands)
@@ -105,7 +106,8 @@ print("FOUND", json.dumps(found))
 # Modules the first frame does not need, by what they are for.
 NOT_BEFORE_THE_FIRST_FRAME = [
     "pydantic",  # config.toml and themes are plain dataclasses when well formed (rat_tui/typed_data.py)
-    "acp", "acp.schema",  # the ACP models: RatApp._warm_up, after the first frame and the handshake
+    "rat_tui.protocol.acp_models",  # the ACP models: RatApp._warm_up, after the first frame and the handshake
+    "acp",  # the SDK itself: never (acp_models is a copy of its update models)
     "mcp", "anyio",  # rat-tui's own MCP server: on the first connection
     "pygments", "pygments.lexers.python", "pygments.lexers.shell",  # code lexers: the warm-up, or the first code block
     "pygments.styles.monokai", "rich.ansi",  # code colours, terminal output: the warm-up
@@ -160,7 +162,9 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     assert found["collecting_in_warm_up"] is False
     # ...and once it has run, the first answer finds the models and the lexers ready (and the collector on).
     assert found["warm"] == {"schema": True, "lexers": True, "markdown": True, "collecting": True,
-                             "code_themes": True, "ansi": True, "dialogs": True, "switch_interval": 0.001}  # (__main__.share_the_gil)
+                             "code_themes": True, "ansi": True, "dialogs": True, "switch_interval": 0.001,  # (__main__.share_the_gil)
+                             # the copy of the SDK's update models (protocol/acp_models.py), not the SDK
+                             "sdk": False}
     # No garbage collection from launch to the first frame (25 ms of walking what startup built), and
     # on again after it.
     assert found["collecting_at_first_frame"] is False

@@ -157,7 +157,7 @@ def test_the_newer_update_parsers_load_only_when_such_an_update_arrives() -> Non
             "before = 'rat_tui.protocol.updates' in sys.modules;"
             "from rat_tui.state.store import SessionStore;"
             "SessionStore().apply_update({'sessionUpdate': 'plan_removed', 'planId': 'p'});"
-            "print(before, 'rat_tui.protocol.updates' in sys.modules, 'acp.schema' in sys.modules)")
+            "print(before, 'rat_tui.protocol.updates' in sys.modules, 'rat_tui.protocol.acp_models' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True", "False"]
 
