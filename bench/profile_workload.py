@@ -51,6 +51,8 @@ async def play(name: str, limit: float) -> None:
                 await asyncio.sleep(0.5)
                 break
         profile.disable()
+    if ARGS.save:
+        profile.dump_stats(ARGS.save)
     stats = pstats.Stats(profile)
     stats.sort_stats("cumulative").print_stats(ARGS.top)
     stats.sort_stats("tottime").print_stats(ARGS.top)
@@ -62,6 +64,7 @@ if __name__ == "__main__":
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--limit", type=float, default=60)
+    parser.add_argument("--save", help="also write the profile to this file (pstats: callers, callees)")
     ARGS = parser.parse_args()
     os.environ["RAT_STRESS_SCALE"] = str(ARGS.scale)
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):

@@ -445,3 +445,41 @@ async def test_a_thousand_messages_arriving_at_once_are_cut_a_slice_per_turn_wit
         for n in (0, 517, 999):
             got, want = entry_lines_and_whole_render(transcript, f"a{n}", message.format(n=n))
             assert got == want
+
+
+async def test_a_slice_of_a_long_cycle_does_work_for_its_own_entries_only(monkeypatch) -> None:
+    """A `session/load` of 50,000 updates makes cycles of thousands of entries: a slice took the rest of them
+    into a new set (every entry hashed again, per slice: 2.9 million adds in that replay). A slice now
+    touches the entries it cuts; the others wait in order, and an entry replaced meanwhile is skipped."""
+    from rat_tui.ui.widgets.markdown_stream import Entry
+
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        await until(pilot, lambda: not transcript._warming, "the markdown warm-up")
+        for n in range(5000):  # one delivery, no turn of the loop between
+            transcript.add_entry(f"a{n}", "agent")
+            transcript.append_text(f"a{n}", f"Answer {n}.\n")
+        hashed = 0
+        hash_of = object.__hash__
+
+        def counting(entry: Entry) -> int:
+            nonlocal hashed
+            hashed += 1
+            return hash_of(entry)
+
+        transcript._flush_now()  # the cycle begins: every dirty entry joins it (once)
+        left = len(transcript._cycle)
+        assert left > 4000
+        first = next(iter(transcript._cycle))
+        transcript.add_entry(first.key, "agent")  # replaced (a tool call's entry is, when its kind changes)
+        monkeypatch.setattr(Entry, "__hash__", counting)
+        transcript._flush_now()
+        assert hashed <= 2 * FLOOD_SYNC_LINES // ENTRY_SYNC_LINES, hashed  # the old set: every entry left
+        assert first not in transcript._cycle  # skipped, not cut
+        assert left - len(transcript._cycle) <= FLOOD_SYNC_LINES // ENTRY_SYNC_LINES + 1
+        monkeypatch.undo()
+        transcript._flush_pending = True
+        transcript._flush()  # the rest of the cycle, a slice per turn as it goes
+        await until(pilot, lambda: transcript_flushed(transcript), "the cycle cut")
+        assert "Answer 4999." in transcript.plain_text
