@@ -136,3 +136,27 @@ async def test_a_plan_update_lays_the_screen_out_only_when_the_panel_s_height_ch
         panel.toggle()
         await until(pilot, lambda: panel.size.height == 5, "the panel shown again, five lines")
         assert "◐ Step 2" in panel_text(app)
+
+
+@pytest.mark.slow
+async def test_a_session_without_a_plan_mounts_no_panel_and_one_that_comes_later_still_folds(tmp_path: Path) -> None:
+    """The panel is mounted with the first plan, not at the first prompt (a mount and a layout of the whole
+    screen as the answer began); a plan that comes in a later turn folds as ever when a turn leaves it."""
+    from rat_tui.ui.widgets.plan_panel import PlanPanel
+
+    turns = [[{"chunk": "No plan here."}], [plan("in_progress", "pending"), {"chunk": "Planned."}],
+             [{"chunk": "Something else."}]]
+    app = RatApp(scripted({"turns": turns}, tmp_path), tmp_path)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        await send(pilot, "one")
+        await until(pilot, lambda: "No plan here" in view(app).transcript.plain_text, "the first answer")
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "the first turn's end")
+        assert not app.query(PlanPanel)
+        await send(pilot, "two")
+        await until(pilot, lambda: "Planned" in view(app).transcript.plain_text, "the second answer")
+        panel = app.query_one(PlanPanel)
+        assert not panel.folded and "◐ Step 0" in panel_text(app)
+        await send(pilot, "three")
+        await until(pilot, lambda: "Something else" in view(app).transcript.plain_text, "the third answer")
+        await until(pilot, lambda: panel.folded, "the plan folded")

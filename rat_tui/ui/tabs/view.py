@@ -260,11 +260,17 @@ class SessionView(Vertical):
 
     def _plan_turns(self, entry: object) -> bool:
         """A prompt starts a turn; the agent's first answer in it, with no plan sent before, leaves the
-        plan shown to an earlier turn (the panel folds it). True when the panel must be drawn again."""
+        plan shown to an earlier turn (the panel folds it). True when the panel must be drawn again.
+
+        With no panel yet (no plan came), there is nothing to fold: the panel is not mounted for it (it was at
+        every first prompt, a mount and a layout of the screen as the answer began)."""
+        panel = self._plan_panel
+        if panel is None:
+            return False
         if isinstance(entry, MessageEntry) and entry.role == "user":
-            self.plan_panel.turn_started()
+            panel.turn_started()
         elif isinstance(entry, (MessageEntry, ToolCallEntry)):
-            return self.plan_panel.agent_answered()
+            return panel.agent_answered()
         return False
 
     def _add_entry(self, entry: object, text: str, transcript: Transcript | None = None) -> None:
