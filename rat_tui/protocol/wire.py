@@ -88,10 +88,6 @@ def _give_way() -> None:
         _given_way += pause
 
 
-# The module of the models (tests look for it in sys.modules).
-MODELS_MODULE = f"{__package__}.acp_models"
-
-
 def _import_models(give_way: bool = False) -> ModuleType:
     """The ACP models' module, with the update models' validators built before it is handed out: its models
     are built at first use (`defer_build`, see tools/gen_acp_models.py), and the loop must never build one.
