@@ -327,7 +327,7 @@ class RatApp(KeyGuard, App[None]):
         self._saving_settings = True  # from now on a theme change is the user's choice
         for problem in self._problems:
             self.report_problem(problem)
-        # The ACP models (about 0.34 s of pydantic building that holds the GIL: wire._import_models) and
+        # The ACP models (about 0.29 s of pydantic importing and building, GIL held: wire._import_models) and
         # the code lexers after the first frame and the first agent's handshake: in a thread started
         # earlier they only slowed those down on two cores. Until its markdown is imported the transcripts show source text
         # (markdown_stream.warming).
@@ -338,7 +338,7 @@ class RatApp(KeyGuard, App[None]):
         """After the first frame: once the first session is past `starting` (or WARM_UP_WAIT later, for a
         slow agent), import the ACP models, build the markdown parsers and code lexers, then freeze the
         heap built so far, in a thread. Sessions holding updates for the ACP models import them once
-        `first_frame` is set, not before (AgentSession.models_gate): the import holds the GIL half a second.
+        `first_frame` is set, not before (AgentSession.models_gate): the import holds the GIL about 0.3 s.
 
         What startup built (Textual, Rich, the models) lives as long as the app; frozen out of the
         collector, a full collection no longer walks it (each took about 50 ms during a flood: a stall
@@ -383,7 +383,7 @@ class RatApp(KeyGuard, App[None]):
             importlib.import_module("rich.ansi")
             # The dialogs an agent opens unasked (imported on first use, not before the first frame):
             # their first one took 60-200 ms on the loop thread, a key typed meanwhile waiting. Before
-            # the models (10 ms against 0.34 s): a form asked at once found its screen imported.
+            # the models (10 ms against 0.29 s): a form asked at once found its screen imported.
             screens = [importlib.import_module(f"{__package__}.ui.screens.{name}") for name in WARM_UP_SCREENS]
             # ... and their widgets' CSS, parsed at the first mount of each class else (18 ms for the form).
             try:

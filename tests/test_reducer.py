@@ -173,7 +173,7 @@ def test_plain_text_chunks_parse_without_the_models_and_apply_as_the_models_do()
 
 
 def test_a_text_chunk_needs_no_model_import() -> None:
-    """The first chunks of an answer do not wait for the ACP models (0.2 s of pydantic importing and building)."""
+    """The first chunks of an answer do not wait for the ACP models (0.3 s of pydantic importing and building)."""
     import subprocess
     import sys
 

@@ -303,7 +303,7 @@ print("AT-FIRST-FRAME", first[0])
 
 
 def test_first_frame_comes_before_the_acp_models_are_imported(tmp_path) -> None:
-    """The ACP models cost about 0.2 s of pydantic importing and building that holds the GIL: not before the first frame
+    """The ACP models cost about 0.3 s of pydantic importing and building that holds the GIL: not before the first frame
     (the agent here never answers `initialize`, and the composer is usable all the same). After it, the
     models are imported and the heap startup built is frozen out of the garbage collector."""
     import os

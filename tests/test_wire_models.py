@@ -67,13 +67,9 @@ print("BUILT", sorted(name for name in wire.UPDATE_MODELS.values()
 '''
 
 
-def run(code: str, *args: str, tmp_path: Path | None = None) -> str:
-    """`code` in a fresh interpreter (from a file with `tmp_path`: pydantic reads docstrings from source)."""
-    argv = ["-c", code]
-    if tmp_path is not None:
-        (tmp_path / "check.py").write_text(code)
-        argv = [str(tmp_path / "check.py")]
-    done = subprocess.run([sys.executable, *argv, *args], capture_output=True, text=True, cwd=ROOT, timeout=120,
+def run(code: str, *args: str) -> str:
+    """`code` in a fresh interpreter."""
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"})  # (reprs of sets)
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -88,8 +84,8 @@ def test_the_lighter_import_parses_every_recorded_update_as_the_plain_one_does()
     assert light == plain
 
 
-def test_the_models_import_without_the_sdk_and_build_the_update_models(tmp_path) -> None:
-    out = run(STATE_AFTER, tmp_path=tmp_path)
+def test_the_models_import_without_the_sdk_and_build_the_update_models() -> None:
+    out = run(STATE_AFTER)
     assert "SDK False" in out, out  # `import acp` imports the whole SDK, 270-odd models among it (0.7 s)
     assert "DOCSTRINGS None" in out, out  # not read for the ACP models (the cost)
     assert "BUILT True" in out, out  # built in wire.schema() (the warm-up's thread), not on first use

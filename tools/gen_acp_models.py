@@ -55,8 +55,6 @@ def _names(node: ast.AST) -> set[str]:
 
 def _config(source: str) -> str:
     """The SDK's model config with `wire`'s two settings (see the module docstring)."""
-    if "use_attribute_docstrings=True" not in source:
-        return source
     return source.replace("use_attribute_docstrings=True", "use_attribute_docstrings=False, defer_build=True")
 
 
@@ -66,14 +64,16 @@ def generate() -> str:
     schema = sdk_file("schema.py").read_text()
     helpers = sdk_file("_deserialize.py").read_text()
     tree = ast.parse(schema)
-    defined: dict[str, ast.stmt] = {}
-    imports: list[ast.stmt] = []
+    lines = schema.splitlines()
+    defined: dict[str, ast.stmt] = {}  # in the SDK's order
+    imports: list[ast.ImportFrom] = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             defined[node.name] = node
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             defined[node.targets[0].id] = node
-        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+        elif isinstance(node, ast.ImportFrom) and node.module not in ("__future__", None) \
+                and not node.module.startswith("acp"):  # the helpers are copied: `import acp` imports the whole SDK
             imports.append(node)
     wanted: set[str] = set()
     todo = list(UPDATE_MODELS.values())
@@ -86,10 +86,7 @@ def generate() -> str:
     used = set().union(*(_names(defined[name]) for name in wanted))
 
     helper_tree = ast.parse(helpers)
-    helper_defs = [node for node in helper_tree.body if isinstance(node, ast.FunctionDef)]
-
     version = importlib.metadata.version("agent-client-protocol")
-    header = schema.splitlines()[:2]
     out = [
         f'"""The ACP SDK\'s `session/update` models (agent-client-protocol {version}, `acp/schema.py`), and only them.',
         "",
@@ -97,42 +94,27 @@ def generate() -> str:
         '"""',
         "",
         "# The SDK's file:",
-        *header,
+        *lines[:2],
         "# ruff: noqa",
         "",
         "from __future__ import annotations",
         "",
     ]
     for node in imports:
-        if node.module and node.module.startswith("acp"):
-            continue  # its helpers are copied below: importing `acp` at all imports the whole SDK
-        kept = [alias for alias in node.names if (alias.asname or alias.name) in used | {"_BaseModel"}]
+        kept = [alias for alias in node.names if (alias.asname or alias.name) in used]
         if kept:
             names = ", ".join(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in kept)
             out.append(f"from {node.module} import {names}")
-    for node in helper_tree.body:  # the helpers' own imports (pydantic's ValidationError)
-        if isinstance(node, ast.ImportFrom) and node.module != "__future__" and node.module != "collections.abc" \
-                and node.module != "typing":
-            out.append(ast.get_source_segment(helpers, node))
-    out.append("from collections.abc import Callable")
-    out.append("")
-    out.append("")
-    out.append("# From acp/_deserialize.py:")
-    for node in helper_defs:
-        out.append(ast.get_source_segment(helpers, node))
-        out.append("")
-        out.append("")
-    for node in tree.body:
-        name = node.name if isinstance(node, ast.ClassDef) else \
-            node.targets[0].id if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) else None
+    out += [ast.get_source_segment(helpers, node) for node in helper_tree.body
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__"]
+    out += ["", "", "# From acp/_deserialize.py:"]
+    for node in helper_tree.body:
+        if isinstance(node, ast.FunctionDef):
+            out += [ast.get_source_segment(helpers, node), "", ""]
+    for name, node in defined.items():
         if name in wanted:
-            segment = ast.get_source_segment(schema, node, padded=True)
-            if isinstance(node, ast.ClassDef) and node.decorator_list:
-                first = node.decorator_list[0]
-                segment = "\n".join(schema.splitlines()[first.lineno - 1 : node.end_lineno])
-            out.append(_config(segment))
-            out.append("")
-            out.append("")
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            out += [_config("\n".join(lines[first - 1 : node.end_lineno])), "", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

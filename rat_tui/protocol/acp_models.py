@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 from pydantic import BaseModel as _BaseModel, ConfigDict, Field, RootModel, field_validator
-from pydantic import ValidationError
 from collections.abc import Callable
+from typing import Any
+from pydantic import ValidationError
 
 
 # From acp/_deserialize.py:

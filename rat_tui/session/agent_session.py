@@ -349,8 +349,9 @@ class AgentSession:
     def _receive(self, params: dict[str, Any]) -> None:
         """Apply an update, or hold it (and every one after it, in order) while the ACP models import.
 
-        The models cost about half a second to import, with the GIL held; imported on the loop, the first
-        update that needs them (an agent's commands, sent with the session) froze the screen that long.
+        The models cost about 0.3 s to import, with the GIL held (half a second before protocol/acp_models.py);
+        imported on the loop, the first update that needs them (an agent's commands, sent with the session)
+        froze the screen that long.
         They import in a thread instead, and the updates held meanwhile are applied in order after.
         """
         if self._held is None:
