@@ -17,7 +17,10 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.driver import Driver
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.dom import NoScreen
 from textual.message import Message
+from textual.screen import Screen
+from textual.widget import Widget
 
 from .session.agent_session import AgentCommand, AgentSession
 from .config import Config, problem_severity
@@ -156,12 +159,49 @@ class RatApp(KeyGuard, App[None]):
 
     async def on_event(self, event: events.Event) -> None:
         seen = priority.serial()
+        bubbled = isinstance(event, events.Key) and event.is_forwarded  # back up from the focused widget
         await super().on_event(event)
         if isinstance(event, events.Key) and seen:
-            # The key is in the focused widget's queue (or was a binding): after it is handled and the
-            # next frame is drawn, the work waiting for it goes on (protocol/priority.py).
+            # After the key is handled and the next frame is drawn, the work waiting for it goes on
+            # (protocol/priority.py). Handled where? A printable key by the focused widget; Backspace, the
+            # arrows, Tab... by bindings, once the key has bubbled back up here (App._on_key); a priority
+            # binding here at once.
             target = self.focused or self.screen
-            target.call_after_refresh(priority.input_done, seen)
+            if bubbled or not event.is_forwarded:
+                target.call_later(self._key_handled, target, seen)
+            else:
+                target.call_later(self._key_dispatched, target, seen, event)
+
+    def _key_dispatched(self, target: Widget, seen: int, event: events.Key) -> None:
+        """`target` has had the key: handled if it stopped it, else the key bubbles up to the bindings and
+        comes back to `on_event` (the work waiting for it would otherwise go on before its action had run:
+        Backspace echoed a frame later). `_stop_propagation`: Textual 8.2 has no public flag for it."""
+        if event._stop_propagation:
+            self._key_handled(target, seen)
+
+    @staticmethod
+    def _key_handled(target: Widget, seen: int) -> None:
+        """The key `seen` is handled: what `target` repaints goes to the screen now, the screen draws it at
+        once, and the work waiting for the key goes on (`input_done`).
+
+        Left to the widget's idle, the repaint reached the screen after the screen had gone idle with
+        nothing dirty and run its after-refresh callbacks: the work waiting went on before the key's frame.
+        Left to the screen's update timer, the frame came at its next tick, 17-33 ms after the one before
+        (the timer keeps to its grid), with the flood running again meanwhile (docs/architecture.md, "A key's
+        frame"). `_check_refresh` is what the widget's idle does, `_on_timer_update` what the timer calls
+        (Textual 8.2)."""
+        try:
+            screen = target.screen
+        except NoScreen:  # the key closed what had the focus (a dialog answered): nothing of it to draw
+            priority.input_done(seen)
+            return
+        target._check_refresh()
+        screen.call_later(RatApp._draw_key, screen, seen)  # after the repaint just posted to it
+
+    @staticmethod
+    def _draw_key(screen: Screen, seen: int) -> None:
+        screen._on_timer_update()
+        priority.input_done(seen)
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A session in the registry, whose questions come to this app's screens (TabUI)."""

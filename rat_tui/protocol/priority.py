@@ -19,6 +19,8 @@ code ask `input_wait`.
 from __future__ import annotations
 
 import asyncio
+import gc
+import threading
 import time
 from collections.abc import Callable
 
@@ -26,21 +28,49 @@ from collections.abc import Callable
 # when the loop runs nothing else), short enough that typing through a flood only slows the flood.
 INPUT_WINDOW = 0.04
 # Seconds the waiting work still waits once the key's frame is composed (`input_done`): the frame is
-# written by Textual's writer thread, which needs the GIL. Resumed at once, a flood ended 24% sooner but
-# the worst echo grew (chunks20000, median of 5 runs: 84 ms against 74); after 20 ms, the flood ended
-# 14% sooner and the worst echo was 72 ms against 110 (the same, another 5 runs).
-DRAWN_GRACE = 0.02
+# written by Textual's writer thread, which needs the GIL, and gets it within a switch interval. (20 ms
+# while `input_done` could come before the key's frame was drawn; with the frame drawn first, 5 ms ended
+# toolcalls sooner with the same worst echo: docs/architecture.md.)
+DRAWN_GRACE = 0.005
+
+# While an input event is on its way, the cyclic garbage collector waits as well: under a flood a young
+# collection took 3-8 ms and a middle one 20-34 ms, and one that fell in a key's window added that much
+# to its echo. Its young threshold is raised as the event arrives and put back once it is drawn or the
+# window is over (`_restore_gc`): the collection comes after the key's frame instead. (Raised, not
+# disabled: a key never drawn still leaves the collector on.)
+GC_DEFERRED = 500_000
 
 clock = time.perf_counter  # (tests set their own)
 _input_at: float | None = None
 _serial = 0  # input events so far
+_gc_saved: tuple[int, int, int] | None = None  # the thresholds to put back (`_defer_gc`)
+_gc_lock = threading.Lock()  # (raised from the driver's thread, put back from the loop's)
 
 
 def input_arrived() -> None:
-    """An input event has just arrived (called from the driver's thread: two attribute writes)."""
+    """An input event has just arrived (called from the driver's thread)."""
     global _input_at, _serial
     _serial += 1
     _input_at = clock()
+    _defer_gc()
+
+
+def _defer_gc() -> None:
+    global _gc_saved
+    with _gc_lock:
+        if _gc_saved is None and gc.isenabled():
+            _gc_saved = gc.get_threshold()
+            gc.set_threshold(max(_gc_saved[0], GC_DEFERRED), *_gc_saved[1:])
+
+
+def _restore_gc() -> None:
+    global _gc_saved
+    if _gc_saved is None:
+        return
+    with _gc_lock:
+        if _gc_saved is not None:
+            gc.set_threshold(*_gc_saved)
+            _gc_saved = None
 
 
 def serial() -> int:
@@ -54,6 +84,7 @@ def input_done(seen: int) -> None:
     global _input_at
     if seen == _serial:
         _input_at = None
+        _restore_gc()
         if _waiters:
             waiting = _waiters[:]
             _waiters.clear()
@@ -120,7 +151,10 @@ def input_wait() -> float:
     if _input_at is None:
         return 0.0
     left = _input_at + INPUT_WINDOW - clock()
-    return left if left > 0 else 0.0
+    if left > 0:
+        return left
+    _restore_gc()
+    return 0.0
 
 
 # How long after an input event a worker thread giving way (`give_way`) waits at most for it to be drawn:
@@ -176,3 +210,4 @@ def reset() -> None:
     global _input_at
     _input_at = None
     _waiters.clear()
+    _restore_gc()

@@ -1,0 +1,78 @@
+"""A key's frame comes before the work that waits for it (protocol/priority.py): RatApp ends a key's window
+(`input_done`) once the key is handled and the frame showing it is drawn, not before.
+
+Typed while an agent floods the transcript, a character, then Backspace (a binding: the key bubbles back up
+to the app before its action runs), then more characters. At each `input_done` the composer as last drawn
+must be the composer as it is: the window used to end when the screen went idle with the composer's repaint
+not yet posted to it (and, for Backspace, before the binding had run), the flood went on, and the echo came
+a frame or more later.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.screen import Screen
+
+from rat_tui.app import RatApp
+from rat_tui.protocol import priority
+
+from .helpers.app import scripted, until, view
+
+
+async def test_a_keys_window_ends_after_the_frame_that_shows_it(tmp_path: Path, monkeypatch) -> None:
+    release = tmp_path / "release"
+    script = {"turns": [[{"chunk": "A line of the flood, *emphasis* and `code`.\n\n", "repeat": 4000},
+                         {"wait_file": str(release)}]]}
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    drawn: list[str] = []  # the composer's text in each frame that drew it
+    ends: list[tuple[int, str, str]] = []  # at each input_done: (key, its text now, its text as last drawn)
+
+    def composer_text() -> str:
+        return view(app).composer.text
+
+    compositor_refresh, refresh_layout, input_done = Screen._compositor_refresh, Screen._refresh_layout, \
+        priority.input_done
+
+    def recording_refresh(self: Screen) -> None:
+        if self is app.screen and (self in self._dirty_widgets or view(app).composer in self._dirty_widgets):
+            drawn.append(composer_text())
+        compositor_refresh(self)
+
+    def recording_layout(self: Screen, *args, **kwargs) -> None:
+        refresh_layout(self, *args, **kwargs)
+        if self is app.screen:
+            drawn.append(composer_text())
+
+    def recording_done(seen: int) -> None:
+        ends.append((seen, composer_text(), drawn[-1] if drawn else ""))
+        input_done(seen)
+
+    monkeypatch.setattr(Screen, "_compositor_refresh", recording_refresh)
+    monkeypatch.setattr(Screen, "_refresh_layout", recording_layout)
+    monkeypatch.setattr(priority, "input_done", recording_done)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
+            composer = view(app).composer
+            composer.insert("flood please")
+            await pilot.press("enter")
+            await until(pilot, lambda: len(view(app).session.state.entries) >= 2, "the flood to begin")
+            typed = ["a", "b", "backspace", "c", "backspace", "backspace", "d", "e"]
+            ours: list[int] = []
+            for key in typed:
+                priority.input_arrived()  # as the app's driver does, in its thread, as the key arrives
+                serial = priority.serial()
+                ours.append(serial)
+                await pilot.press(key)
+                await until(pilot, lambda serial=serial: any(end[0] == serial for end in ends),
+                            f"the window of {key!r} to end")
+            assert composer.text == "de"
+            assert not view(app).session.state.status == "ready", "the flood ended before the typing did"
+            release.write_text("")
+    finally:
+        priority.reset()
+    ends = [end for end in ends if end[0] in ours]  # (not an input event of another test's)
+    for seen, now, shown in ends:
+        assert shown == now, f"key {seen}: the work waiting went on with {now!r} typed but {shown!r} drawn"
+    assert [end[0] for end in ends] == ours, "one end per key"
