@@ -128,11 +128,14 @@ class SessionView(Vertical):
         self._plan_panel: PlanPanel | None = None
         self._queue_view: PromptQueueView | None = None
         self._row = Horizontal()
+        # Kept, not queried: a card with a location asks for it as each update comes (`_follow_along`).
+        self._preview = FilePreview()
+        self._card_colours: tuple[object, dict[str, str]] | None = None  # (theme variables, the cards' colours)
 
     def compose(self) -> ComposeResult:
         with self._row:
             yield Transcript()
-            yield FilePreview()
+            yield self._preview
         yield PromptComposer(id="composer")
         yield StatusBar()
 
@@ -173,7 +176,7 @@ class SessionView(Vertical):
 
     @property
     def preview(self) -> FilePreview:
-        return self.query_one(FilePreview)
+        return self._preview
 
     def on_mount(self) -> None:
         store = self.session.store
@@ -220,6 +223,7 @@ class SessionView(Vertical):
         transcript = self.transcript
         status_dirty = plan_dirty = False
         cards: dict[str, None] = {}  # each changed card drawn once per batch, however many updates it had
+        added: set[str] = set()  # drawn from their state after this batch's updates: not again as changed
         for change in batch:
             if isinstance(change, TextAppended):
                 transcript.append_text(change.key, change.text)
@@ -229,6 +233,7 @@ class SessionView(Vertical):
                 # Later chunks of this batch follow as TextAppended: start from the first part only.
                 first = entry.parts[0] if isinstance(entry, MessageEntry) and entry.parts else ""
                 self._add_entry(entry, first, transcript)
+                added.add(entry.key)
                 if reducer.is_agent_notice(entry):
                     self._toast(entry)  # type: ignore[arg-type]
             elif isinstance(change, EntryChanged):
@@ -245,6 +250,8 @@ class SessionView(Vertical):
                 elif change.name == "status":
                     self.flow.status_changed()
         for key in cards:
+            if key in added:
+                continue  # (a tool call and its first update in one batch: one card, not two)
             entry = self.session.state.by_key.get(key)
             if isinstance(entry, ToolCallEntry):
                 transcript.set_renderable(entry.key, self._card(entry))
@@ -300,7 +307,9 @@ class SessionView(Vertical):
 
     def _card(self, call: ToolCallEntry):
         variables = self.app.theme_variables
-        colours = {name: variables.get(name, "") for name in CARD_COLOURS}
+        if self._card_colours is None or self._card_colours[0] is not variables:
+            self._card_colours = (variables, {name: variables.get(name, "") for name in CARD_COLOURS})
+        colours = self._card_colours[1]
         key, terminals = call.key, self.session.state.terminals
         # Built when first drawn; a big diff is computed off the loop and the card drawn again once it is ready.
         redraw = from_any_thread(lambda: self._redraw_card(key))
