@@ -461,8 +461,10 @@ class Watch:  # which thread imports the ACP models
 
 sys.meta_path.insert(0, Watch())
 OPTIONS = [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}]
+# (a null line: a shape the models salvage, which wire.ToolCallFields leaves to them)
 CALL = {"toolCallId": "t1", "title": "Edit big.py", "kind": "edit", "status": "pending",
-        "content": [{"type": "diff", "path": "/tmp/big.py", "oldText": "a", "newText": "b"}]}
+        "content": [{"type": "diff", "path": "/tmp/big.py", "oldText": "a", "newText": "b"}],
+        "locations": [{"path": "/tmp/big.py", "line": None}]}
 SCRIPT = {"turns": [[{"request": {"method": "session/request_permission",
                                   "params": {"sessionId": "$SESSION", "toolCall": CALL, "options": OPTIONS}}}]]}
 
@@ -523,8 +525,10 @@ from pathlib import Path
 from rat_tui.protocol import priority
 from tests.helpers.harness import finish, start_session, wait_for
 
+# (a null line: a shape the models salvage, which wire.ToolCallFields leaves to them)
 CALLS = [{"update": {"sessionUpdate": "tool_call", "toolCallId": f"t{i}", "title": f"Read file_{i}.py", "kind": "read",
-                     "status": "completed"}} for i in range(3000)]
+                     "status": "completed", "locations": [{"path": f"/tmp/file_{i}.py", "line": None}]}}
+         for i in range(3000)]
 SCRIPT = {"turns": [[*CALLS, {"chunk": "done"}]]}
 
 

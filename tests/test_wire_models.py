@@ -121,7 +121,9 @@ else:
     module = wire.schema()  # wanted now: the import stops pausing and this returns
     warm.join()
     print("WANTED", wire._wanted, "BOUNDED", wire._given_way <= wire.GIVE_WAY_TOTAL + 0.01)
-    parsed = wire.parse_update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read", "kind": "read"})
+    # (a plain one is read without the models: wire.ToolCallFields)
+    parsed = wire.parse_update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read", "kind": "read",
+                                "locations": [{"path": "/w/a.py", "line": None}]})
     print("PARSED", type(parsed).__name__, parsed.title)
 print("RESTORED", ModelMetaclass.__dict__["__new__"] is new)
 '''

@@ -135,6 +135,8 @@ def needs_models(raw: Any) -> bool:
     kind = raw.get("sessionUpdate")
     if kind == "notice" or kind in NEWER_KINDS:
         return False
+    if kind in _TOOL_CALL_KINDS:
+        return _tool_call(kind, raw) is None
     return not (kind in _CHUNK_KINDS and _text_chunk(kind, raw) is not None)
 
 
@@ -189,6 +191,117 @@ def _text_chunk(kind: str, raw: dict[str, Any]) -> TextChunk | None:
             not (meta is None or type(meta) is dict) or not _CHUNK_KEYS.issuperset(raw):
         return None
     return TextChunk(kind, TextBlock(text), message_id, meta)
+
+
+@dataclass(slots=True)
+class ToolCallFields:
+    """A `tool_call` or `tool_call_update` of the plain shapes agents send (text output, diffs, terminals,
+    locations, `_meta` as it is): read like the SDK's `ToolCallStart` and `ToolCallProgress` (`session_update`,
+    `tool_call_id`, the fields, `model_fields_set`), with its content and locations as the dicts those
+    models dump to, built without pydantic. Validating, then dumping back to dicts for the state, was half
+    of what a tool call cost to apply (toolcalls: 20,000 calls and their completions). Any other shape
+    goes to the models (tests/test_wire_models.py: both give the same state for every recorded one)."""
+
+    session_update: str
+    tool_call_id: str
+    model_fields_set: frozenset[str]
+    title: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    content: list[dict[str, Any]] | None = None
+    locations: list[dict[str, Any]] | None = None
+    raw_input: Any = None
+    raw_output: Any = None
+    field_meta: dict[str, Any] | None = None
+    tool_name: str | None = None
+
+
+_TOOL_CALL_KINDS = frozenset({"tool_call", "tool_call_update"})
+# wire key -> attribute, as the models alias them
+_TOOL_CALL_KEYS = {"title": "title", "kind": "kind", "status": "status", "content": "content",
+                   "locations": "locations", "rawInput": "raw_input", "rawOutput": "raw_output", "_meta": "field_meta"}
+_TOOL_KINDS = frozenset({"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode",
+                         "other"})
+_TOOL_STATUSES = frozenset({"pending", "in_progress", "completed", "failed"})
+_DIFF_KEYS = frozenset({"type", "path", "oldText", "newText"})
+_LOCATION_KEYS = frozenset({"path", "line"})
+
+
+def _tool_call(kind: str, raw: dict[str, Any]) -> ToolCallFields | None:
+    """`raw` as ToolCallFields when every field is of a plain shape the models accept as they are (and
+    dump back the same); else None."""
+    call_id = raw.get("toolCallId")
+    if type(call_id) is not str:
+        return None
+    fields = []
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        attr = _TOOL_CALL_KEYS.get(key)
+        if attr is None:
+            if key in ("sessionUpdate", "toolCallId"):
+                continue
+            if key == "name" and (value is None or type(value) is str):
+                continue  # (schema 1.22's `name`: kept as `tool_name`, as parse_update does for the models)
+            return None  # a field newer than the models
+        if attr in ("raw_input", "raw_output"):
+            pass  # any JSON
+        elif attr == "field_meta":
+            if value is not None and type(value) is not dict:
+                return None
+        elif attr == "title":
+            if type(value) is not str:
+                return None
+        elif attr == "kind":
+            if type(value) is not str or value not in _TOOL_KINDS:
+                return None
+        elif attr == "status":
+            if type(value) is not str or value not in _TOOL_STATUSES:
+                return None
+        elif value is not None and not (_plain_content(value) if attr == "content" else _plain_locations(value)):
+            return None
+        fields.append(attr)
+        values[attr] = value
+    if kind == "tool_call" and "title" not in values:
+        return None  # (required: the models reject it)
+    name = raw.get("name")
+    return ToolCallFields(kind, call_id, frozenset(fields), tool_name=name or None, **values)
+
+
+def _plain_content(items: Any) -> bool:
+    if type(items) is not list:
+        return False
+    for item in items:
+        if type(item) is not dict:
+            return False
+        kind = item.get("type")
+        if kind == "content":
+            block = item.get("content")
+            if len(item) != 2 or type(block) is not dict or len(block) != 2 or block.get("type") != "text" or \
+                    type(block.get("text")) is not str:
+                return False
+        elif kind == "diff":
+            old = item.get("oldText", "")
+            if not _DIFF_KEYS.issuperset(item) or type(item.get("path")) is not str or \
+                    type(item.get("newText")) is not str or type(old) is not str:
+                return False
+        elif kind == "terminal":
+            if len(item) != 2 or type(item.get("terminalId")) is not str:
+                return False
+        else:
+            return False
+    return True
+
+
+def _plain_locations(items: Any) -> bool:
+    if type(items) is not list:
+        return False
+    for item in items:
+        if type(item) is not dict or not _LOCATION_KEYS.issuperset(item) or type(item.get("path")) is not str:
+            return False
+        line = item.get("line", 0)
+        if type(line) is not int or line < 0:
+            return False
+    return True
 
 
 _RUN_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
@@ -261,6 +374,8 @@ def parse_update(raw: Any) -> Any:
         return parsed
     if kind in _CHUNK_KINDS and (chunk := _text_chunk(kind, raw)) is not None:
         return chunk
+    if kind in _TOOL_CALL_KINDS and (call := _tool_call(kind, raw)) is not None:
+        return call
     model_name = UPDATE_MODELS.get(kind) if isinstance(kind, str) else None
     if model_name is None:
         return UnknownUpdate(str(kind), raw)
