@@ -68,7 +68,7 @@ async def test_a_keys_window_ends_after_the_frame_that_shows_it(tmp_path: Path, 
                 await until(pilot, lambda serial=serial: any(end[0] == serial for end in ends),
                             f"the window of {key!r} to end")
             assert composer.text == "de"
-            assert not view(app).session.state.status == "ready", "the flood ended before the typing did"
+            assert view(app).session.state.status != "ready", "the flood ended before the typing did"
             release.write_text("")
     finally:
         priority.reset()

@@ -200,7 +200,7 @@ class ToolCallFields:
     `tool_call_id`, the fields, `model_fields_set`), with its content and locations as the dicts those
     models dump to, built without pydantic. Validating, then dumping back to dicts for the state, was half
     of what a tool call cost to apply (toolcalls: 20,000 calls and their completions). Any other shape
-    goes to the models (tests/test_wire_models.py: both give the same state for every recorded one)."""
+    goes to the models (tests/test_tool_call_fields.py: both give the same state for every recorded one)."""
 
     session_update: str
     tool_call_id: str
@@ -233,7 +233,6 @@ def _tool_call(kind: str, raw: dict[str, Any]) -> ToolCallFields | None:
     call_id = raw.get("toolCallId")
     if type(call_id) is not str:
         return None
-    fields = []
     values: dict[str, Any] = {}
     for key, value in raw.items():
         attr = _TOOL_CALL_KEYS.get(key)
@@ -259,12 +258,11 @@ def _tool_call(kind: str, raw: dict[str, Any]) -> ToolCallFields | None:
                 return None
         elif value is not None and not (_plain_content(value) if attr == "content" else _plain_locations(value)):
             return None
-        fields.append(attr)
         values[attr] = value
     if kind == "tool_call" and "title" not in values:
         return None  # (required: the models reject it)
     name = raw.get("name")
-    return ToolCallFields(kind, call_id, frozenset(fields), tool_name=name or None, **values)
+    return ToolCallFields(kind, call_id, frozenset(values), tool_name=name or None, **values)
 
 
 def _plain_content(items: Any) -> bool:
