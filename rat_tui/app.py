@@ -81,7 +81,7 @@ def input_first(driver_class: type[Driver]) -> type[Driver]:
     class InputFirst(driver_class):  # type: ignore[valid-type, misc]
         def process_message(self, message: Message) -> None:
             if isinstance(message, INPUT_EVENTS):
-                priority.input_arrived()
+                priority.input_arrived(priority.KEY_WINDOW if isinstance(message, events.Key) else None)
             super().process_message(message)
 
     InputFirst.__name__ = InputFirst.__qualname__ = f"InputFirst{driver_class.__name__}"

@@ -111,7 +111,8 @@ async def test_a_delivery_and_a_transcript_flush_wait_for_a_key(clock) -> None:
 
 async def test_the_app_driver_marks_input_events_in_its_thread(clock) -> None:
     """The app's driver (any of Textual's, wrapped by `input_first`) marks a key or a click as it arrives,
-    from its own thread; a mouse moving is not input to wait for."""
+    from its own thread; a mouse moving is not input to wait for. A key's window is KEY_WINDOW (its frame
+    ends it sooner: nothing does here), a click's INPUT_WINDOW; a click does not cut short a key's."""
     from textual.drivers.headless_driver import HeadlessDriver
 
     driver_class = input_first(HeadlessDriver)
@@ -129,11 +130,15 @@ async def test_the_app_driver_marks_input_events_in_its_thread(clock) -> None:
         await from_thread(events.MouseMove(None, 1, 1, 0, 0, 0, False, False, False))
         assert priority.input_wait() == 0
         await from_thread(events.Key("x", "x"))
-        assert priority.input_wait() == pytest.approx(priority.INPUT_WINDOW)
-        clock[0] += priority.INPUT_WINDOW
+        assert priority.input_wait() == pytest.approx(priority.KEY_WINDOW)
+        clock[0] += priority.KEY_WINDOW
         assert priority.input_wait() == 0
         await from_thread(events.MouseDown(None, 1, 1, 0, 0, 1, False, False, False))
         assert priority.input_wait() == pytest.approx(priority.INPUT_WINDOW)
+        clock[0] += priority.INPUT_WINDOW
+        await from_thread(events.Key("y", "y"))
+        await from_thread(events.MouseUp(None, 1, 1, 0, 0, 1, False, False, False))
+        assert priority.input_wait() == pytest.approx(priority.KEY_WINDOW)
 
 
 async def test_what_waits_for_a_key_goes_on_once_the_key_is_drawn(clock, monkeypatch) -> None:
@@ -242,3 +247,82 @@ def test_the_collector_waits_while_a_key_is_on_its_way(clock) -> None:
         priority.reset()
         gc.set_threshold(*before)
         (gc.enable if enabled else gc.disable)()
+
+
+async def test_a_flush_stops_drawing_when_a_key_arrives_and_draws_once_it_is_drawn(clock, monkeypatch) -> None:
+    """A flood's flush renders the screenful of new blocks at the end (30-70 ms under load): a key that
+    arrives meanwhile stops it before the next block, nothing of it is drawn (the key's frame comes
+    first), and the next flush, once the key is drawn, draws it all, pinned to the end."""
+    from rat_tui.ui.widgets import transcript as transcript_module
+
+    app = TypingApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent")
+        transcript.append_text("a1", "".join(f"Paragraph {i}.\n\n" for i in range(30)))
+        await until(pilot, lambda: transcript_flushed(transcript), "the first screenful")
+        top = transcript.scroll_offset.y
+        assert top == transcript.max_scroll_y > 0
+        rendered: list[str] = []
+        real = transcript_module.render_block
+
+        def render(console, block, *args, **kwargs):
+            rendered.append(block.text)
+            if len(rendered) == 3:
+                priority.input_arrived(priority.KEY_WINDOW)  # as the driver's thread does while the flush runs
+            return real(console, block, *args, **kwargs)
+
+        monkeypatch.setattr(transcript_module, "render_block", render)
+        transcript.append_text("a1", "".join(f"Paragraph {i}.\n\n" for i in range(30, 60)))
+        await until(pilot, lambda: len(rendered) >= 3, "the flush to render")
+        # The clock is frozen: the key's window cannot end by itself, whatever the time the flush waits.
+        await until(pilot, lambda: transcript._unsettled and priority._waiters, "the next flush to wait for the key")
+        assert "Paragraph 59." in rendered[0]  # from the end, the way the screen is filled
+        # Nothing more from the end: only what the frame meanwhile shows where the view still is (the old
+        # last paragraph, no longer last, and the first new one under it).
+        later = [int(text.split()[1].rstrip(".")) for text in rendered[3:]]
+        assert all(n < 35 for n in later), f"the flush went on rendering after the key arrived: {later}"
+        assert transcript.scroll_offset.y == top
+        priority.input_done(priority.serial())  # the key's frame is drawn
+        await until(pilot, lambda: transcript_flushed(transcript) and not transcript._unsettled, "the next flush")
+        assert len(rendered) > 3
+        assert transcript.scroll_offset.y == transcript.max_scroll_y > 0
+
+
+async def test_colouring_a_long_code_block_waits_for_a_key(clock, monkeypatch) -> None:
+    """The slices that colour a long code block (`Transcript._lex_tick`, 30-40 ms with their redraws under
+    load) wait while a key is on its way, and go on once it is drawn."""
+    from rat_tui.ui.widgets import code_lex
+
+    advances: list[int] = []
+    original = code_lex.CodeLex.advance
+
+    def counting(self, *args, **kwargs):
+        advances.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(code_lex.CodeLex, "advance", counting)
+    ticks: list[int] = []
+    tick = Transcript._lex_tick
+
+    def counting_ticks(self):
+        ticks.append(1)
+        return tick(self)
+
+    monkeypatch.setattr(Transcript, "_lex_tick", counting_ticks)
+    app = TypingApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.query_one(Transcript)
+        code = "".join(f"def f_{i}(x):  # comment\n    return x * {i}\n" for i in range(1500))
+        transcript.add_entry("a1", "agent")
+        transcript.append_text("a1", f"```python\n{code}```\n\nEND\n")
+        await until(pilot, lambda: len(advances) >= 2, "the colouring to begin")
+        priority.input_arrived(priority.KEY_WINDOW)
+        at_key, ticks_at_key = len(advances), len(ticks)
+        # Ticks come and wait (the clock is frozen: the window cannot end by itself).
+        await until(pilot, lambda: len(ticks) >= ticks_at_key + 2, "a tick to wait and come again")
+        assert len(advances) == at_key, "the colouring went on while the key was on its way"
+        assert transcript._lexing
+        priority.input_done(priority.serial())
+        await until(pilot, lambda: not transcript._lexing, "the colouring to end")
+        assert len(advances) > at_key

@@ -3,7 +3,8 @@
 Every event-loop callback of the app that runs longer than STALL_MS (25, or $RAT_STALL_MS; `stress.py --env
 RAT_STALL_MS=8` to see what a key waited behind when no single callback is long) is appended to $RAT_STALL_LOG: when it
 started (seconds after launch), how long it ran, the callback, and the commonest of the loop thread's stacks
-sampled every 3 ms while it ran (frames of rat, Textual, Rich, markdown-it, json, sqlite3, pydantic only).
+sampled every 3 ms while it ran (frames of rat, Textual, Rich, markdown-it, json, sqlite3, pydantic only; the 4
+commonest, or $RAT_STALL_STACKS).
 A callback with few or no samples held the GIL in C code the whole time (the sampler could not run).
 Not loaded for the agent (a script named *agent.py).
 """
@@ -40,7 +41,7 @@ if os.environ.get("RAT_STALL_LOG") and not sys.argv[0].endswith("agent.py"):
                 with open(_out, "a") as log:
                     log.write(f"{os.getpid()} {started - _t0:.3f}s {took * 1000:.1f}ms {callback!r:.150} "
                               f"samples={len(samples)}\n")
-                    for stack, count in collections.Counter(samples).most_common(4):
+                    for stack, count in collections.Counter(samples).most_common(int(os.environ.get("RAT_STALL_STACKS", "4"))):
                         log.write(f"  [{count}] {stack}\n")
 
     asyncio.events.Handle._run = _timed_run

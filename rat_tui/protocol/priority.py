@@ -27,6 +27,11 @@ from collections.abc import Callable
 # Seconds the competing work waits after an input event: enough for its hops and a frame (10-20 ms
 # when the loop runs nothing else), short enough that typing through a flood only slows the flood.
 INPUT_WINDOW = 0.04
+# ... after a key, at most: a key's window ends once it is handled and drawn (`input_done`), and a key that
+# arrives while a frame is being composed (30-40 ms of a long code block's) waits for that frame before the
+# app even sees it. With INPUT_WINDOW alone the flood went on before the key had reached the app, and the
+# key waited behind it: up to 100-230 ms. The cap is for a key never drawn (stopped on its way up).
+KEY_WINDOW = 0.15
 # Seconds the waiting work still waits once the key's frame is composed (`input_done`): the frame is
 # written by Textual's writer thread, which needs the GIL, and gets it within a switch interval. (20 ms
 # while `input_done` could come before the key's frame was drawn; with the frame drawn first, 5 ms ended
@@ -42,16 +47,21 @@ GC_DEFERRED = 500_000
 
 clock = time.perf_counter  # (tests set their own)
 _input_at: float | None = None
+_until = 0.0  # when the window of the input on its way is over (`input_wait`)
 _serial = 0  # input events so far
 _gc_saved: tuple[int, int, int] | None = None  # the thresholds to put back (`_defer_gc`)
 _gc_lock = threading.Lock()  # (raised from the driver's thread, put back from the loop's)
 
 
-def input_arrived() -> None:
-    """An input event has just arrived (called from the driver's thread)."""
-    global _input_at, _serial
+def input_arrived(window: float | None = None) -> None:
+    """An input event has just arrived (called from the driver's thread); the work competing with it waits
+    `window` seconds at most (INPUT_WINDOW; KEY_WINDOW for a key), or until it is drawn (`input_done`)."""
+    global _input_at, _serial, _until
+    now = clock()
+    end = now + (INPUT_WINDOW if window is None else window)
+    _until = max(_until, end) if _input_at is not None else end  # (a click after a key: the key's window holds)
     _serial += 1
-    _input_at = clock()
+    _input_at = now
     _defer_gc()
 
 
@@ -150,7 +160,7 @@ def input_wait() -> float:
     """Seconds the work competing with input should wait before it goes on (0: go on)."""
     if _input_at is None:
         return 0.0
-    left = _input_at + INPUT_WINDOW - clock()
+    left = _until - clock()
     if left > 0:
         return left
     _restore_gc()

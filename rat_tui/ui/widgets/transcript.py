@@ -120,6 +120,7 @@ class Transcript(ScrollView, can_focus=True):
         self._flush_pending = False
         self._flushed_at = 0.0  # when the last flush ended, and what it cost (for _schedule's pacing)
         self._flush_cost = 0.0
+        self._unsettled = False  # a flush's drawing gave way to a key (_settle): drawn at the next flush
         self._forced = False  # visible_text: render markdown even while the warm-up imports it
         self._warm_waiting = False  # called back at the warm-up's end (_wait_warm)
         self._paced: Timer | None = None  # the timer of a flush paced in a flood (_schedule)
@@ -724,7 +725,7 @@ class Transcript(ScrollView, can_focus=True):
             return
         started = time.perf_counter()
         try:
-            self._flush_now()
+            self._flush_now(yielding=not force)
         finally:
             self._flushed_at = time.perf_counter()
             self._chain_cost += self._flushed_at - started
@@ -741,13 +742,14 @@ class Transcript(ScrollView, can_focus=True):
                 self._flush_pending = False
                 if self._dirty and self._warming:
                     self._wait_warm()  # cut once markdown is imported, not looked at again meanwhile
-                elif self._dirty:
+                elif self._dirty or self._unsettled:
                     self._schedule()
 
-    def _flush_now(self) -> None:
+    def _flush_now(self, yielding: bool = False) -> None:
         """A slice of a cycle: cut at most FLOOD_SYNC_LINES lines of what arrived into blocks (the
         cycle's entries are what was dirty when it began), then size and draw the transcript when the
-        cycle is done, or every MAX_FLUSH_GAP while it goes on."""
+        cycle is done, or every MAX_FLUSH_GAP while it goes on (`yielding`: unless a key arrives
+        meanwhile, see _settle)."""
         self._flush_pending = False
         cycle = self._cycle
         if not cycle:
@@ -786,9 +788,15 @@ class Transcript(ScrollView, can_focus=True):
             # on every batch and slow typing in the tab shown. Size and render when shown again.
             self._hidden_stale = True
             return
+        self._unsettled = False
+        if yielding and priority.input_wait():
+            self._unsettled = True
+            return
         self._sync_size()
-        self._settle()
-        self._drawn_at = time.perf_counter()
+        if self._settle(yielding=yielding):
+            self._drawn_at = time.perf_counter()
+        else:
+            self._unsettled = True
 
     def on_show(self) -> None:
         if self._hidden_stale:
@@ -796,16 +804,22 @@ class Transcript(ScrollView, can_focus=True):
             self._sync_size()
             self._settle()
 
-    def _settle(self, anchor: bool = True) -> None:
-        """Render the blocks in and around the viewport, then pin to the end or keep the top line still."""
+    def _settle(self, anchor: bool = True, yielding: bool = False) -> bool:
+        """Render the blocks in and around the viewport, then pin to the end or keep the top line still.
+
+        `yielding` (a flush): following the end, a key that arrives meanwhile stops it before the next block
+        not rendered yet, and nothing is drawn (False): the screenful of new blocks a flood's flush renders
+        took 30-70 ms under load (a long code block's), and the key's own frame came after it."""
         if self._settling or not self._width:
-            return
+            return True
         height = max(self.scrollable_content_region.height, 1)
         self._settling = True
         try:
             if self._follow:
                 need = height
                 for entry, seg in self._walk(len(self._rows.items) - 1, None, -1):
+                    if yielding and seg.strips is None and priority.input_wait():
+                        return False
                     self._strips(entry, seg)
                     need -= seg.height
                     if need <= 0:
@@ -826,6 +840,7 @@ class Transcript(ScrollView, can_focus=True):
         finally:
             self._settling = False
         self.refresh()
+        return True
 
     def _render_span(self, entry_index: int, seg_index: int, step: int, lines: int) -> None:
         for entry, seg in self._walk(entry_index, seg_index, step):
@@ -1013,6 +1028,11 @@ class Transcript(ScrollView, can_focus=True):
         the pieces it reached are drawn again with their colours."""
         self._lex_pending = False
         if not self._lexing:
+            return
+        wait = priority.input_wait()
+        if wait:  # a key on its way to the screen goes first (its slice and redraws took 30-40 ms)
+            self._lex_pending = True
+            priority.call_after_input(asyncio.get_running_loop(), wait, self._lex_tick)
             return
         if self._hidden:
             self._lex_pending = True
