@@ -100,3 +100,25 @@ async def test_an_agent_s_clean_tool_calls_are_not_walked_and_an_escape_is_still
         assert [value.get("toolCallId") for value in walked if isinstance(value, dict)] == ["evil"]
     finally:
         await finish(session, task)
+
+
+def test_a_big_text_is_checked_as_a_small_one_and_once() -> None:
+    """A text of BIG_TEXT characters or more takes `sanitize._safe`'s path (a search per character when it
+    is ASCII, the regex else; the last few found safe remembered by identity). Every character `clean`
+    changes is found in it, at its start, middle or end; a safe text comes back as it is, and checked again
+    it is found among those remembered; an unsafe one is never remembered."""
+    ascii_text = "x = 1  # a line of code\n" * (sanitize.BIG_TEXT // 20)
+    wide_text = "é ü 日本語 \U0001F600\n" * (sanitize.BIG_TEXT // 10 + 1)
+    checked = [c for c in UNSAFE if not 0xD800 <= ord(c) < 0xE000] + ["\ud800", "\udbff", "\udc00", "\udfff"]
+    for text in (ascii_text, wide_text):
+        assert len(text) >= sanitize.BIG_TEXT
+        assert clean(text) is text
+        assert any(known is text for known in sanitize._safe_seen)
+        assert clean_data({"old": text, "new": [text]}) == {"old": text, "new": [text]}
+        for char in checked:
+            for at in (0, len(text) // 2, len(text)):
+                dirty = text[:at] + char + text[at:]
+                assert clean(dirty) != dirty, (hex(ord(char)), at)
+                assert clean_data({"t": dirty})["t"] == clean(dirty)
+                assert not any(known is dirty for known in sanitize._safe_seen)
+    assert len(sanitize._safe_seen) <= sanitize._SAFE_SEEN
