@@ -82,6 +82,34 @@ async def test_an_agent_flooding_is_not_read_while_a_key_is_on_its_way(tmp_path,
         await proc.wait()
 
 
+async def test_an_agent_s_pipe_is_not_read_while_a_key_is_on_its_way(tmp_path, clock) -> None:
+    """While the reader waits for a key, asyncio no longer reads the agent's pipe for it either (the agent
+    blocks once the pipe is full, leaving the CPU to the key); once the key is drawn, reading goes on and
+    every line arrives."""
+    proc, lines, reader = await flooding(tmp_path)
+    pipe = proc._proc.stdout._transport
+    assert pipe.is_reading()
+    priority.input_arrived(priority.KEY_WINDOW)
+    await until_true(lambda: not pipe.is_reading(), "the pipe to be paused")
+    at_pause = len(lines)
+    for _ in range(20):  # turns of the loop: nothing is read (the clock is frozen: the key stays on its way)
+        await asyncio.sleep(0)
+    assert not pipe.is_reading() and len(lines) == at_pause
+    assert not proc._proc.stdout._paused  # paused for the key, not by the stream's own flow control (full)
+    priority.input_done(priority.serial())  # the key is drawn
+    await reader
+    assert len(lines) == LINES
+    await proc.wait()
+
+
+async def until_true(predicate, what: str, timeout: float = 45.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.005)
+
+
 async def test_a_delivery_and_a_transcript_flush_wait_for_a_key(clock) -> None:
     """An update arrives just after a key: the store delivers it, and the transcript cuts and draws it,
     only once the key's window is over (the key is handled first)."""

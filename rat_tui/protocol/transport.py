@@ -44,20 +44,34 @@ def _turn_used(now: float) -> bool:
     return True
 
 
-async def _pass_turn(before_wait: Callable[[], None] | None) -> bool:
+async def _pass_turn(before_wait: Callable[[], None] | None, pipe: asyncio.ReadTransport | None = None) -> bool:
     """Give the loop its turns while this one's reading slice is used up, and wait while a key the user
     typed is on its way to the screen (`priority`); `before_wait` (the lines routed since the last turn
-    must be journaled first) runs once before. Whether a turn was given."""
+    must be journaled first) runs once before. Whether a turn was given.
+
+    While it waits for a key, the agent's stdout `pipe` is not read either: asyncio's pipe reader went on
+    filling the stream's buffer (128 KiB an agent), and the agent went on writing. With 20 agents flooding
+    on 2 cores, those reads and the agents' own CPU time held a key 60 ms before the app saw it (each
+    callback of the loop took 5-20 ms of wall time for 1-2 of work). Paused, an agent blocks once the
+    pipe is full (64 KiB) until the key is drawn."""
     passed = False
-    while True:
-        wait = priority.input_wait()
-        if not wait and not _turn_used(time.monotonic()):
-            return passed
-        if before_wait is not None:
-            before_wait()
-            before_wait = None
-        passed = True
-        await priority.give_turn()  # with a key on its way, until it is drawn, not the whole window
+    paused = False
+    try:
+        while True:
+            wait = priority.input_wait()
+            if not wait and not _turn_used(time.monotonic()):
+                return passed
+            if before_wait is not None:
+                before_wait()
+                before_wait = None
+            passed = True
+            if wait and pipe is not None and not paused and pipe.is_reading():  # (not if the stream paused it)
+                pipe.pause_reading()
+                paused = True
+            await priority.give_turn()  # with a key on its way, until it is drawn, not the whole window
+    finally:
+        if paused and not pipe.is_closing():
+            pipe.resume_reading()
 
 
 async def _drained(reader: asyncio.StreamReader) -> bool:
@@ -334,6 +348,9 @@ class AgentProcess:
         """
         assert self._proc and self._proc.stdout
         stdout = self._proc.stdout
+        # The stream's pipe (asyncio keeps it private), paused while a key is on its way (_pass_turn).
+        pipe = getattr(stdout, "_transport", None)
+        pipe = pipe if hasattr(pipe, "pause_reading") and hasattr(pipe, "is_reading") else None
         buffer = bytearray()
         scan_from = 0
         skipping, skipped = False, 0  # inside a line longer than max_line_bytes, dropped as it comes
@@ -371,7 +388,7 @@ class AgentProcess:
                     yield line
                 # (checked here first: a coroutine per line cost more than the check, in a flood)
                 if (_turn_used(time.monotonic()) or priority.input_wait()) and await _pass_turn(
-                        before_wait if routed else None):
+                        before_wait if routed else None, pipe):
                     routed = False
             if start:
                 del buffer[:start]
@@ -380,7 +397,7 @@ class AgentProcess:
                 skipping, skipped = True, len(buffer)
                 buffer.clear()
                 scan_from = 0
-            if await _pass_turn(before_wait if routed else None):
+            if await _pass_turn(before_wait if routed else None, pipe):
                 routed = False
 
     def _oversized(self, size: int) -> None:
