@@ -16,6 +16,10 @@ Per workload a fresh `rat` runs in its own tmux server; the workload's name is t
 more than one prompt; bench/stress_sessions.py says how they run and what their columns measure.
 Startup: launch -> first frame and -> `ready` in the status bar, against bench/bare_app.py (a bare Textual
 app that spawns the same agent, does initialize + session/new and shows `ready`), best of N each.
+`--echo-floor`: before each single-tab workload that is not a dialog, the same bare app with an input field
+sends the workload's prompt again and again for ECHO_FLOOR_SECONDS, parsing and dropping every line, while
+the same prober types into it: row `NAME@bare`, the echo that Textual, tmux and the agent's flood on the
+same CPUs leave a client that does nearly nothing (its `shown s` is those seconds).
 Targets (#11): echo <= 50 ms everywhere; chunks20000 <= 4x floor, chunks2000 <= 6x; ready <= 1.5x bare;
 RSS <= 100 MB after chunks20000, <= 300 MB with 20 tabs (tabs20). The machine is shared: read ratios, not seconds.
 """
@@ -44,6 +48,7 @@ BARE = [sys.executable, str(HERE / "bare_app.py")]
 SIZE = (200, 50)
 PROBE = "~"
 PROBE_GAP = 0.1
+ECHO_FLOOR_SECONDS = 3.0
 TYPING_GAP = 0.06  # between the prompt's keys: a fast typist (200 words a minute)
 
 # name -> (what must be on screen at the end, dialog workload: keys to press once it shows)
@@ -292,6 +297,40 @@ def run_app(name: str, scale: float, timeout: float, root: Path = ROOT) -> dict:
         tmux.close()
 
 
+def bare_echo(name: str, scale: float, timeout: float) -> dict:
+    """The echo floor (`--echo-floor`): bench/bare_app.py flooded by the workload for ECHO_FLOOR_SECONDS,
+    probed as `run_app` probes rat."""
+    env = {**fresh_env(scale), "BARE_ECHO_SECONDS": str(ECHO_FLOOR_SECONDS)}
+    tmux = Tmux([*BARE, *AGENT], env)
+    try:
+        ready, screen = wait_for(tmux, lambda s: "bare: ready" in s, 30, 0.02)
+        if ready is None:
+            return {"error": "never ready: " + screen.strip()[-200:]}
+        typing = type_prompt(tmux, name)
+        tmux.keys("Enter")
+        start = time.perf_counter()
+        prober = Prober(tmux)
+        prober.next_at = start + 0.02
+        done = lambda s: f"END-{name}" in s  # noqa: E731
+        shown = None
+        while time.perf_counter() < start + ECHO_FLOOR_SECONDS + timeout:
+            screen = tmux.screen()
+            if done(screen):
+                shown = time.perf_counter() - start
+                break
+            if time.perf_counter() >= prober.next_at:
+                prober.probe(screen, timeout, done)
+                continue
+            time.sleep(0.01)
+        result = {"shown_s": shown, **prober.summary(), "typing_echo_max_ms": typing, "rss_mb": tmux.peak_rss_mb()}
+        result["keys_log"] = [(round(sent - start, 3), round(1000 * lat, 1)) for sent, lat in result["keys_log"]]
+        if shown is None:
+            result["error"] = "the bare app never ended"
+        return result
+    finally:
+        tmux.close()
+
+
 async def floor(name: str, scale: float) -> float:
     """A parse-only client: prompt sent -> its answer, every line json-parsed, requests answered."""
     import stress_sessions
@@ -352,6 +391,8 @@ def main() -> None:
                         "an earlier commit), each workload right before ours, so both see the same noise")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set in the app's environment (e.g. TEXTUAL_SPEEDUPS=0)")
+    parser.add_argument("--echo-floor", action="store_true", help="also type into a bare Textual app flooded by "
+                        "each workload (row NAME@bare): the echo floor")
     parser.add_argument("--stalls", metavar="FILE", help="append the app's loop callbacks over 25 ms to FILE, with "
                         "samples of the loop thread's stack (bench/stallhook/sitecustomize.py): what holds a key")
     args = parser.parse_args()
@@ -370,6 +411,8 @@ def main() -> None:
     unknown = [n for n in chosen if n != "startup" and n not in WORKLOADS]
     if unknown:
         sys.exit(f"unknown workload(s) {unknown}; known: startup, {', '.join(WORKLOADS)}")
+    import stress_sessions
+
     results: dict[str, dict] = {}
     if "startup" in chosen:
         bare_runs, rat_runs, other_runs = [], [], []
@@ -406,6 +449,11 @@ def main() -> None:
             printed = True
         base = asyncio.run(floor(name, args.scale))
         rows = []
+        if args.echo_floor and name not in stress_sessions.RUNNERS and WORKLOADS[name][1] is None:
+            bare = bare_echo(name, args.scale, args.timeout)
+            bare["floor_s"] = base
+            results[f"{name}@bare"] = bare
+            rows.append((f"{name}@bare", bare))
         if args.compare:
             other = run_app(name, args.scale, args.timeout, Path(args.compare))
             other["floor_s"] = base
@@ -438,7 +486,8 @@ def print_row(name: str, got: dict, base: float) -> None:
         notes.append(f"{got['tabs_done']} hidden tabs marked done")
     if got.get("error"):
         notes.append(got["error"])
-    print(f"{name:<14} {base:>8.3f} {fmt(shown, '.3f'):>8} {fmt(shown / base if shown else None):>7} "
+    ratio = shown / base if shown and not name.endswith("@bare") else None  # (the bare app floods for a set time)
+    print(f"{name:<14} {base:>8.3f} {fmt(shown, '.3f'):>8} {fmt(ratio):>7} "
           f"{fmt(got.get('echo_max_ms'), '.0f'):>9} {fmt(got.get('echo_p50_ms'), '.0f'):>9} {got.get('keys', 0):>5} "
           f"{fmt(got.get('rss_mb'), '.0f'):>7}  {'; '.join(notes)}", flush=True)
 
