@@ -783,12 +783,12 @@ class Transcript(ScrollView, can_focus=True):
         # not cut yet shows nothing until it is (_render_seg).
         if cycle and time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
             return
+        self._unsettled = False
         if self._hidden:
             # Hidden (a tab in the background): a new virtual size would re-lay out the whole screen
             # on every batch and slow typing in the tab shown. Size and render when shown again.
             self._hidden_stale = True
             return
-        self._unsettled = False
         if yielding and priority.input_wait():
             self._unsettled = True
             return
@@ -1027,7 +1027,7 @@ class Transcript(ScrollView, can_focus=True):
         """One slice more of the lexing long code blocks wait on (a turn of the loop each: keys go between);
         the pieces it reached are drawn again with their colours."""
         self._lex_pending = False
-        if not self._lexing:
+        if not self._lexing or not self.is_attached:  # (woken after its removal: nothing to colour)
             return
         wait = priority.input_wait()
         if wait:  # a key on its way to the screen goes first (its slice and redraws took 30-40 ms)
