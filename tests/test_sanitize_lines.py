@@ -122,3 +122,10 @@ def test_a_big_text_is_checked_as_a_small_one_and_once() -> None:
                 assert clean_data({"t": dirty})["t"] == clean(dirty)
                 assert not any(known is dirty for known in sanitize._safe_seen)
     assert len(sanitize._safe_seen) <= sanitize._SAFE_SEEN
+    # What is remembered is kept alive: 8 Mi characters of it at most, a bigger text never.
+    huge = "y" * (sanitize._SAFE_SEEN_CHARS + 1)
+    assert clean(huge) is huge and not any(known is huge for known in sanitize._safe_seen)
+    for n in range(3):
+        big = str(n) * (sanitize._SAFE_SEEN_CHARS // 2)
+        assert clean(big) is big and any(known is big for known in sanitize._safe_seen)
+        assert sum(map(len, sanitize._safe_seen)) <= sanitize._SAFE_SEEN_CHARS

@@ -32,7 +32,8 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # merged tool call): 49 ms under load, in front of the dialog.
 BIG_TEXT = 1 << 15
 _ASCII_UNSAFE = tuple(chr(code) for code in (*range(0x09), *range(0x0B, 0x20), 0x7F))
-_SAFE_SEEN = 8  # big strings remembered as safe, by identity (the same text checked again is free)
+_SAFE_SEEN = 8  # big strings remembered as safe, by identity (the same text checked again is free) ...
+_SAFE_SEEN_CHARS = 1 << 23  # ... 8 Mi characters of them at most: remembering keeps them alive
 _safe_seen: list[str] = []
 
 
@@ -48,9 +49,11 @@ def _safe(text: str) -> bool:
         safe = not any(char in text for char in _ASCII_UNSAFE)
     else:
         safe = _UNSAFE.search(text) is None
-    if safe:
+    if safe and len(text) <= _SAFE_SEEN_CHARS:
         _safe_seen.append(text)
         del _safe_seen[:-_SAFE_SEEN]
+        while sum(map(len, _safe_seen)) > _SAFE_SEEN_CHARS:
+            del _safe_seen[0]
     return safe
 
 
