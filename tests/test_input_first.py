@@ -82,23 +82,41 @@ async def test_an_agent_flooding_is_not_read_while_a_key_is_on_its_way(tmp_path,
         await proc.wait()
 
 
+# 5,000 lines (65 KB): less than the stream's own flow control lets it buffer (128 KiB), so only the
+# reader's pause for a key can stop the pipe being read; then the agent waits for its stdin to close.
+SMALL_LINES = 5000
+SMALL_FLOOD = (f"import sys\nfor i in range({SMALL_LINES}): sys.stdout.write('{{\"n\": %d}}\\n' % i)\n"
+               "sys.stdout.flush()\nsys.stdin.read()\n")
+
+
 async def test_an_agent_s_pipe_is_not_read_while_a_key_is_on_its_way(tmp_path, clock) -> None:
     """While the reader waits for a key, asyncio no longer reads the agent's pipe for it either (the agent
     blocks once the pipe is full, leaving the CPU to the key); once the key is drawn, reading goes on and
     every line arrives."""
-    proc, lines, reader = await flooding(tmp_path)
+    proc = AgentProcess([sys.executable, "-c", SMALL_FLOOD], cwd=tmp_path)
+    await proc.start()
+    lines: list[bytes] = []
+
+    async def read() -> None:
+        async for line in proc.lines():
+            lines.append(line)
+
+    reader = asyncio.create_task(read())
+    await until_true(lambda: len(lines) >= 100, "the flood to begin")
     pipe = proc._proc.stdout._transport
-    assert pipe.is_reading()
     priority.input_arrived(priority.KEY_WINDOW)
     await until_true(lambda: not pipe.is_reading(), "the pipe to be paused")
+    # Paused for the key: not closed (the agent is still there), not by the stream (it cannot fill up).
+    assert not pipe.is_closing() and not proc._proc.stdout._paused
     at_pause = len(lines)
     for _ in range(20):  # turns of the loop: nothing is read (the clock is frozen: the key stays on its way)
         await asyncio.sleep(0)
     assert not pipe.is_reading() and len(lines) == at_pause
-    assert not proc._proc.stdout._paused  # paused for the key, not by the stream's own flow control (full)
     priority.input_done(priority.serial())  # the key is drawn
+    await until_true(lambda: len(lines) == SMALL_LINES, "every line once the key is drawn")
+    assert pipe.is_reading()
+    proc._proc.stdin.close()
     await reader
-    assert len(lines) == LINES
     await proc.wait()
 
 
