@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from rat_tui.app import input_first
 from rat_tui.protocol import priority
-from rat_tui.protocol.transport import AgentProcess
+from rat_tui.protocol.transport import AgentProcess, _reading
 from rat_tui.state.reducer import add_notice
 from rat_tui.state.store import SessionStore
 from rat_tui.ui.widgets.transcript import Transcript
@@ -105,16 +105,16 @@ async def test_an_agent_s_pipe_is_not_read_while_a_key_is_on_its_way(tmp_path, c
     await until_true(lambda: len(lines) >= 100, "the flood to begin")
     pipe = proc._proc.stdout._transport
     priority.input_arrived(priority.KEY_WINDOW)
-    await until_true(lambda: not pipe.is_reading(), "the pipe to be paused")
+    await until_true(lambda: not _reading(pipe), "the pipe to be paused")
     # Paused for the key: not closed (the agent is still there), not by the stream (it cannot fill up).
     assert not pipe.is_closing() and not proc._proc.stdout._paused
     at_pause = len(lines)
     for _ in range(20):  # turns of the loop: nothing is read (the clock is frozen: the key stays on its way)
         await asyncio.sleep(0)
-    assert not pipe.is_reading() and len(lines) == at_pause
+    assert not _reading(pipe) and len(lines) == at_pause
     priority.input_done(priority.serial())  # the key is drawn
     await until_true(lambda: len(lines) == SMALL_LINES, "every line once the key is drawn")
-    assert pipe.is_reading()
+    assert _reading(pipe)
     proc._proc.stdin.close()
     await reader
     await proc.wait()

@@ -44,6 +44,15 @@ def _turn_used(now: float) -> bool:
     return True
 
 
+def _reading(pipe: asyncio.ReadTransport) -> bool:
+    """Whether the pipe is being read (not paused, not closed). Python 3.11.2's pipe transport does not
+    implement `is_reading` (later 3.11 releases do); its `_paused` flag says the same."""
+    try:
+        return pipe.is_reading()
+    except NotImplementedError:
+        return not getattr(pipe, "_paused", True) and not pipe.is_closing()
+
+
 async def _pass_turn(before_wait: Callable[[], None] | None, pipe: asyncio.ReadTransport | None = None) -> bool:
     """Give the loop its turns while this one's reading slice is used up, and wait while a key the user
     typed is on its way to the screen (`priority`); `before_wait` (the lines routed since the last turn
@@ -65,7 +74,7 @@ async def _pass_turn(before_wait: Callable[[], None] | None, pipe: asyncio.ReadT
                 before_wait()
                 before_wait = None
             passed = True
-            if wait and pipe is not None and not paused and pipe.is_reading():  # (not if the stream paused it)
+            if wait and pipe is not None and not paused and _reading(pipe):  # (not if the stream paused it)
                 pipe.pause_reading()
                 paused = True
             await priority.give_turn()  # with a key on its way, until it is drawn, not the whole window
@@ -350,7 +359,7 @@ class AgentProcess:
         stdout = self._proc.stdout
         # The stream's pipe (asyncio keeps it private), paused while a key is on its way (_pass_turn).
         pipe = getattr(stdout, "_transport", None)
-        pipe = pipe if hasattr(pipe, "pause_reading") and hasattr(pipe, "is_reading") else None
+        pipe = pipe if hasattr(pipe, "pause_reading") and hasattr(pipe, "resume_reading") else None
         buffer = bytearray()
         scan_from = 0
         skipping, skipped = False, 0  # inside a line longer than max_line_bytes, dropped as it comes
