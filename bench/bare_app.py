@@ -13,11 +13,11 @@ Run: python bench/bare_app.py AGENT ARGS...
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 import time
 
+import rpc  # bench/rpc.py (this script's folder is on the path)
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Static
 
@@ -38,26 +38,9 @@ class Bare(App):
                                                     stdout=asyncio.subprocess.PIPE, limit=1 << 30)
         assert proc.stdin and proc.stdout
         self.proc = proc
-        await self.call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-        await self.call(1, "session/new", {"cwd": os.getcwd(), "mcpServers": []})
+        await rpc.call(proc, 0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        await rpc.call(proc, 1, "session/new", {"cwd": os.getcwd(), "mcpServers": []})
         self.query_one("#status", Static).update("bare: ready")
-
-    async def call(self, mid: int, method: str, params: dict, turns: bool = False) -> None:
-        """Send a request and read until its answer; `turns`: a turn of the loop after every line."""
-        proc = self.proc
-        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": mid, "method": method, "params": params}) + "\n").encode())
-        await proc.stdin.drain()
-        while True:
-            msg = json.loads(await proc.stdout.readline())
-            if msg.get("id") == mid and "method" not in msg:
-                return
-            if "method" in msg and "id" in msg:
-                result = {"action": "cancel"} if msg["method"] == "elicitation/create" else \
-                    {"outcome": {"outcome": "cancelled"}}
-                proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n").encode())
-                await proc.stdin.drain()
-            if turns:
-                await asyncio.sleep(0)
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         name = event.value
@@ -70,8 +53,8 @@ class Bare(App):
         started = time.perf_counter()
         mid = 2
         while time.perf_counter() - started < ECHO_SECONDS:
-            await self.call(mid, "session/prompt", {"sessionId": "stress", "prompt": [{"type": "text", "text": name}]},
-                            turns=True)
+            await rpc.call(self.proc, mid, "session/prompt",
+                           {"sessionId": "stress", "prompt": [{"type": "text", "text": name}]}, turns=True)
             mid += 1
         status.update(f"END-{name} ({mid - 2} prompts)")
 

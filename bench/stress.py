@@ -300,6 +300,8 @@ def run_app(name: str, scale: float, timeout: float, root: Path = ROOT) -> dict:
 def bare_echo(name: str, scale: float, timeout: float) -> dict:
     """The echo floor (`--echo-floor`): bench/bare_app.py flooded by the workload for ECHO_FLOOR_SECONDS,
     probed as `run_app` probes rat."""
+    import stress_sessions
+
     env = {**fresh_env(scale), "BARE_ECHO_SECONDS": str(ECHO_FLOOR_SECONDS)}
     tmux = Tmux([*BARE, *AGENT], env)
     try:
@@ -309,19 +311,8 @@ def bare_echo(name: str, scale: float, timeout: float) -> dict:
         typing = type_prompt(tmux, name)
         tmux.keys("Enter")
         start = time.perf_counter()
-        prober = Prober(tmux)
-        prober.next_at = start + 0.02
-        done = lambda s: f"END-{name}" in s  # noqa: E731
-        shown = None
-        while time.perf_counter() < start + ECHO_FLOOR_SECONDS + timeout:
-            screen = tmux.screen()
-            if done(screen):
-                shown = time.perf_counter() - start
-                break
-            if time.perf_counter() >= prober.next_at:
-                prober.probe(screen, timeout, done)
-                continue
-            time.sleep(0.01)
+        shown, prober, _ = stress_sessions._run_loop(tmux, start, ECHO_FLOOR_SECONDS + timeout,
+                                                     lambda s: f"END-{name}" in s)
         result = {"shown_s": shown, **prober.summary(), "typing_echo_max_ms": typing, "rss_mb": tmux.peak_rss_mb()}
         result["keys_log"] = [(round(sent - start, 3), round(1000 * lat, 1)) for sent, lat in result["keys_log"]]
         if shown is None:
@@ -333,6 +324,7 @@ def bare_echo(name: str, scale: float, timeout: float) -> dict:
 
 async def floor(name: str, scale: float) -> float:
     """A parse-only client: prompt sent -> its answer, every line json-parsed, requests answered."""
+    import rpc
     import stress_sessions
 
     if name in stress_sessions.FLOORS:
@@ -342,23 +334,10 @@ async def floor(name: str, scale: float) -> float:
                                                 limit=1 << 30, env=env)
     assert proc.stdin and proc.stdout
 
-    async def call(mid: int, method: str, params: dict) -> None:
-        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": mid, "method": method, "params": params}) + "\n").encode())
-        await proc.stdin.drain()
-        while True:
-            msg = json.loads(await proc.stdout.readline())
-            if msg.get("id") == mid and "method" not in msg:
-                return
-            if "method" in msg and "id" in msg:
-                result = {"action": "cancel"} if msg["method"] == "elicitation/create" else \
-                    {"outcome": {"outcome": "cancelled"}}
-                proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n").encode())
-                await proc.stdin.drain()
-
-    await call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-    await call(1, "session/new", {"cwd": os.getcwd(), "mcpServers": []})
+    await rpc.call(proc, 0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    await rpc.call(proc, 1, "session/new", {"cwd": os.getcwd(), "mcpServers": []})
     start = time.perf_counter()
-    await call(2, "session/prompt", {"sessionId": "stress", "prompt": [{"type": "text", "text": name}]})
+    await rpc.call(proc, 2, "session/prompt", {"sessionId": "stress", "prompt": [{"type": "text", "text": name}]})
     elapsed = time.perf_counter() - start
     proc.stdin.close()
     await proc.wait()

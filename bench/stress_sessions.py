@@ -34,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import rpc  # bench/rpc.py
 import stress  # bench/stress.py (registered under this name when run as a script)
 
 TABS = 20
@@ -211,16 +212,8 @@ async def floor_load50000(scale: float) -> float:
     proc = await asyncio.create_subprocess_exec(*stress.AGENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                 limit=1 << 30, env=env)
     assert proc.stdin and proc.stdout
-    for mid, (method, params) in enumerate([
-        ("initialize", {"protocolVersion": 1, "clientCapabilities": {}}),
-        ("session/load", {"sessionId": "stored-session", "cwd": os.getcwd(), "mcpServers": []}),
-    ]):
-        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": mid, "method": method, "params": params}) + "\n").encode())
-        await proc.stdin.drain()
-        while True:
-            msg = json.loads(await proc.stdout.readline())
-            if msg.get("id") == mid and "method" not in msg:
-                break
+    await rpc.call(proc, 0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    await rpc.call(proc, 1, "session/load", {"sessionId": "stored-session", "cwd": os.getcwd(), "mcpServers": []})
     elapsed = time.perf_counter() - start
     proc.stdin.close()
     await proc.wait()

@@ -37,9 +37,10 @@ def clock(monkeypatch):
     priority.reset()
 
 
-async def flooding(tmp_path) -> tuple[AgentProcess, list[bytes], asyncio.Task]:
-    """A real agent writing LINES lines, read by a task into a list: once the flood is on (100 lines in)."""
-    proc = AgentProcess([sys.executable, "-c", FLOOD], cwd=tmp_path)
+async def flooding(tmp_path, script: str = FLOOD) -> tuple[AgentProcess, list[bytes], asyncio.Task]:
+    """A real agent writing lines (LINES of them), read by a task into a list: once the flood is on (100 lines
+    in)."""
+    proc = AgentProcess([sys.executable, "-c", script], cwd=tmp_path)
     await proc.start()
     lines: list[bytes] = []
 
@@ -93,16 +94,7 @@ async def test_an_agent_s_pipe_is_not_read_while_a_key_is_on_its_way(tmp_path, c
     """While the reader waits for a key, asyncio no longer reads the agent's pipe for it either (the agent
     blocks once the pipe is full, leaving the CPU to the key); once the key is drawn, reading goes on and
     every line arrives."""
-    proc = AgentProcess([sys.executable, "-c", SMALL_FLOOD], cwd=tmp_path)
-    await proc.start()
-    lines: list[bytes] = []
-
-    async def read() -> None:
-        async for line in proc.lines():
-            lines.append(line)
-
-    reader = asyncio.create_task(read())
-    await until_true(lambda: len(lines) >= 100, "the flood to begin")
+    proc, lines, reader = await flooding(tmp_path, SMALL_FLOOD)
     pipe = proc._proc.stdout._transport
     priority.input_arrived(priority.KEY_WINDOW)
     await until_true(lambda: not _reading(pipe), "the pipe to be paused")
