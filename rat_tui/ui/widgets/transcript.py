@@ -17,11 +17,13 @@ from textual.binding import Binding
 from textual.geometry import Offset, Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.timer import Timer
 
 from ...protocol import priority
+from ..line_memo import MemoLines, lean_vertical_scrollbar
 from ..loop_hop import from_any_thread
 from . import markdown_stream
 from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Seg, TreeRows, code_waits, render_block
@@ -51,7 +53,7 @@ LEX_REDRAWS = 2  # code pieces drawn again with their colours per turn of the le
 USER_BAR = "▌ "
 
 
-class Transcript(ScrollView, can_focus=True):
+class Transcript(MemoLines, ScrollView, can_focus=True):
     """The chat: entries keyed by id, streamed markdown cut into blocks, each rendered once per width.
 
     Lines are drawn through `render_line` from per-block caches; blocks far from the viewport are
@@ -111,6 +113,12 @@ class Transcript(ScrollView, can_focus=True):
         Binding("[", "move_prompt(-1)", "Previous prompt", id="transcript.previous_prompt", show=False,
                 tooltip="Block cursor: your previous prompt"),
     ]
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """Textual's, with its rows styled once per kind of row (line_memo.LeanScrollBar): it scrolls with every
+        frame of a flood."""
+        return lean_vertical_scrollbar(self)
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
