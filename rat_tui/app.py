@@ -65,6 +65,9 @@ GC_MIDDLE = 2
 GC_OLD = 146
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
+# Seconds in all the warm-up's module imports wait at most for keys typed meanwhile (priority.imports_give_way);
+# the ACP models' classes wait apart (wire.GIVE_WAY_TOTAL).
+WARM_UP_GIVE_WAY = 0.5
 WARM_UP_SCREENS = ("permission", "elicitation", "confirm", "ask_user", "auth", "diff_screen", "output_viewer")
 # Input events that make the work competing with them on the loop wait (protocol/priority.py). Not a mouse
 # moving: a pointer resting over the window sends those all the time.
@@ -397,9 +400,11 @@ class RatApp(KeyGuard, App[None]):
         store_css = from_any_thread(lambda parsed: css_ahead.store(stylesheet, parsed))
 
         def warm() -> None:
+            put_back = priority.imports_give_way(WARM_UP_GIVE_WAY)
             try:
                 warm_imports()
             finally:
+                put_back()
                 global _heap_frozen
                 if not _heap_frozen or collector_off:  # once a process (tests start many apps in one)
                     _heap_frozen = True

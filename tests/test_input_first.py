@@ -6,9 +6,12 @@ the machine is, and what must happen after it happens once the clock moves."""
 from __future__ import annotations
 
 import asyncio
+import builtins
 import gc
+import importlib
 import sys
 import threading
+import time
 
 import pytest
 from textual import events
@@ -366,3 +369,68 @@ async def test_colouring_a_long_code_block_waits_for_a_key(clock, monkeypatch) -
         priority.input_done(priority.serial())
         await until(pilot, lambda: not transcript._lexing, "the colouring to end")
         assert len(advances) > at_key
+
+
+def _pausing(thread: threading.Thread) -> bool:
+    """Whether that thread is giving way to input inside an import (priority._pause_for_input on its stack)."""
+    frame = sys._current_frames().get(thread.ident)
+    while frame is not None:
+        if frame.f_code.co_name == "_pause_for_input":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _import_in_thread(name: str, limit: float = 60.0) -> tuple[threading.Thread, threading.Event]:
+    """A thread importing `name` as the app's warm-up does (its imports giving way to input)."""
+    imported = threading.Event()
+
+    def warm() -> None:
+        put_back = priority.imports_give_way(limit)
+        try:
+            importlib.import_module(name)
+        finally:
+            put_back()
+        imported.set()
+
+    thread = threading.Thread(target=warm, daemon=True)
+    thread.start()
+    return thread, imported
+
+
+def test_the_warm_up_s_imports_wait_for_a_key_until_it_is_drawn(clock, tmp_path, monkeypatch) -> None:
+    (tmp_path / "rat_warm_mod_a.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "rat_warm_mod_a", raising=False)
+    priority.input_arrived(priority.KEY_WINDOW)
+    thread, imported = _import_in_thread("rat_warm_mod_a")
+    deadline = time.monotonic() + 10
+    while not _pausing(thread):  # (the clock is frozen: the key stays on its way until drawn)
+        assert time.monotonic() < deadline and not imported.is_set(), "the import did not wait for the key"
+        time.sleep(0.001)
+    priority.input_done(priority.serial())  # the key is drawn
+    assert imported.wait(10), "the import did not go on once the key was drawn"
+    thread.join(10)
+    assert not any(type(finder).__name__ == "GiveWay" for finder in sys.meta_path)
+    sys.modules.pop("rat_warm_mod_a", None)
+
+
+def test_the_warm_up_s_imports_do_not_wait_while_the_main_thread_imports(clock, tmp_path, monkeypatch) -> None:
+    """The main thread may be waiting for a module the warm-up is importing (its lock): then the warm-up must
+    not wait for the main thread's key as well."""
+    (tmp_path / "rat_warm_mod_b.py").write_text("VALUE = 2\n")
+    (tmp_path / "rat_main_mod_b.py").write_text("import builtins\nbuiltins._rat_test_gate()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("rat_warm_mod_b", "rat_main_mod_b"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    priority.input_arrived(priority.KEY_WINDOW)  # a key on its way, never drawn in this test
+
+    def gate() -> None:  # runs inside the main thread's import of rat_main_mod_b
+        thread, imported = _import_in_thread("rat_warm_mod_b")
+        assert imported.wait(10), "the warm-up's import waited while the main thread was importing"
+        thread.join(10)
+
+    monkeypatch.setattr(builtins, "_rat_test_gate", gate, raising=False)
+    importlib.import_module("rat_main_mod_b")
+    for name in ("rat_warm_mod_b", "rat_main_mod_b"):
+        sys.modules.pop(name, None)

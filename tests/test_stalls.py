@@ -575,3 +575,21 @@ def test_updates_held_for_the_models_give_way_to_a_key_as_they_are_released(tmp_
     out = in_fresh_interpreter(RELEASE_CHECK, tmp_path, timeout=180)
     assert "WAITING True True True" in out.stdout, out.stdout + out.stderr
     assert "APPLIED 3001" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_big_diff_s_rows_give_way_too_and_what_is_built_later_never_pauses() -> None:
+    """The unified rows of a 20,000-line edit (2,000 hunks, 50 ms) are built in the worker too: it gives way
+    between hunks. The side-by-side rows are built later where they are asked for, maybe on the loop: the
+    cache's diffs no longer hold the worker's pause then."""
+    old, new = big_edit(tag="rows")
+    calls = [0]
+
+    def pause() -> None:
+        calls[0] += 1
+
+    diff = FileDiff("/p/big.py", old, new, pause)
+    before = calls[0]
+    assert len(diff.unified) > 2000
+    assert calls[0] - before >= len(diff.hunks) >= 2000
+    built = diff_cache.DiffCache(sync_chars=0)._build(("/p/big.py", old, new), pause)
+    assert built.pause is None and built.unified

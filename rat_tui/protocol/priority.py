@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -192,6 +193,61 @@ def give_way(step: float = 0.002) -> float:
         time.sleep(pause)
         slept += pause
     return slept
+
+
+def imports_give_way(limit: float) -> Callable[[], None]:
+    """From a thread importing modules in the background (the app's warm-up): until the function returned is
+    called, each module this thread imports first waits while an input event is on its way to the screen
+    (`input_wait`: until it is drawn), `limit` seconds in all at most. Returns what puts imports back.
+
+    The warm-up imports for about 0.45 s of CPU after the first frame (markdown-it, Rich's markdown, Pygments,
+    pydantic, the ACP models, the dialogs) and holds the GIL between statements: on two cores the loop shared
+    it, and a key typed as the first prompt's answer came in echoed after 89-106 ms with the warm-up under way,
+    55-65 once it was over (bench/stress.py diff, the prompt typed slower so that it ended first).
+
+    Never while the main thread is importing: it may be waiting on the lock of a module this thread is
+    importing, and must not wait for the pause as well (`_importing`).
+    """
+    me = threading.get_ident()
+    main = threading.main_thread().ident
+    spent = [0.0]
+
+    class GiveWay:
+        @staticmethod
+        def find_spec(name: str, path: object = None, target: object = None) -> None:
+            if threading.get_ident() == me and spent[0] < limit:
+                spent[0] += _pause_for_input(main, limit - spent[0])
+            return None  # (the next finder finds the module)
+
+    finder = GiveWay()
+    sys.meta_path.insert(0, finder)
+
+    def put_back() -> None:
+        try:
+            sys.meta_path.remove(finder)
+        except ValueError:
+            pass
+
+    return put_back
+
+
+def _pause_for_input(main: int | None, most: float, step: float = 0.002) -> float:
+    slept = 0.0
+    while slept < most and (wait := input_wait()) > 0 and not _importing(main):
+        pause = min(wait, step, most - slept)
+        time.sleep(pause)
+        slept += pause
+    return slept
+
+
+def _importing(ident: int | None) -> bool:
+    """Whether that thread is inside an import (importlib's own frames on its stack)."""
+    frame = sys._current_frames().get(ident) if ident is not None else None
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class Later:

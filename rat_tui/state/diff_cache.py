@@ -90,6 +90,7 @@ class DiffCache:
         # What the widgets read first, built here too: the unified rows and the widest line.
         diff.unified_starts  # noqa: B018
         diff.widest("unified")
+        diff.pause = None  # (what is built later is built where it is asked for: never pausing the loop)
         with self._lock:
             self.built += 1
         return diff
