@@ -3,9 +3,9 @@
 Textual styles each line a widget renders (`StylesCache.render_line`: its background, padding, tint, a new
 `Strip` with seven caches of its own, then the app's line filters on that new strip) and keeps the result
 by row only until the widget refreshes. A scrolled widget refreshes whole, so every frame of a flood
-styled all of the transcript's 43 rows again (2-8 ms of a frame), though most had only moved up. And its
-scrollbar, 43 rows of one or two cells, took 3.7 ms a frame headless (15 ms in a stall log under load),
-as much as the transcript: each row is styled like any other.
+styled all of the transcript's 43 rows again (2-10 ms of a frame in timelines of the diff and chunks2000
+workloads), though most had only moved up. And its scrollbar, 43 rows of two cells, took 3.7-5 ms a frame
+headless and up to 15 ms in those timelines, as much as the transcript: each row is styled like any other.
 
 `MemoStylesCache` remembers the styled strip of each content row by the identity of the strip the widget
 gave for it (the transcript hands out the same `Strip` for a line as long as the line is unchanged, see
@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.color import Color
 from rich.segment import Segment
 from textual._styles_cache import StylesCache
-from rich.color import Color
 from textual.scrollbar import ScrollBar, ScrollBarRender
-from textual.widget import _RenderCache
 from textual.strip import Strip
+from textual.widget import _RenderCache
 
 MEMO_CAP = 256  # styled rows kept per widget, cleared whole beyond it: about five screenfuls
 
