@@ -71,6 +71,15 @@ WORKLOADS: dict[str, tuple[list[str], list[str] | None]] = {
     "load50000": (["END-load50000"], None),  # likewise
 }
 READY = re.compile(r"\bready\b")
+WARM_DATACLASSES = """
+try:
+    from rat_tui import dataclass_cache, paths
+except ImportError:
+    raise SystemExit
+if dataclass_cache.install(paths.cache_dir() / dataclass_cache.FILE_NAME):
+    import rat_tui.app, rat_tui.cli
+    dataclass_cache.save()
+"""
 
 
 class Tmux:
@@ -384,6 +393,9 @@ def main() -> None:
 
     for tree in [ROOT, *([Path(args.compare)] if args.compare else [])]:
         compileall.compile_dir(str(tree / "rat_tui"), quiet=1)
+        # Likewise the dataclass methods a launch keeps for the next (rat_tui/dataclass_cache.py, in the user
+        # cache directory, as for a user who has run rat before); a tree without that module keeps none.
+        subprocess.run([sys.executable, "-c", WARM_DATACLASSES], cwd=tree, env={**os.environ, **EXTRA_ENV}, check=False)
     if shutil.which("tmux") is None:
         sys.exit("stress.py needs tmux")
     chosen = args.only.split(",") if args.only else ["startup", *WORKLOADS]

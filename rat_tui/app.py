@@ -30,6 +30,7 @@ from .history.journal import HistoryJournal, default_path, open_journal
 from .session.registry import Sessions
 from .protocol.rpc_log import open_rpc_log
 from .session.permission_rules_file import load_policy
+from . import dataclass_cache
 from .protocol import priority, wire
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui import css_ahead
@@ -411,6 +412,8 @@ class RatApp(KeyGuard, App[None]):
                     gc.freeze()
                 if collector_off:
                     gc.enable()
+                # The methods of the classes made so far (startup's and the warm-up's), for the next launch.
+                dataclass_cache.save()
 
         def warm_imports() -> None:
             # The markdown first (about 40 ms): a prompt sent at once renders the user's message with it,

@@ -21,6 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # is written, and whether the warm-up had begun when the first session became ready.
 LAUNCH = '''
 import asyncio, gc, json, sys, threading
+from rat_tui import dataclass_cache, paths
+# As rat_tui.__main__.main does first (checked below): here before the app is imported, to patch it.
+dataclass_cache.install(paths.cache_dir() / dataclass_cache.FILE_NAME)
 from rat_tui import __main__ as entry
 from rat_tui.app import RatApp
 from rat_tui.ui.widgets.keys_footer import KeysFooter
@@ -54,6 +57,8 @@ def display(self, screen, renderable):  # observes the first frame written, then
     if renderable is not None and "first_frame" not in found:
         found["first_frame"] = sorted(sys.modules)
         found["collecting_at_first_frame"] = gc.isenabled()
+        from rat_tui import dataclass_cache
+        found["dataclass_methods"] = {"compiled": dataclass_cache.compiled, "found": dataclass_cache.found}
         found["mounted"] = sorted({type(node).__name__ for node in screen.walk_children()})
         footer = screen.query_one(KeysFooter)
         found["footer"] = {"actions": [key[3] for key in footer.shown[3:]], "recomposes": footer.recomposes,
@@ -99,6 +104,13 @@ def init(self, *args, **kwargs):
 
 RatApp.__init__ = init
 RatApp.run = lambda app, **kwargs: asyncio.run(headless(app))
+install = dataclass_cache.install
+
+def spy(path):
+    found["dataclass_cache"] = str(path)
+    return install(path)
+
+dataclass_cache.install = spy
 entry.main([])
 print("FOUND", json.dumps(found))
 '''
@@ -138,7 +150,8 @@ HIDDEN_AT_LAUNCH = ["CommandMenu", "FileMenu", "SearchBar", "PlanPanel", "Prompt
 
 def launch(tmp_path: Path) -> dict:
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
-           "XDG_STATE_HOME": str(tmp_path / "s"), "PYTHONPATH": str(ROOT), "RAT_REGISTRY_OFF": "1"}
+           "XDG_STATE_HOME": str(tmp_path / "s"), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT),
+           "RAT_REGISTRY_OFF": "1"}
     out = subprocess.run([sys.executable, "-c", LAUNCH], capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=120)
     line = next((line for line in out.stdout.splitlines() if line.startswith("FOUND ")), None)
@@ -190,6 +203,17 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     assert {"cancel_turn", "toggle_plan", "review_changes"} <= set(found["footer"]["actions"]), found["footer"]
     assert found["footer"]["recomposes"] == 0, found["footer"]
     assert found["typed"] == {"text": "hello", "recomposes": 0}
+
+
+def test_a_second_launch_compiles_no_dataclass_method_before_its_first_frame(tmp_path: Path) -> None:
+    """The methods `@dataclass` writes for Textual's classes and ours, compiled at every launch, cost 40-70 ms of
+    it (rat_tui/dataclass_cache.py): the first launch keeps them, the next compiles none before its first frame."""
+    found = launch(tmp_path)
+    assert found["dataclass_cache"] == str(tmp_path / "cache" / "rat-tui" / "dataclass-methods.bin")  # by main()
+    first = found["dataclass_methods"]
+    assert first["compiled"] > 300, first  # (the check sees them: Textual's and ours)
+    second = launch(tmp_path)["dataclass_methods"]
+    assert second == {"compiled": 0, "found": first["compiled"] + first["found"]}, (first, second)
 
 
 def test_a_config_file_with_every_key_and_the_bundled_themes_load_without_pydantic(tmp_path: Path) -> None:
