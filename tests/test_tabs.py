@@ -107,8 +107,11 @@ async def test_two_sessions_stream_at_once_while_typing_in_one(tmp_path: Path) -
 
 async def test_a_badge_that_keeps_the_label_s_width_draws_the_tab_without_a_layout(tmp_path: Path) -> None:
     """A tab in the background finishing (◐ to ✓) is drawn again, not laid out again with the whole screen
-    (10-30 ms with 20 tabs open); a label that changes width still is, and the underline follows."""
-    slow = {"turns": [[{"sleep": 3.0}, {"chunk": "second answer"}]]}
+    (10-30 ms with 20 tabs open); so is one seen, whose badge goes: its place stays blank (tab_bar.NO_BADGE),
+    the label keeps its width. A label that changes width (a new title) still is laid out."""
+    slow = {"turns": [[{"sleep": 3.0}, {"chunk": "second answer"}],
+                      [{"update": {"sessionUpdate": "session_info_update", "title": "A much longer title, at last"}},
+                       {"chunk": "third answer"}]]}
     app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         first = app.query_one(SessionView)
@@ -134,10 +137,14 @@ async def test_a_badge_that_keeps_the_label_s_width_draws_the_tab_without_a_layo
         await pilot.pause()
         assert layouts == []
         assert str(tab.render()).startswith("✓ Scripted fake agent · slow question")  # drawn as labelled
-        await pilot.press("alt+2")  # seen: the badge goes, the label is two cells shorter
+        await pilot.press("alt+2")  # seen: the badge goes, its place kept blank
         await until(pilot, lambda: not labels(app)[1].startswith("✓"), "the badge gone")
+        await until(pilot, lambda: str(tab.render()).startswith("  Scripted fake agent · slow question"), "drawn")
+        assert layouts == []
+        await pilot.press(*"go on", "enter")  # the agent names the session: a longer label
+        await until(pilot, lambda: "A much longer title" in labels(app)[1], "the new title")
         await until(pilot, lambda: layouts != [], "the tab laid out again")
-        assert str(tab.render()).startswith("Scripted fake agent · slow question")
+        assert str(tab.render()).strip().startswith("Scripted fake agent · A much longer title")
 
 
 async def test_a_frame_drawn_while_a_closed_tab_s_composer_is_pruned_draws_it_blank(tmp_path: Path) -> None:

@@ -17,8 +17,14 @@ from .view import SessionView
 MAX_TITLE = 28
 
 
+# A tab without a badge keeps its place blank: a badge coming and going (◐ as a turn starts, gone as it ends)
+# then keeps the label's width, and the tab is drawn again instead of the whole screen being laid out twice
+# (Textual lays it out again for the tab's new size): 4 layouts of 15 ms each in a 2,000-chunk answer's turn.
+NO_BADGE = "  "
+
+
 def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
-    """Badge, agent, title: the title from `session_info_update`, else the first prompt.
+    """Badge (or its blank place), agent, title: the title from `session_info_update`, else the first prompt.
 
     `waiting`: the tab's agent requests waiting for the user (ui/tabs/request_gate.py)."""
     if state.pending_permissions or waiting or children.waiting(state):  # a subagent requiring action too
@@ -32,7 +38,7 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
     elif unseen:
         badge = "✓ "
     else:
-        badge = ""
+        badge = NO_BADGE
     title = state.title or next(
         (e.text for e in state.entries if isinstance(e, MessageEntry) and e.role == "user"), ""
     )
