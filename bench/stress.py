@@ -337,6 +337,18 @@ def bare_echo(name: str, scale: float, timeout: float) -> dict:
         tmux.close()
 
 
+async def agent_session(scale: float) -> asyncio.subprocess.Process:
+    """The stress agent, initialized, with its session made."""
+    import rpc
+
+    env = {**os.environ, "RAT_STRESS_SCALE": str(scale)}
+    proc = await asyncio.create_subprocess_exec(*AGENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                limit=1 << 30, env=env)
+    await rpc.call(proc, 0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    await rpc.call(proc, 1, "session/new", {"cwd": os.getcwd(), "mcpServers": []})
+    return proc
+
+
 async def floor(name: str, scale: float) -> float:
     """A parse-only client: prompt sent -> its answer, every line json-parsed, requests answered."""
     import rpc
@@ -344,13 +356,8 @@ async def floor(name: str, scale: float) -> float:
 
     if name in stress_sessions.FLOORS:
         return await stress_sessions.FLOORS[name](scale)
-    env = {**os.environ, "RAT_STRESS_SCALE": str(scale)}
-    proc = await asyncio.create_subprocess_exec(*AGENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                                limit=1 << 30, env=env)
-    assert proc.stdin and proc.stdout
-
-    await rpc.call(proc, 0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-    await rpc.call(proc, 1, "session/new", {"cwd": os.getcwd(), "mcpServers": []})
+    proc = await agent_session(scale)
+    assert proc.stdin
     start = time.perf_counter()
     await rpc.call(proc, 2, "session/prompt", {"sessionId": "stress", "prompt": [{"type": "text", "text": name}]})
     elapsed = time.perf_counter() - start
@@ -367,12 +374,8 @@ async def answer_text(name: str, scale: float) -> str:
     """The text of the workload's streamed answer, as the agent sends it (its agent_message_chunks joined)."""
     import rpc
 
-    env = {**os.environ, "RAT_STRESS_SCALE": str(scale)}
-    proc = await asyncio.create_subprocess_exec(*AGENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                                limit=1 << 30, env=env)
+    proc = await agent_session(scale)
     assert proc.stdin and proc.stdout
-    await rpc.call(proc, 0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-    await rpc.call(proc, 1, "session/new", {"cwd": os.getcwd(), "mcpServers": []})
     rpc._write(proc, {"id": 2, "method": "session/prompt",
                       "params": {"sessionId": "stress", "prompt": [{"type": "text", "text": name}]}})
     await proc.stdin.drain()
