@@ -49,11 +49,6 @@ class Greeter:
 '''
 
 
-@pytest.fixture(autouse=True)
-def colour_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NO_COLOR", raising=False)
-
-
 def numbered(count: int, prefix: str = "line") -> str:
     return "".join(f"{prefix} {i}\n" for i in range(1, count + 1))
 

@@ -8,7 +8,6 @@ a drag, a theme, a width, a selection, a search.
 
 from __future__ import annotations
 
-import pytest
 from textual._styles_cache import StylesCache
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
@@ -27,11 +26,6 @@ ANSWER = (
     "- one item\n- another **item**\n\n"
     "```python\ndef f{i}(x):\n    return x * {i}\n```\n\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def colour_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NO_COLOR", raising=False)
 
 
 class Lines(ScrollView):

@@ -88,11 +88,6 @@ UNKNOWN_KINDS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def colour_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NO_COLOR", raising=False)
-
-
 class PermissionApp(RatThemedApp):
     """Pushes one PermissionScreen and records what it dismissed with."""
 

@@ -29,11 +29,6 @@ ANSWER = (
 )
 
 
-@pytest.fixture(autouse=True)
-def colour_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NO_COLOR", raising=False)
-
-
 class TranscriptApp(App):
     def compose(self) -> ComposeResult:
         yield Transcript()
