@@ -218,7 +218,7 @@ class MarkdownStream:
     # One per message: a `session/load` replay makes tens of thousands. Slots, not a dict each: an agent
     # entry with its splitter takes 1,174 bytes instead of 2,542, and the splitter is made in 5.4 us, not 8.5.
     __slots__ = ("line_count", "_refs", "_guess", "_merged", "_lines", "_chars", "_partial", "_partial_chars",
-                 "_fresh", "_stopped", "_partial_fresh", "_no_list", "_parsed", "_done", "_labels", "_relist",
+                 "_fresh", "_stopped", "_partial_fresh", "_no_list", "_parsed", "_covered", "_done", "_labels", "_relist",
                  "_newline_in", "_first", "_mode", "_fence", "_lang", "_code", "_code_line", "_given", "_top",
                  "_closed", "_scanned", "_list", "_items", "_index")
 
@@ -236,6 +236,7 @@ class MarkdownStream:
         self._partial_fresh = False
         self._no_list = False
         self._parsed: list | None = None  # the open region's tokens, when parsed already (its definitions learnt)
+        self._covered: int | None = None  # ... of its first lines only (a flood's prefix), or of all of it (None)
         self._done: list[Block] = []  # final blocks not yet handed out
         self._labels: list[str] = []
         self._relist: list[ListInfo] = []
@@ -332,7 +333,7 @@ class MarkdownStream:
 
     def _set_region(self, lines: list[str], mode: str) -> None:
         self._lines = lines
-        self._parsed = None
+        self._parsed = self._covered = None
         self._chars = sum(len(line) - 1 for line in lines)
         self._mode = mode
 
@@ -342,7 +343,7 @@ class MarkdownStream:
         lines = self._lines
         self._chars -= sum(len(line) - 1 for line in lines[:start])
         self._lines = lines[start:]
-        self._parsed = None
+        self._parsed = self._covered = None
         self._mode = mode
 
     # -- syncing ------------------------------------------------------------------------------
@@ -428,7 +429,15 @@ class MarkdownStream:
         """Cut the md region into blocks; True when only a prefix of `limit` lines was parsed (see `sync`)."""
         lines = self._lines
         tokens, self._parsed = self._parsed, None
-        cut = tokens is None and limit is not None and len(lines) > limit
+        covered, self._covered = self._covered, None
+        if tokens is not None and covered is not None and limit is None:
+            tokens = None  # (parsed under a flood's limit, a prefix: parsed whole here)
+        if tokens is not None:
+            cut = covered is not None and covered < len(lines)  # tokens of a prefix: go on from it as from ours
+            if cut:
+                limit = covered
+        else:
+            cut = limit is not None and len(lines) > limit
         if tokens is None:
             tokens, refs = parse("".join(lines[:limit] if cut else lines), self._refs, inline=False)
             # A definition on the prefix's last line may go on past it: a guess until the next sync.
@@ -606,14 +615,18 @@ class MarkdownStream:
             self._newline_in = True
             self._first = self._first and self._top and _shows_nothing(tokens[t0:t1])
             self._keep_from(end, "md")
-            if not partial and not cut:
+            if not partial and (not cut or complete > l1):
                 # What follows the list was parsed with it, from a top-level boundary: its tokens are what
                 # parsing it alone gives (a flood's whole batch can follow a list's end: not parsed twice).
+                # Under a flood's limit they are those of a prefix (the rest of the one parsed here), and
+                # _sync_md goes on from them as from a prefix of its own: each list of the 20,000-chunk
+                # answer had that prefix parsed twice, a third more parsing than the answer's length.
                 rest = tokens[t1:]
                 for token in rest:
                     if token.map is not None:
                         token.map = [token.map[0] - l1, token.map[1] - l1]
                 self._parsed = rest
+                self._covered = complete - l1 if cut else None
             self._fresh = True
             return cut
         self._items = final
