@@ -169,7 +169,8 @@ async def test_a_session_in_a_fresh_worktree_from_ctrl_n_to_merge(repo: Path, tm
         assert worktree is not None and worktree.repo == repo
         assert session.cwd == worktree.path / "src"  # where the first tab was, inside the new worktree
         labels = [str(tab.label) for tab in app.tabs.query("ContentTab")]
-        assert labels[1].startswith(f"⎇ {worktree.branch} · "), labels  # grouped after its project's tab
+        # grouped after its project's tab; the branch after the badge's place (tab_bar.NO_BADGE when none)
+        assert labels[1][2:].startswith(f"⎇ {worktree.branch} · ") and " ·  " not in labels[1], labels
         await until(pilot, lambda: session.state.status == "ready", "the agent in the worktree")
 
         (Path(session.cwd) / "app.py").write_text("print('from the worktree')\n")  # the agent's work
