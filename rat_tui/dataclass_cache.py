@@ -37,7 +37,7 @@ log = logging.getLogger("rat.startup")
 FILE_NAME = "dataclass-methods.bin"
 ENV = "RAT_DATACLASS_CACHE"  # "0": compile as Python does
 # The file's first bytes: the interpreter's bytecode magic (code objects are only valid for it), then ours.
-HEADER = importlib.util.MAGIC_NUMBER + b"rat-dataclass-methods-1\n"
+HEADER = importlib.util.MAGIC_NUMBER + b"rat-dataclass-methods-2\n"
 MAX_ENTRIES = 4096  # methods kept: beyond it, only those this process made (classes gone from the code drop out)
 MAX_BYTES = 16 << 20  # a bigger file is not read
 
@@ -56,7 +56,10 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any
     if type(source) is str:
         code = _known.get(source)
         if code is None:
-            code = compile(source, "<string>", "exec")
+            # As `exec` compiles it there: with the compiler flags of `dataclasses` itself, which imports no
+            # __future__ feature (inheriting this module's `annotations` made every annotation of the
+            # generated methods a string: `__init__.__annotations__`, the class's signature and __doc__).
+            code = compile(source, "<string>", "exec", dont_inherit=True)
             compiled += 1
         else:
             found += 1

@@ -5,6 +5,7 @@ behave as Python's own, and a file that is damaged, foreign or not trusted is ig
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
 import marshal
 import os
@@ -71,6 +72,9 @@ def behaviour(classes: dict[str, type]) -> list:
     with pytest.raises(TypeError):
         classes["KeywordsOnly"](1)  # type: ignore[misc]
     got += [repr(classes["KeywordsOnly"](first=1)), repr(classes["PostInit"](3, 4)), classes["PostInit"](3).total]
+    # What the generated methods say of themselves: their annotations (the types, not strings), the signature.
+    got += [(cls.__doc__, repr(cls.__init__.__annotations__), str(inspect.signature(cls)), cls.__init__.__code__.co_flags)
+            for cls in classes.values()]
     return got
 
 
