@@ -27,10 +27,10 @@ sys.path.insert(0, str(HERE.parent))
 
 
 def launch(marks: dict[str, float], cpu: dict[str, float]) -> None:
-    from rat_tui import dataclass_cache, paths
+    from rat_tui import dataclass_cache
     from rat_tui.cli import parse_args, resolve_agent
 
-    dataclass_cache.install(paths.cache_dir() / dataclass_cache.FILE_NAME)  # as __main__ does
+    dataclass_cache.install()  # as __main__ does
     from rat_tui.config import load_config
 
     args = parse_args(["--", sys.executable, str(HERE / "stress_agent.py")])

@@ -25,9 +25,9 @@ the same prober types into it: row `NAME@bare`, the echo that Textual, tmux and 
 same CPUs leave a client that does nearly nothing (its `shown s` is those seconds).
 Targets (#11): echo <= 50 ms everywhere; chunks20000 <= 4x floor, chunks2000 <= 6x; ready <= 1.5x bare;
 RSS <= 100 MB after chunks20000, <= 300 MB with 20 tabs (tabs20). The machine is shared: read ratios, not seconds.
-The chunks targets are below what markdown-it allows: its parse of the answer alone is 1.6-2.2x the floor
-(the note's figure); and Enter to an instant answer on screen (--scale 0.001) takes rat 40 ms, 3x chunks2000's
-floor.
+The chunks targets are below what markdown-it allows: its parse of the answer alone is 1.1-2.2x the floor
+(the note's figure; the parse took 0.24-0.25 s in every run, the floor 0.11-0.22 s); and Enter to an instant
+answer on screen (--scale 0.001) took rat 38 ms, 3x chunks2000's floor.
 """
 
 from __future__ import annotations
@@ -79,10 +79,10 @@ WORKLOADS: dict[str, tuple[list[str], list[str] | None]] = {
 READY = re.compile(r"\bready\b")
 WARM_DATACLASSES = """
 try:
-    from rat_tui import dataclass_cache, paths
+    from rat_tui import dataclass_cache
 except ImportError:
     raise SystemExit
-if dataclass_cache.install(paths.cache_dir() / dataclass_cache.FILE_NAME):
+if dataclass_cache.install():
     import rat_tui.app, rat_tui.cli
     dataclass_cache.save()
 """
@@ -397,7 +397,8 @@ def markdown_floor(name: str, scale: float) -> float:
     rat's own block parser (markdown_stream._block_parser: the parser Rich renders with, inline rules off).
     What any client that shows the answer as Rich renders it must spend at the least, besides the floor's
     reading; the transcript parses each part of it once too (the open end again as it grows)."""
-    sys.path.insert(0, str(ROOT))
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
     from rat_tui.ui.widgets.markdown_stream import _block_parser
 
     text = asyncio.run(answer_text(name, scale))

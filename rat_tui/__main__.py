@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     share_the_gil()
     log_file = setup_logging()
     # Before the config's classes, and Textual's: their methods compiled at an earlier launch (40-70 ms).
-    dataclass_cache.install(paths.cache_dir() / dataclass_cache.FILE_NAME)
+    dataclass_cache.install()
     from .config import load_config  # pydantic: only once the arguments are known to be good
 
     config, problems = load_config(args.config)

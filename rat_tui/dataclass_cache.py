@@ -68,14 +68,18 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any
     return builtins.exec(source, globals, locals, **kwargs)
 
 
-def install(path: Path) -> bool:
-    """Make `dataclasses` take the methods compiled before from `path` (and remember what it compiles, for
-    `save`, also called at exit). Whether it is on."""
+def install(path: Path | None = None) -> bool:
+    """Make `dataclasses` take the methods compiled before from `path` (FILE_NAME in the user cache directory
+    by default) and remember what it compiles, for `save`, also called at exit. Whether it is on."""
     global _path, _saved_atexit
     if os.environ.get(ENV, "1").strip() == "0":
         return False
-    _known.update(_read(path))
+    if path is None:
+        from . import paths
+
+        path = paths.cache_dir() / FILE_NAME
     _path = path
+    _known.update(_read(path))
     dataclasses.exec = _exec  # type: ignore[attr-defined]
     if not _saved_atexit:
         _saved_atexit = True

@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # is written, and whether the warm-up had begun when the first session became ready.
 LAUNCH = '''
 import asyncio, gc, json, sys, threading
-from rat_tui import dataclass_cache, paths
+from rat_tui import dataclass_cache
 # As rat_tui.__main__.main does first (checked below): here before the app is imported, to patch it.
-dataclass_cache.install(paths.cache_dir() / dataclass_cache.FILE_NAME)
+dataclass_cache.install()
 from rat_tui import __main__ as entry
 from rat_tui.app import RatApp
 from rat_tui.ui.widgets.keys_footer import KeysFooter
@@ -106,9 +106,10 @@ RatApp.__init__ = init
 RatApp.run = lambda app, **kwargs: asyncio.run(headless(app))
 install = dataclass_cache.install
 
-def spy(path):
-    found["dataclass_cache"] = str(path)
-    return install(path)
+def spy(*args):
+    on = install(*args)
+    found["dataclass_cache"] = str(dataclass_cache._path) if on else None
+    return on
 
 dataclass_cache.install = spy
 entry.main([])

@@ -126,7 +126,8 @@ class SessionTabs(TabbedContent):
             waiting = gate.waiting(self.get_pane(pane_id).query_one(SessionView)) if gate is not None else 0
             label = tab_label(state, pane_id in self._unseen, waiting)
             if branch := self._branches.get(pane_id):
-                label = f"{label[:2]}⎇ {branch} · {label[2:]}"  # (after the badge's place, always two cells)
+                slot = len(NO_BADGE)  # (after the badge's place: every badge is as wide)
+                label = f"{label[:slot]}⎇ {branch} · {label[slot:]}"
             if str(tab.label) != label:  # a new label re-lays out the tab bar: not on every streamed batch
                 relabel(tab, label)
         except Exception:  # the tab is being removed
