@@ -18,7 +18,7 @@ from rat_tui.ui.screens.elicitation import ElicitationScreen, UrlElicitationScre
 
 from .helpers.acp_schema import validate
 from .helpers.agents import received
-from .helpers.app import scripted, steady_cursors, until
+from .helpers.app import scripted, steady, until
 from .helpers.harness import RatThemedApp
 
 SCHEMA = {
@@ -258,7 +258,7 @@ class FormApp(RatThemedApp):
         question = Elicitation(mode, self.params, "Claude Code", form=parse_form(self.params) if mode == "form" else None,
                                url=self.params.get("url", ""), elicitation_id=self.params.get("elicitationId", ""))
         self.push_screen(ElicitationScreen(question) if mode == "form" else UrlElicitationScreen(question))
-        steady_cursors(self)
+        steady(self)
 
 
 FORM = {"sessionId": "s", "mode": "form", "message": "How should I deploy it?", "requestedSchema": SCHEMA}
@@ -271,7 +271,7 @@ def test_snapshot_form(snap_compare) -> None:
 def test_snapshot_form_with_messages(snap_compare) -> None:
     async def bad_answers(pilot) -> None:
         await pilot.pause()
-        steady_cursors(pilot.app)
+        steady(pilot.app)
         await pilot.press(*"we", "tab", *"abc", "ctrl+s")
         await pilot.pause()
 
@@ -293,7 +293,7 @@ async def test_a_fields_message_comes_and_goes_with_the_line_under_the_field() -
     app = FormApp(FORM)
     async with app.run_test(size=(100, 44)) as pilot:
         await pilot.pause()
-        steady_cursors(app)
+        steady(app)
         screen = app.screen
         fields = screen.query_one("#fields")
         assert not screen.query(".error")

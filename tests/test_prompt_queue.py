@@ -19,7 +19,7 @@ from textual.widgets import Static
 from rat_tui.ui.widgets.prompt import PromptComposer
 
 from .helpers.agents import PROBE, answered, received
-from .helpers.app import scripted, send, state_word, steady_cursors, until, view
+from .helpers.app import scripted, send, state_word, steady, until, view
 from .helpers.harness import RatThemedApp
 
 # -- the rules -------------------------------------------------------------------------------------
@@ -311,7 +311,7 @@ def test_composer_with_queue_and_file_menu_snapshot(snap_compare, tmp_path: Path
     async def run_before(pilot) -> None:
         await pilot.press(*"compare @ap")
         await until(pilot, lambda: app.query_one(PromptComposer).file_menu.is_open, "the @ menu")
-        steady_cursors(app)
+        steady(app)
         await pilot.pause(0.1)
 
     assert snap_compare(app, terminal_size=(80, 20), run_before=run_before)

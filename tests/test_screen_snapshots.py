@@ -12,7 +12,7 @@ from rat_tui.history.journal import HistoryJournal
 from rat_tui.ui.screens.ask_user import AskUserScreen
 from rat_tui.ui.screens.history import HistoryScreen
 
-from .helpers.app import steady_cursors
+from .helpers.app import steady as steady_app
 from .helpers.harness import RatThemedApp
 
 # Fixed dates so the list (which shows them) renders the same every run; localtime is UTC in CI.
@@ -58,7 +58,7 @@ def utc(monkeypatch: pytest.MonkeyPatch):
 
 async def steady(pilot) -> None:
     await pilot.pause()
-    steady_cursors(pilot.app)
+    steady_app(pilot.app)
 
 
 def test_snapshot_history_list(snap_compare, tmp_path: Path, utc) -> None:

@@ -15,7 +15,7 @@ from rat_tui.ui.palette.slash_commands import SlashCommandsProvider
 from rat_tui.ui.widgets.command_menu import CommandMenu, command_hint, match_commands
 from rat_tui.ui.widgets.prompt import PromptComposer
 
-from .helpers.app import palette_offers, steady_cursors, until
+from .helpers.app import palette_offers, steady, until
 from .helpers.harness import RatThemedApp
 
 # The shape claude-agent-acp sends (acp-traces/claude-agent-acp.jsonl), shortened.
@@ -109,7 +109,7 @@ async def test_arrows_move_and_enter_completes_instead_of_sending() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         composer, menu = parts(app)
         await pilot.press("/", "c")
-        steady_cursors(pilot.app)
+        steady(pilot.app)
         await pilot.pause()
         assert [c["name"] for c in menu.matches][:2] == ["compact", "context"]
         assert menu.selected_name == "compact"
@@ -224,7 +224,7 @@ async def test_palette_lists_commands_and_inserts_into_composer() -> None:
 def test_snapshot_composer_with_menu(snap_compare) -> None:
     async def run_before(pilot) -> None:
         await pilot.press("/", "c")
-        steady_cursors(pilot.app)
+        steady(pilot.app)
         await pilot.pause()
 
     assert snap_compare(ComposerApp(), terminal_size=(80, 24), run_before=run_before)

@@ -10,7 +10,7 @@ from rat_tui.app import RatApp
 from rat_tui.agents.spec import AgentSpec
 
 from .helpers.agents import scripted_argv
-from .helpers.app import send, steady_cursors, until, view
+from .helpers.app import send, steady, until, view
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +44,7 @@ def test_session_screen_after_a_turn(snap_compare, tmp_path: Path) -> None:
         await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
         await send(pilot, "Fix the typo in notes.txt")
         await until(pilot, lambda: view(app).session.state.stop_reason == "end_turn", "the turn")
-        steady_cursors(app)
+        steady(app)
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=(100, 44), run_before=run_before)

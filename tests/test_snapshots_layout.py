@@ -10,7 +10,7 @@ import pytest
 from rat_tui.app import RatApp
 
 from .helpers.app import scripted_named as scripted
-from .helpers.app import send, steady_cursors, until, view
+from .helpers.app import send, steady, until, view
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ def test_snapshot_tail_first_execute_card(snap_compare, tmp_path: Path) -> None:
         await send(pilot, "run the tests")
         await until(pilot, lambda: view(app).session.state.stop_reason == "end_turn", "the turn")
         await until(pilot, lambda: "One test fails" in view(app).transcript.visible_text(), "the answer drawn")
-        steady_cursors(app)
+        steady(app)
 
     assert snap_compare(app, terminal_size=(80, 30), run_before=run_before)
 
@@ -64,7 +64,7 @@ def test_snapshot_readable_width_on_a_250_column_terminal(snap_compare, tmp_path
         await send(pilot, "fix the wrapping")
         await until(pilot, lambda: view(app).session.state.stop_reason == "end_turn", "the turn")
         await until(pilot, lambda: "subsequent_indent" in view(app).transcript.visible_text(), "the answer drawn")
-        steady_cursors(app)
+        steady(app)
 
     assert snap_compare(app, terminal_size=(250, 40), run_before=run_before)
 
@@ -93,7 +93,7 @@ def test_snapshot_status_bar_at_80_columns(snap_compare, tmp_path: Path) -> None
         release.touch()
         await until(pilot, lambda: view(app).status_bar.waiting == 1, "the request announced")
         app.clear_notifications()  # the toast saying the same would cover the status bar
-        steady_cursors(app)
+        steady(app)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 20), run_before=run_before)
@@ -112,7 +112,7 @@ def test_snapshot_folded_plan(snap_compare, tmp_path: Path) -> None:
         await until(pilot, lambda: view(app).session.state.stop_reason == "end_turn", "the turn")
         await until(pilot, lambda: view(app).plan_panel.folded, "the plan folded")
         await until(pilot, lambda: "Every step" in view(app).transcript.visible_text(), "the answer drawn")
-        steady_cursors(app)
+        steady(app)
 
     assert snap_compare(app, terminal_size=(80, 20), run_before=run_before)
 
@@ -133,6 +133,6 @@ def test_snapshot_footer_under_a_dialog(snap_compare, tmp_path: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the dialog")
         await until(pilot, lambda: "Pick" in app.screen.query_one("Footer").query("FooterKey").last().description,
                     "the dialog's footer")
-        steady_cursors(app)
+        steady(app)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -10,7 +10,7 @@ from rat_tui.app import RatApp
 from rat_tui.agents.spec import AgentSpec
 
 from .helpers.agents import scripted_argv
-from .helpers.app import send, steady_cursors, until, view
+from .helpers.app import send, steady, until, view
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +51,7 @@ async def _turn(pilot, app: RatApp) -> None:
     await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
     await send(pilot, "Review the notes")
     await until(pilot, lambda: view(app).session.state.stop_reason == "end_turn", "the turn")
-    steady_cursors(app)
+    steady(app)
     await pilot.pause(0.3)
 
 
@@ -76,7 +76,7 @@ def test_child_card_expanded(snap_compare, tmp_path: Path) -> None:
 
         session.store.dispatch(children.toggle_card, card.key)
         await until(pilot, lambda: card.expanded, "the card expanded")
-        steady_cursors(app)
+        steady(app)
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=(100, 36), run_before=run_before)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from rat_tui.app import RatApp
 from rat_tui.ui.screens.confirm import ConfirmScreen
 from rat_tui.ui.screens.new_session import NewSessionScreen
+from rat_tui.ui.tabs import tab_bar
 from rat_tui.ui.tabs.view import SessionView
 
 from .helpers.agents import received
@@ -145,6 +147,50 @@ async def test_a_badge_that_keeps_the_label_s_width_draws_the_tab_without_a_layo
         await until(pilot, lambda: "A much longer title" in labels(app)[1], "the new title")
         await until(pilot, lambda: layouts != [], "the tab laid out again")
         assert str(tab.render()).strip().startswith("Scripted fake agent · A much longer title")
+
+
+async def test_a_first_prompt_s_title_waits_for_the_agent_to_pause(tmp_path: Path) -> None:
+    """The first prompt makes the tab's label longer, which lays the whole screen out twice (15-30 ms): it
+    waits until the agent has sent nothing for QUIET_RELABEL, so it does not hold up an answer streaming in
+    (MAX_RELABEL_DELAY at most). Checked against the times the lines arrived, whatever the machine's speed,
+    while the user types into the composer."""
+    burst = [{"chunk": "word "}, {"sleep": 0.005}] * 100  # 0.5 s of chunks: never quiet for 50 ms
+    app = RatApp(scripted_named({"turns": [[*burst, {"sleep": 0.3}, {"chunk": "END"}]]}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        view = app.query_one(SessionView)
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        connection = view.session.connection
+        assert connection is not None
+        arrived: list[float] = []
+        route = connection._route_line
+
+        def timed(line: bytes) -> None:
+            arrived.append(time.monotonic())
+            route(line)
+
+        connection._route_line = timed  # type: ignore[method-assign]
+        tab = app.tabs.query_one("ContentTab")
+        layouts: list[tuple[float, str]] = []
+        refresh = tab.refresh
+
+        def counted(*regions, layout: bool = False, **kwargs):
+            if layout:
+                layouts.append((time.monotonic(), str(tab.label)))
+            return refresh(*regions, layout=layout, **kwargs)
+
+        tab.refresh = counted  # type: ignore[method-assign]
+        await pilot.press(*"flood me")
+        asked = time.monotonic()
+        await pilot.press("enter")
+        await pilot.press(*" and go on")  # typed while it streams
+        await until(pilot, lambda: "END" in view.transcript.plain_text, "the answer's end")
+        await until(pilot, lambda: "flood me" in labels(app)[0], "the title")
+        assert view.composer.text == " and go on"
+        first = next(t for t, label in layouts if "flood me" in label)  # (not another layout of the tab)
+        assert first - asked >= tab_bar.QUIET_RELABEL
+        if first - asked < tab_bar.MAX_RELABEL_DELAY:
+            assert not [t for t in arrived if first - tab_bar.QUIET_RELABEL < t <= first], "laid out mid-stream"
+        assert sum(1 for t in arrived if asked < t < first) >= 50, "the title did not wait for the stream"
 
 
 async def test_a_frame_drawn_while_a_closed_tab_s_composer_is_pruned_draws_it_blank(tmp_path: Path) -> None:

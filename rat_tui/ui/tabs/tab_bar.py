@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from rich.cells import cell_len
@@ -21,6 +22,12 @@ MAX_TITLE = 28
 # then keeps the label's width, and the tab is drawn again instead of the whole screen being laid out twice
 # (Textual lays it out again for the tab's new size): 4 layouts of 15 ms each in a 2,000-chunk answer's turn.
 NO_BADGE = "  "
+# A label that changes width (a session's first prompt or a new title) lays the whole screen out twice,
+# 15-30 ms: it waits until the agent has sent nothing for QUIET_RELABEL (checked that often) and what it sent
+# is drawn, so that it does not hold up an answer streaming in, nor the drawing of its end; it comes
+# MAX_RELABEL_DELAY late at most in an answer that never pauses.
+QUIET_RELABEL = 0.05
+MAX_RELABEL_DELAY = 1.0
 
 
 def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
@@ -76,6 +83,8 @@ class SessionTabs(TabbedContent):
         self._unsubscribe: dict[str, Callable[[], None]] = {}
         self._unseen: set[str] = set()
         self._branches: dict[str, str] = {}  # pane id -> git branch of a session in its own worktree
+        self._deferred: dict[str, float] = {}  # pane id -> when its label's change of width was first put off
+        self._retrying: set[str] = set()  # pane ids with a retry of that change set
 
     @staticmethod
     def pane(session: AgentSession, number: int) -> TabPane:
@@ -128,10 +137,48 @@ class SessionTabs(TabbedContent):
             if branch := self._branches.get(pane_id):
                 slot = len(NO_BADGE)  # (after the badge's place: every badge is as wide)
                 label = f"{label[:slot]}⎇ {branch} · {label[slot:]}"
-            if str(tab.label) != label:  # a new label re-lays out the tab bar: not on every streamed batch
-                relabel(tab, label)
+            if str(tab.label) == label:  # a new label re-lays out the tab bar: not on every streamed batch
+                self._deferred.pop(pane_id, None)
+                return
+            if cell_len(tab.label.plain) != cell_len(label) and self._put_off(pane_id):
+                return
+            self._deferred.pop(pane_id, None)
+            relabel(tab, label)
         except Exception:  # the tab is being removed
             pass
+
+    def _put_off(self, pane_id: str) -> bool:
+        """Whether a label that changes width waits: at least QUIET_RELABEL, then until the agent has been
+        quiet that long, MAX_RELABEL_DELAY at most. True when it waits (a retry is set)."""
+        now = time.monotonic()
+        first = self._deferred.setdefault(pane_id, now)
+        if now - first >= MAX_RELABEL_DELAY:
+            return False
+        if now - first >= QUIET_RELABEL:
+            view = self.get_pane(pane_id).query_one(SessionView)
+            connection = view.session.connection
+            quiet = connection is None or now - connection.last_inbound >= QUIET_RELABEL
+            if quiet and not view.transcript.pending:  # (what came last is drawn first)
+                return False
+        if pane_id not in self._retrying:
+            self._retrying.add(pane_id)
+            self.set_timer(QUIET_RELABEL, lambda: self._retry_relabel(pane_id))
+        return True
+
+    def settle_labels(self) -> None:
+        """Every label put off (QUIET_RELABEL) shown now: a steady screen for a snapshot."""
+        for pane_id in list(self._deferred):
+            self._deferred[pane_id] = time.monotonic() - MAX_RELABEL_DELAY
+            self._retry_relabel(pane_id)
+
+    def _retry_relabel(self, pane_id: str) -> None:
+        self._retrying.discard(pane_id)
+        try:
+            state = self.get_pane(pane_id).query_one(SessionView).session.state
+        except Exception:  # the tab was closed meanwhile
+            self._deferred.pop(pane_id, None)
+            return
+        self._relabel(pane_id, state)
 
     async def open(self, session: AgentSession, after: str | None = None, branch: str | None = None) -> str:
         """A tab for `session`, last or right `after` that pane; `branch` shows in its label (a worktree)."""

@@ -695,6 +695,11 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             self.refresh()
 
     @property
+    def pending(self) -> bool:
+        """Text that arrived is still to be cut into blocks or drawn (a flush is coming)."""
+        return self._flush_pending or bool(self._dirty) or bool(self._cycle)
+
+    @property
     def _hidden(self) -> bool:
         """A tab in the background (laid out once, no region now): nothing to draw."""
         return not self.region and bool(self._width)
