@@ -71,6 +71,49 @@ def test_journal_records_messages_and_session_facts(tmp_path: Path) -> None:
     assert builder.can_continue and builder.agent_session_id == "s1"
 
 
+async def test_a_run_of_streamed_chunks_is_one_row_and_reads_back_message_by_message(tmp_path: Path) -> None:
+    """Chunks of the session's own messages and thoughts, handed over with their wire lines as the router
+    hands them, are queued as runs: a row per run, its lines joined by newlines (a commit costs mostly per
+    row). Anything else ends a run: a tool call, a subagent's chunk, a line that is not UTF-8 (kept as its
+    exact bytes in a row of its own). `records` gives back every message, in order; the session counts
+    each one; the search finds a phrase cut between two chunks."""
+    journal = HistoryJournal(tmp_path / "h.sqlite3")
+    session = journal.start_session("fake", ["x"], "/p")
+    session.record(IN, {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}, 40, method="session/new")
+    sent: list[dict] = []
+
+    def wire(message: dict, raw: bytes | None = None) -> None:
+        raw = raw if raw is not None else json.dumps(message).encode()
+        sent.append(message)
+        session.record(IN, message, len(raw) + 1, raw=raw)
+
+    for n in range(1000):
+        wire(chunk("zebras have stri" if n == 500 else "pes " if n == 501 else f"c{n} "))
+    wire(update("tool_call", toolCallId="t1", title="Read zoo.md", status="pending"))
+    wire(update("agent_thought_chunk", content={"type": "text", "text": "hmm "}))
+    wire(update("agent_thought_chunk", content={"type": "text", "text": "right"}))
+    child = {"jsonrpc": "2.0", "method": "session/update",
+             "params": {"sessionId": "child-1", "update": {"sessionUpdate": "agent_message_chunk",
+                                                           "content": {"type": "text", "text": "sub"}}}}
+    wire(child)
+    bad = chunk("caf\ufffd")
+    wire(bad, json.dumps(chunk("caf@")).encode().replace(b"@", b"\xe9"))  # Latin-1, not UTF-8
+    for n in range(1000, 1500):
+        wire(chunk(f"c{n} "))
+    journal.flush()
+    rows = journal._db.execute("SELECT method, body, text FROM messages WHERE session=? ORDER BY id",
+                               (session.id,)).fetchall()
+    # the session/new answer; 1000 chunks; the tool call; 2 thoughts; the subagent's; the bad line; 500 chunks
+    assert [len(body.split("\n")) if isinstance(body, str) else "bytes" for _, body, _ in rows] == \
+        [1, 1000, 1, 2, 1, "bytes", 500]
+    assert rows[1][2].startswith("c0 c1 ") and "zebras have stripes " in rows[1][2] and rows[3][2] == "hmm right"
+    records = journal.records(session.id)
+    assert [r.message for r in records[1:]] == sent  # (the bad line read back as the router decoded it)
+    assert journal.session(session.id).messages == 1 + len(sent)
+    assert [info.id for info in journal.sessions("have stripes")] == [session.id]
+    journal.close()
+
+
 async def test_messages_reach_the_file_in_one_commit_without_any_flush(tmp_path: Path) -> None:
     journal = HistoryJournal(tmp_path / "h.sqlite3")
     session = journal.start_session("fake", ["x"], "/p")
@@ -292,8 +335,10 @@ async def test_every_store_delivery_finds_its_chunks_already_committed(tmp_path:
 
     def delivered(changes) -> None:
         shown = sum(entry.text.count("c|") for entry in session.state.entries if getattr(entry, "role", "") == "agent")
-        [(committed,)] = other.execute("SELECT count(*) FROM messages WHERE session=? AND method='session/update'",
-                                       (recorder.id,)).fetchall()
+        # (a row holds a run of chunks, their lines joined by newlines: lines are counted)
+        [(committed,)] = other.execute(
+            "SELECT COALESCE(SUM(LENGTH(body) - LENGTH(REPLACE(body, char(10), '')) + 1), 0) FROM messages "
+            "WHERE session=? AND method='session/update'", (recorder.id,)).fetchall()
         checks.append((shown, committed))
 
     unsubscribe = session.store.subscribe(delivered)

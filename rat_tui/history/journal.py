@@ -149,6 +149,9 @@ class HistoryQuery:
         return cls(" ".join(words), **filters)
 
 
+# Streamed chunks of text: a row holds a run of them (HistoryJournal._queue_chunk).
+CHUNK_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
+
 def prompt_text(prompt: Any) -> str:
     """The text of a `session/prompt` prompt (a list of content blocks); other blocks as a short mark."""
     if not isinstance(prompt, list):
@@ -210,6 +213,18 @@ class SessionJournal:
         again cost more than everything else here together. A line that is not UTF-8 is stored as
         its exact bytes (a BLOB), which `HistoryJournal.records` decodes as the router did.
         """
+        if raw is not None and direction == IN and method is None and type(message) is dict:
+            text = self._chunk_text(message)
+            if text is not None:
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    pass  # stored as its exact bytes, in a row of its own (below)
+                else:
+                    self.added += 1
+                    self.added_bytes += size
+                    self.journal._queue_chunk(self, line, text)
+                    return
         if isinstance(message, dict):
             method = method or message.get("method")
             self._observe(direction, message, method)
@@ -226,6 +241,23 @@ class SessionJournal:
         self.added_bytes += size
         self.journal._queue((self.id, time.time(), direction, method, body, searchable_text(direction, message)), self,
                             urgent=direction != IN or method != "session/update")
+
+    def _chunk_text(self, message: dict[str, Any]) -> str | None:
+        """The text of a streamed message or thought chunk of this session's own (joined with the chunks
+        next to it in one row, see HistoryJournal._queue_chunk), else None. Such a chunk tells `_observe`
+        nothing: the session's id is known already."""
+        if message.get("method") != "session/update" or "id" in message:
+            return None
+        params = message.get("params")
+        if type(params) is not dict or params.get("sessionId") != self.agent_session_id or self.agent_session_id is None:
+            return None
+        update = params.get("update")
+        if type(update) is not dict or update.get("sessionUpdate") not in CHUNK_KINDS:
+            return None
+        content = update.get("content")
+        if type(content) is not dict or content.get("type") != "text" or type(content.get("text")) is not str:
+            return None
+        return content["text"]
 
     def _observe(self, direction: str, message: dict[str, Any], method: str | None) -> None:
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
@@ -314,7 +346,8 @@ class HistoryJournal:
         self._writer = self._connect(BUSY_TIMEOUT)
         most = self._writer.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 6
         self._insert_sizes = tuple(size for size in INSERT_SIZES if size <= most)  # (SQLite allows 999 at least)
-        self._rows: list[tuple[Any, ...]] = []
+        self._rows: list[tuple[Any, ...] | _Run] = []
+        self._run: _Run | None = None  # the last row queued, while it is a run of chunks (_queue_chunk)
         self._dirty: set[SessionJournal] = set()
         self._handle: asyncio.Handle | priority.Later | None = None
         self._due = 0.0  # when the scheduled commit runs (the loop's clock)
@@ -364,12 +397,30 @@ class HistoryJournal:
         return SessionJournal(self, int(cursor.lastrowid or 0), attach_session_id)
 
     def _queue(self, row: tuple[Any, ...], session: SessionJournal, urgent: bool = True) -> None:
+        self._run = None
         self._rows.append(row)
         self._dirty.add(session)
         if urgent:
             self._urgent = True
             self._schedule(session, 0.0)
         elif not self._rows_scheduled:
+            self._rows_scheduled = True
+            self._schedule(session, COMMIT_AFTER)
+
+    def _queue_chunk(self, session: SessionJournal, line: str, text: str) -> None:
+        """A streamed chunk's line (see SessionJournal._chunk_text): it joins the row queued last when that
+        one holds chunks of the same session (a run), else begins one. A run is one row whose body is its
+        lines joined by newlines (a wire line has none) and whose text is theirs joined: a flood of 20,000
+        chunks is a few hundred rows, not 20,000 (the cost of a commit is mostly per row)."""
+        run = self._run
+        if run is not None and run.session is session:
+            run.lines.append(line)
+            run.texts.append(text)
+        else:
+            self._run = run = _Run(session, time.time(), [line], [text])
+            self._rows.append(run)
+        self._dirty.add(session)
+        if not self._rows_scheduled:
             self._rows_scheduled = True
             self._schedule(session, COMMIT_AFTER)
 
@@ -415,7 +466,7 @@ class HistoryJournal:
             self._retry_later()
             return
         # Nothing else runs on this thread until the commit returned, so the queue is taken as it is.
-        rows = self._rows
+        rows = [row.row() if type(row) is _Run else row for row in self._rows]
         updates = []
         for session in self._dirty:
             fields = dict(session.dirty)
@@ -428,6 +479,7 @@ class HistoryJournal:
             return
         self._busy_until = 0.0
         self._rows = []
+        self._run = None
         self._urgent = self._rows_scheduled = False
         for session in self._dirty:
             session.dirty.clear()
@@ -600,14 +652,16 @@ class HistoryJournal:
             rows = self._db.execute("SELECT t, dir, method, body FROM messages WHERE session=? ORDER BY id",
                                     (session_id,))
         out = []
-        for t, direction, method, body in rows:
-            try:
-                message = decode_line(body)
-            except (ValueError, RecursionError):
-                log.warning("skipped a journaled message that is not JSON: %r", body[:200])
-                continue
-            response_method = method if isinstance(message, dict) and "method" not in message else None
-            out.append(Recorded(t, direction, message, response_method))
+        for t, direction, method, stored in rows:
+            # A run of streamed chunks is one row, its lines joined by newlines (_queue_chunk).
+            for body in stored.split("\n") if isinstance(stored, str) and "\n" in stored else (stored,):
+                try:
+                    message = decode_line(body)
+                except (ValueError, RecursionError):
+                    log.warning("skipped a journaled message that is not JSON: %r", body[:200])
+                    continue
+                response_method = method if isinstance(message, dict) and "method" not in message else None
+                out.append(Recorded(t, direction, message, response_method))
         return out
 
     def delete(self, session_id: int) -> None:
@@ -694,6 +748,19 @@ def _bindable(value: Any) -> Any:
     if isinstance(value, int) and not -(2**63) <= value < 2**63:
         return str(value)
     return value
+
+
+@dataclass(slots=True, eq=False)
+class _Run:
+    """Chunks of one session streamed in a row, queued as one message row (HistoryJournal._queue_chunk)."""
+
+    session: SessionJournal
+    t: float
+    lines: list[str]
+    texts: list[str]
+
+    def row(self) -> tuple[Any, ...]:
+        return (self.session.id, self.t, IN, "session/update", "\n".join(self.lines), "".join(self.texts) or None)
 
 
 @lru_cache(maxsize=8)
