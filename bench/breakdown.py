@@ -1,0 +1,128 @@
+"""Where the UI thread's time goes while the headless app plays one bench/stress_agent.py workload.
+
+Run: .venv/bin/python bench/breakdown.py NAME [--tree PATH] [--runs N]
+From Enter to the frame that draws the workload's end marker (`END-NAME` in the transcript's rendered lines):
+the wall time, the UI thread's CPU time, and the time spent in each of a few top-level parts (routing the
+agent's lines, the transcript's flushes, the store's deliveries, the journal's commits, Textual's compositing
+and layouts), each timed where it is entered from the loop (a part called inside another is not counted
+again). No profiler: cProfile triples the cost of small calls, and the flood is made of them. `--tree` times
+another checkout (its `rat_tui`), to compare two trees run by run, alternating (`--runs`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# (module, class, method, label): timed where entered from the loop
+PARTS = [
+    ("rat_tui.protocol.router", "Connection", "_route_line", "routing the agent's lines"),
+    ("rat_tui.ui.widgets.transcript", "Transcript", "_flush_now", "transcript flushes"),
+    ("rat_tui.state.store", "SessionStore", "flush", "store deliveries"),
+    ("rat_tui.history.journal", "HistoryJournal", "flush", "journal commits"),
+    ("textual.screen", "Screen", "_compositor_refresh", "compositing"),
+    ("textual.screen", "Screen", "_refresh_layout", "layouts"),
+]
+
+
+def instrument(spent: dict[str, float], calls: collections.Counter) -> None:
+    import importlib
+
+    depth = [0]
+    for module, cls, method, label in PARTS:
+        owner = getattr(importlib.import_module(module), cls)
+        original = getattr(owner, method)
+
+        def timed(*args, __original=original, __label=label, **kwargs):
+            if depth[0]:
+                return __original(*args, **kwargs)
+            depth[0] += 1
+            started = time.perf_counter()
+            try:
+                return __original(*args, **kwargs)
+            finally:
+                spent[__label] += time.perf_counter() - started
+                calls[__label] += 1
+                depth[0] -= 1
+
+        setattr(owner, method, timed)
+
+
+async def play(name: str) -> None:
+    from textual import events
+
+    from rat_tui.agents.spec import AgentSpec
+    from rat_tui.app import RatApp
+    from rat_tui.protocol import wire
+    from rat_tui.ui.tabs.view import SessionView
+    from rat_tui.ui.widgets import markdown_stream
+    from rat_tui.ui.widgets.transcript import Transcript
+
+    spent: dict[str, float] = collections.defaultdict(float)
+    calls: collections.Counter = collections.Counter()
+    instrument(spent, calls)
+    wire.schema()
+    spec = AgentSpec(name="stress", argv=[sys.executable, str(HERE / "stress_agent.py")], env={}, is_demo=False)
+    app = RatApp(spec, Path.cwd())
+    async with app.run_test(size=(200, 50)):
+        view = app.query_one(SessionView)
+        while view.session.state.status != "ready" or markdown_stream.warming():
+            await asyncio.sleep(0.01)
+        view.composer.insert(name)
+        await asyncio.sleep(0.2)
+        drawn: list[float] = []
+        render_lines = Transcript.render_lines
+
+        def watched(self, crop):
+            strips = render_lines(self, crop)
+            if not drawn and any(f"END-{name}" in strip.text for strip in strips):
+                drawn.append(time.perf_counter())
+            return strips
+
+        Transcript.render_lines = watched  # type: ignore[method-assign]
+        spent.clear()
+        calls.clear()
+        started, cpu = time.perf_counter(), time.thread_time()
+        app._driver.send_message(events.Key("enter", "\r"))
+        while not drawn and time.perf_counter() - started < 60:
+            await asyncio.sleep(0.002)
+        cpu = time.thread_time() - cpu
+        if not drawn:
+            print(f"{name}: the end was not drawn within 60 s")
+            return
+        print(f"{name}: end drawn {1000 * (drawn[0] - started):.0f} ms after Enter; UI thread CPU {1000 * cpu:.0f} ms")
+        for label, seconds in sorted(spent.items(), key=lambda item: -item[1]):
+            print(f"  {label:<26} {1000 * seconds:7.1f} ms  x{calls[label]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("name")
+    parser.add_argument("--tree", help="time this checkout's rat_tui too, run by run alternating")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # a single run in this process, of this tree
+    args = parser.parse_args()
+    if args.one:
+        sys.path.insert(0, args.one)
+        for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+            os.environ[var] = tempfile.mkdtemp()
+        asyncio.run(play(args.name))
+        return
+    trees = [str(HERE.parent)] + ([str(Path(args.tree).resolve())] if args.tree else [])
+    for run in range(args.runs):
+        for tree in trees if run % 2 == 0 else trees[::-1]:
+            print(f"[{tree}]", flush=True)
+            subprocess.run([sys.executable, __file__, args.name, "--one", tree], check=False)
+
+
+if __name__ == "__main__":
+    main()
