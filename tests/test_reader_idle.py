@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,51 @@ async def test_a_flood_s_end_shows_without_waiting_for_the_flood_pacing(tmp_path
         assert delivered(session) and transcript_flushed(transcript)
         assert session.state.status == "working"  # the turn is still open: nothing but the idle reader drew it
         release.touch()
+
+
+@pytest.mark.slow
+async def test_a_burst_is_drawn_at_most_every_max_flush_gap_until_it_pauses(tmp_path: Path) -> None:
+    """While the agent's lines keep coming, the transcript draws at most every MAX_FLUSH_GAP (each draw of a
+    2,000-chunk answer renders a screenful that scrolls away unread, and composites the screen); once they
+    pause for BURST_QUIET, what came is drawn. Each draw's time is checked against the times the lines
+    arrived, whatever the machine's speed, while the user types."""
+    script = {"turns": [[{"chunk": "word ", "repeat": 4000}, {"sleep": 0.3}, {"chunk": "THE-END"}]]}
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        connection = session.connection
+        assert connection is not None
+        arrived: list[float] = []
+        route = connection._route_line
+
+        def timed(line: bytes) -> None:
+            route(line)
+            arrived.append(connection.last_inbound)
+
+        connection._route_line = timed  # type: ignore[method-assign]
+        transcript = view(app).transcript
+        draws: list[float] = []
+        settle = transcript._settle
+
+        def counted(*args, **kwargs) -> bool:
+            drawn = settle(*args, **kwargs)
+            if drawn and kwargs.get("yielding"):
+                draws.append(time.monotonic())
+            return drawn
+
+        transcript._settle = counted  # type: ignore[method-assign]
+        await send(pilot, "flood")
+        await pilot.press(*"typed meanwhile")
+        await until(pilot, lambda: "THE-END" in screen_text(app), "the end on screen", timeout=30)
+        assert view(app).composer.text == "typed meanwhile"
+        burst = [t for t in arrived if t < arrived[-1] - 0.2]  # the 4,000 chunks (not the end, 0.3 s later)
+        during = [t for t in draws if burst[0] < t < burst[-1]]
+        assert during, "nothing drawn while the burst came"
+        previous = None
+        for t in during:
+            quiet = not [a for a in burst if t - transcript_module.BURST_QUIET < a <= t]
+            assert quiet or previous is None or t - previous >= transcript_module.MAX_FLUSH_GAP - 0.002, \
+                f"drawn {1000 * (t - previous):.0f} ms after the last draw while the lines kept coming"
+            previous = t
+        assert [t for t in draws if t > burst[-1]], "the burst's end was not drawn once it paused"

@@ -139,6 +139,10 @@ class SessionView(Vertical):
         yield PromptComposer(id="composer")
         yield StatusBar()
 
+    def _last_inbound(self) -> float:
+        connection = self.session.connection
+        return connection.last_inbound if connection is not None else 0.0
+
     @property
     def transcript(self) -> Transcript:
         return self.query_one(Transcript)
@@ -184,6 +188,7 @@ class SessionView(Vertical):
         for entry in store.state.entries:  # anything already in the store (a restored session)
             self._add_entry(entry, entry.text if isinstance(entry, MessageEntry) else "")
         self._unsubscribe = store.subscribe(self._on_changes)
+        self.transcript.activity = self._last_inbound
         self.status_bar.show(store.state)
         if store.state.plan or store.state.plans:
             self.plan_panel.show_plan(store.state.plan, store.state.plans)

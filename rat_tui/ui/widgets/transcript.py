@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict, deque
-from typing import Iterator
+from typing import Callable, Iterator
 
 from rich.console import RenderableType
 from rich.segment import Segment
@@ -35,6 +35,7 @@ NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
 # transcript takes about a quarter of the UI thread in a flood, and reading the agent the rest.
 FLUSH_SPACING = 3
 MAX_FLUSH_GAP = 0.1
+BURST_QUIET = 0.008  # the agent has written nothing for this long: a burst of lines paused (or ended)
 PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper ones come at once
 # A flush cuts at most this many new lines into blocks (about 5 ms of parsing), of one message or of
 # many, then lets the loop turn (keys go between) and goes on with the next; nothing is drawn until the
@@ -134,6 +135,10 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self._paced: Timer | None = None  # the timer of a flush paced in a flood (_schedule)
         self._chain_cost = 0.0  # what the flushes of a batch still being cut cost so far
         self._drawn_at = 0.0  # when a flush last sized and drew the transcript
+        # When the agent's reader last routed a line (its connection's `last_inbound`, set by the view): while
+        # lines keep coming (a burst), a flush draws at most every MAX_FLUSH_GAP (see _held).
+        self.activity: Callable[[], float] | None = None
+        self._held_timer: Timer | None = None
         # The entries a cycle is cutting: `_dirty` when it began, cut a slice per flush (_flush_now), taken
         # from the left (an entry replaced meanwhile is skipped there).
         self._cycle: deque[Entry] = deque()
@@ -805,11 +810,34 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if yielding and priority.input_wait():
             self._unsettled = True
             return
+        if yielding and self._held():
+            self._unsettled = True
+            return
         self._sync_size()
         if self._settle(yielding=yielding):
             self._drawn_at = time.perf_counter()
         else:
             self._unsettled = True
+
+    def _held(self) -> bool:
+        """Whether this flush's drawing waits: the agent's lines are still coming (one came BURST_QUIET ago at
+        most) and the transcript was drawn less than MAX_FLUSH_GAP ago. The flush due when the burst pauses
+        (or the gap is up) is set here."""
+        if self.activity is None:
+            return False
+        now = time.perf_counter()
+        quiet = time.monotonic() - self.activity()
+        if quiet >= BURST_QUIET or now - self._drawn_at >= MAX_FLUSH_GAP:
+            return False
+        if self._held_timer is None:
+            wait = min(BURST_QUIET - quiet, self._drawn_at + MAX_FLUSH_GAP - now)
+            self._held_timer = self.set_timer(max(wait, 0.001), self._held_over)
+        return True
+
+    def _held_over(self) -> None:
+        self._held_timer = None
+        if self._unsettled and not self._flush_pending:
+            self._schedule()
 
     def on_show(self) -> None:
         if self._hidden_stale:
