@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from rat_tui.agents.spec import AgentSpec
 from rat_tui.app import RatApp
 from rat_tui.protocol.transport import AgentProcess
 from rat_tui.state import store as store_module
@@ -147,3 +148,102 @@ async def test_a_burst_is_drawn_at_most_every_max_flush_gap_until_it_pauses(tmp_
                 f"drawn {1000 * (t - previous):.0f} ms after the last draw while the lines kept coming"
             previous = t
         assert [t for t in draws if t > burst[-1]], "the burst's end was not drawn once it paused"
+
+
+def test_a_preview_starts_where_markdown_may_start_over() -> None:
+    """MarkdownStream.preview: the end of a region not cut yet, from its last line after a blank line that
+    continues no list, quote or indented code and is not inside a fence; None when there is none near the end."""
+    from rat_tui.ui.widgets.markdown_stream import PREVIEW_LINES, MarkdownStream
+
+    def preview(text: str) -> str | None:
+        stream = MarkdownStream()
+        stream.feed(text)
+        block = stream.preview()
+        return None if block is None else block.text
+
+    assert preview("# Title\n\nOne\ntwo\n\nLast one\nand more") == "Last one\nand more"
+    assert preview("Intro\n\n- a\n\n- b\n\n  still b\n") is None  # (a list goes on across blank lines)
+    assert preview("Intro\n\nPara\n\n1. one\n\n2) two\n") == "Para\n\n1. one\n\n2) two\n"
+    assert preview("Intro\n\nPara\n\n> quote\n\n> more\n") == "Para\n\n> quote\n\n> more\n"
+    assert preview("Intro\n\nPara\n\n    code\n\n    more code\n") == "Para\n\n    code\n\n    more code\n"
+    assert preview("Intro\n\nPara\n\n```py\nx = 1\n\nnot a start\n") == "Para\n\n```py\nx = 1\n\nnot a start\n"
+    assert preview("Intro\n\n~~~\nx\n~~~\n\nAfter\n") == "After\n"
+    assert preview("Start\n\n" + "".join(f"- item {n}\n" for n in range(PREVIEW_LINES + 5))) is None  # too far back
+
+
+# An agent that answers a prompt with a flood of markdown written at once (thousands of lines in a few writes,
+# faster than the app cuts them), then, after a pause, one more chunk and the turn's end.
+FLOOD_AGENT = r"""import json, sys, time
+PIECES = ["## Part {i}\n\n", "Some *text* {i} and a [link](https://e.com/{i}).\n\n", "- one {i}\n", "- two\n\n",
+          "```python\n", "x = {i}\n", "```\n\n"]
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+def chunk(text):
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    return json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": update}})
+for line in sys.stdin:
+    message = json.loads(line)
+    method, mid = message.get("method"), message.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": "s1"}})
+    elif method == "session/prompt":
+        lines = [chunk(PIECES[n % len(PIECES)].format(i=n // len(PIECES))) for n in range(12000)]
+        lines.append(chunk("\n\nTHE-END\n"))
+        for start in range(0, len(lines), 500):
+            sys.stdout.write("\n".join(lines[start:start + 500]) + "\n")
+        sys.stdout.flush()
+        time.sleep(0.5)
+        sys.stdout.write(chunk("\n\nafter") + "\n")
+        send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
+"""
+
+
+def _entry_lines(transcript) -> list[str]:
+    """Every rendered line of the transcript's last entry (rendered now where not yet)."""
+    entry = transcript._rows.items[-1]
+    return [strip.text for seg in entry.items for strip in transcript._strips(entry, seg)]
+
+
+@pytest.mark.slow
+async def test_a_flood_s_end_shows_before_all_of_it_is_cut_and_the_whole_renders_the_same(tmp_path: Path) -> None:
+    """A flood of markdown while the transcript follows the end: its last lines show (MarkdownStream.preview)
+    before the lines that came before them are cut into blocks, as cutting them first took as long again as
+    reading the agent. Once cut, the answer renders line for line as it does with no preview at all (the
+    same flood in a second app, with the preview turned off). The user types meanwhile."""
+    agent = tmp_path / "flood_agent.py"
+    agent.write_text(FLOOD_AGENT)
+    spec = AgentSpec(name="flood", argv=[sys.executable, str(agent)], env={}, is_demo=False)
+
+    async def play(preview: bool) -> list[str]:
+        app = RatApp(spec, tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            session = view(app).session
+            await until(pilot, lambda: session.state.status == "ready", "ready")
+            transcript = view(app).transcript
+            if not preview:
+                transcript.flooding = transcript.activity = None
+            first_shown: list[bool] = []  # (when the end was first drawn: was some of the answer not cut yet?)
+            render_lines = transcript.render_lines
+
+            def watched(crop):
+                strips = render_lines(crop)
+                if not first_shown and any("THE-END" in strip.text for strip in strips):
+                    entry = transcript._rows.items[-1]
+                    first_shown.append(bool(entry.splitter is not None and entry.splitter.behind or transcript._withheld))
+                return strips
+
+            transcript.render_lines = watched  # type: ignore[method-assign]
+            await send(pilot, "flood")
+            await pilot.press(*"typed meanwhile")
+            await until(pilot, lambda: first_shown != [], "the flood's end on screen", timeout=60)
+            if preview:
+                assert first_shown == [True], "the end showed only once all of the answer was cut"
+            await until(pilot, lambda: "after" in screen_text(app) and transcript_flushed(transcript), "the end", 60)
+            assert view(app).composer.text == "typed meanwhile"
+            assert not transcript._withheld and not transcript._previews
+            return _entry_lines(transcript)
+
+    assert await play(True) == await play(False)

@@ -133,6 +133,7 @@ class Connection:
         self.malformed_lines = 0
         # When the agent last sent anything (monotonic): a silent agent during a turn looks hung.
         self.last_inbound = time.monotonic()
+        self.idle_at = 0.0  # when the reader last found every line the agent wrote routed (its pipe drained)
         # Hears every error answer to our requests (method, error) before the waiter does.
         self.on_error: Callable[[str, RpcError], None] | None = None
         # The ACP version the agent answered `initialize` with (None before); `codec` maps a protocol
@@ -273,6 +274,7 @@ class Connection:
                 task.cancel()
 
     def _idle(self) -> None:
+        self.idle_at = time.monotonic()
         if self.on_idle is not None:
             try:
                 self.on_idle()

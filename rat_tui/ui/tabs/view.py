@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -44,6 +45,10 @@ from ..widgets.transcript import Transcript
 log = logging.getLogger("rat.ui")
 CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")
 
+
+# A flood whose reader never reported its pipe drained (the agent exited mid-burst) is over this long after
+# its last line.
+FLOOD_STALE = 0.25
 
 class SessionView(Vertical):
     """Widgets subscribe to the session's store on mount; the agent runs in this view's worker."""
@@ -143,6 +148,13 @@ class SessionView(Vertical):
         connection = self.session.connection
         return connection.last_inbound if connection is not None else 0.0
 
+    def _flooding(self) -> bool:
+        """Lines the agent wrote may still wait to be read (Transcript.flooding): the reader has not found its
+        pipe drained since the last one, which came less than FLOOD_STALE ago."""
+        connection = self.session.connection
+        return connection is not None and connection.last_inbound > connection.idle_at and \
+            time.monotonic() - connection.last_inbound < FLOOD_STALE
+
     @property
     def transcript(self) -> Transcript:
         return self.query_one(Transcript)
@@ -189,6 +201,7 @@ class SessionView(Vertical):
             self._add_entry(entry, entry.text if isinstance(entry, MessageEntry) else "")
         self._unsubscribe = store.subscribe(self._on_changes)
         self.transcript.activity = self._last_inbound
+        self.transcript.flooding = self._flooding
         self.status_bar.show(store.state)
         if store.state.plan or store.state.plans:
             self.plan_panel.show_plan(store.state.plan, store.state.plans)

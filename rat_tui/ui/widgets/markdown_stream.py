@@ -35,6 +35,13 @@ PIECE_LINES = 8
 # A line longer than this (a 10 MB answer with no newline) is cut into plain-text pieces: markdown
 # parsing and wrapping are superlinear on one huge paragraph, and only visible pieces get rendered.
 LONG_LINE_PIECE = 8000
+# While a flood's lines wait to be cut, the end of what arrived is shown from a point where markdown may start
+# over (see MarkdownStream.preview), this many lines back at most.
+PREVIEW_LINES = 120
+# A line that may begin a block parsed on its own, after a blank line: not indented, no list marker or
+# quote (they continue a list or quote across a blank line), no HTML or table line, no fence.
+_NOT_RESYNC = re.compile(r"[ \t>|<]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|(?:`{3,}|~{3,})")
+_FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 # A closing fence: up to 3 spaces, the fence characters, then only spaces or tabs (CommonMark).
 _CLOSING_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\n?")
@@ -220,7 +227,7 @@ class MarkdownStream:
     __slots__ = ("line_count", "_refs", "_guess", "_merged", "_lines", "_chars", "_partial", "_partial_chars",
                  "_fresh", "_stopped", "_partial_fresh", "_no_list", "_parsed", "_covered", "_done", "_labels", "_relist",
                  "_newline_in", "_first", "_mode", "_fence", "_lang", "_code", "_code_line", "_given", "_top",
-                 "_closed", "_scanned", "_list", "_items", "_index")
+                 "_closed", "_scanned", "_list", "_items", "_index", "_pv_at", "_pv_fence", "_pv_safe")
 
     def __init__(self) -> None:
         self.line_count = 0  # complete source lines seen
@@ -256,6 +263,11 @@ class MarkdownStream:
         self._list: ListInfo | None = None
         self._items: list[int] = []
         self._index = 0
+        # preview: the open region's lines scanned for fences so far, the fence open there, the last line
+        # from which its end may be parsed on its own (-1: none yet)
+        self._pv_at = 0
+        self._pv_fence = ""
+        self._pv_safe = -1
 
     # -- feeding ------------------------------------------------------------------------------
 
@@ -334,6 +346,7 @@ class MarkdownStream:
     def _set_region(self, lines: list[str], mode: str) -> None:
         self._lines = lines
         self._parsed = self._covered = None
+        self._pv_at, self._pv_fence, self._pv_safe = 0, "", -1
         self._chars = sum(len(line) - 1 for line in lines)
         self._mode = mode
 
@@ -344,6 +357,7 @@ class MarkdownStream:
         self._chars -= sum(len(line) - 1 for line in lines[:start])
         self._lines = lines[start:]
         self._parsed = self._covered = None
+        self._pv_at, self._pv_fence, self._pv_safe = 0, "", -1
         self._mode = mode
 
     # -- syncing ------------------------------------------------------------------------------
@@ -648,6 +662,55 @@ class MarkdownStream:
         return cut
 
     # -- the tail -----------------------------------------------------------------------------
+
+    def preview(self) -> Block | None:
+        """The end of an open region not cut yet (`behind`: a flood), from its last line where markdown may
+        start over (`preview_from`), for showing while the region waits to be cut; None when there is no such
+        line (then nothing is shown until it is cut, as before). Shown in place of the cut blocks, it is what
+        they render to but where a definition or a construct before that line reaches past it; the cut
+        replaces it."""
+        start = self.preview_from()
+        if start < 0:
+            return None
+        part = "".join(self._partial)
+        text = "".join(self._lines[start:]) + part
+        count = len(self._lines) - start + (1 if part else 0)
+        return Block(text, count, len(text) - count, "md", newline_in=True, first=False, tail=True)
+
+    def preview_from(self) -> int:
+        """The open region's last line where markdown may start over: after a blank line, outside any fence,
+        a line that continues no list, quote or indented code and is no HTML or table line; -1 when there is
+        none in its last PREVIEW_LINES. (An HTML block that spans blank lines, a comment, is not followed:
+        its later lines may show as text until the cut replaces the preview.)
+        (A fence opened after it shows as the open code block it is so far.) The scan goes on from where it
+        stopped: O(lines new since)."""
+        lines = self._lines
+        at, fence, safe = self._pv_at, self._pv_fence, self._pv_safe
+        if at == len(lines):
+            return -1 if safe < 0 or len(lines) - safe > PREVIEW_LINES else safe
+        if at == 0:
+            fence = self._fence if self._mode == "code" else ""  # (code mode: the region is the fence's inside)
+        blank = at == 0 or not lines[at - 1].strip()
+        for i in range(at, len(lines)):
+            line = lines[i]
+            if fence:
+                opened = _FENCE_LINE.match(line)
+                if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                        and not line[opened.end():].strip():
+                    fence = ""
+                blank = False
+                continue
+            if not line.strip():
+                blank = True
+                continue
+            if blank and i > 0 and not _NOT_RESYNC.match(line):
+                safe = i
+            opened = _FENCE_LINE.match(line)
+            if opened and (opened.group(1)[0] == "~" or "`" not in line[opened.end():]):
+                fence = opened.group(1)  # (a backtick fence's info string has no backtick)
+            blank = False
+        self._pv_at, self._pv_fence, self._pv_safe = len(lines), fence, safe
+        return -1 if safe < 0 or len(lines) - safe > PREVIEW_LINES else safe
 
     def tail(self, partial: bool = True) -> Block | None:
         """The open region as it stands (joined here, so O(tail), called once per frame at most)."""
@@ -1029,7 +1092,7 @@ class Entry(Rows):
             inner = width - (2 if self.kind == "user" else 0)
             if seg.open:
                 if self.splitter.behind:
-                    return 0  # not cut into blocks yet: drawn as nothing until it is (Transcript._render_seg)
+                    return 0  # not cut into blocks yet: its preview (or nothing) is measured as rendered
                 lines, chars = self.splitter.tail_size
                 return lines + chars // inner + (2 if self.splitter.tail_is_code else 0) + 1
             block = seg.block

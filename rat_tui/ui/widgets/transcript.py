@@ -36,6 +36,7 @@ NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
 FLUSH_SPACING = 3
 MAX_FLUSH_GAP = 0.1
 BURST_QUIET = 0.008  # the agent has written nothing for this long: a burst of lines paused (or ended)
+PARK_POLL = 0.02  # what a flood left to cut is looked at again this often, until it is read
 PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper ones come at once
 # A flush cuts at most this many new lines into blocks (about 5 ms of parsing), of one message or of
 # many, then lets the loop turn (keys go between) and goes on with the next; nothing is drawn until the
@@ -138,7 +139,14 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # When the agent's reader last routed a line (its connection's `last_inbound`, set by the view): while
         # lines keep coming (a burst), a flush draws at most every MAX_FLUSH_GAP (see _held).
         self.activity: Callable[[], float] | None = None
+        # Whether lines the agent wrote still wait to be read (set by the view): a flood, even while this
+        # thread is too busy to read them (the last one then came more than BURST_QUIET ago).
+        self.flooding: Callable[[], bool] | None = None
         self._held_timer: Timer | None = None
+        self._parked = False  # the last slice left an entry behind, to be cut once the flood is read
+        self._preview_fresh = False  # ... and its preview has lines not drawn yet: the next flush draws
+        self._previews: dict[Seg, str] = {}  # open tails drawn as their preview: the text drawn
+        self._withheld: dict[Entry, list[Block]] = {}  # ... and the blocks cut meanwhile, not shown yet
         # The entries a cycle is cutting: `_dirty` when it began, cut a slice per flush (_flush_now), taken
         # from the left (an entry replaced meanwhile is skipped there).
         self._cycle: deque[Entry] = deque()
@@ -203,6 +211,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             self._schedule()
             return
         splitter.feed(text)  # O(chunk): blocks are cut once per batch, in _flush
+        if splitter.behind and splitter.preview_from() >= 0:
+            self._preview_fresh = True  # the end shown while the rest waits to be cut (preview) came on
         # An open tail keeps its lines until the flush renders it again (_sync): a frame drawn meanwhile
         # must not render an end that has not been cut into blocks yet.
         if not (entry.body and entry.body[-1].open) and splitter.has_tail:
@@ -217,9 +227,19 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         splitter = entry.splitter
         result = splitter.sync(FLOOD_SYNC_LINES)
         tail = entry.body[-1] if entry.body and entry.body[-1].open else None
-        for block in result.done:
+        # A tail shown as its preview stays as drawn while the rest is cut: the blocks cut meanwhile are held
+        # back, and shown all at once when the cut has caught up (put in as they come, each pushed the
+        # preview out of the viewport until the next draw scrolled back to it).
+        done = result.done
+        if tail is not None and tail in self._previews and splitter.behind:
+            self._withheld.setdefault(entry, []).extend(done)
+            done = []
+        elif entry in self._withheld:
+            done = self._withheld.pop(entry) + done
+        for block in done:
             if tail is not None:
                 tail.block, tail.open, tail.strips = block, False, None
+                self._previews.pop(tail, None)
                 self._rendered.pop(tail, None)
                 self._set_height(entry, tail, self._estimate(entry, tail))
                 tail = None
@@ -228,7 +248,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if splitter.has_tail:
             if tail is None:
                 self._add_seg(entry, Seg("md", open=True))
-            else:
+            elif not self._preview_kept(entry, tail):
                 tail.strips = None
         if result.labels or result.relist:
             # A link reference defined, or a list's number width grown: the few blocks concerned render again.
@@ -238,6 +258,16 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
                         block.may_use(result.labels) or (block.list is not None and block.list in result.relist)):
                     seg.strips = None
                     self._rendered.pop(seg, None)
+
+    def _preview_kept(self, entry: Entry, tail: Seg) -> bool:
+        """Whether a tail drawn as its preview (MarkdownStream.preview) keeps its lines: what is cut meanwhile
+        comes before the preview's first line, and nothing new came after it."""
+        shown = self._previews.get(tail)
+        if shown is None or not entry.splitter.behind:
+            self._previews.pop(tail, None)
+            return False
+        block = entry.splitter.preview()
+        return block is not None and block.text == shown
 
     def set_renderable(self, key: str, renderable: RenderableType) -> None:
         """Add or replace an entry drawn from any Rich renderable (tool-call cards); only it re-renders."""
@@ -638,8 +668,10 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             self._rows.items[old.index] = entry
             self._rows.changed(old.index, entry.total - old.total)
             self._dirty.discard(old)  # (and skipped if a cycle has it: _flush_now)
+            self._withheld.pop(old, None)
             for seg in [old.header, *old.body]:
                 self._rendered.pop(seg, None)
+                self._previews.pop(seg, None)
         self._schedule()
 
     def _add_seg(self, entry: Entry, seg: Seg) -> None:
@@ -760,6 +792,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
                 self._flush_pending = False
                 if self._dirty and self._warming:
                     self._wait_warm()  # cut once markdown is imported, not looked at again meanwhile
+                elif self._parked:
+                    self._park_timer()  # looked at again then, or as more text comes (append_text)
                 elif self._dirty or self._unsettled:
                     self._schedule()
 
@@ -780,6 +814,11 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         budget = FLOOD_SYNC_LINES
         warming = self._warming
         by_key = self._by_key
+        # Following the end while the agent's lines keep coming: what is behind is cut once they are read, and
+        # its end shows meanwhile (MarkdownStream.preview); cut first, it was shown after the time of reading
+        # the agent plus that of parsing all of it.
+        parking = yielding and self._follow and self._flooding()
+        self._parked = False
         while cycle and budget > 0:  # the rest at the next slice (their tails render as fed meanwhile)
             entry = cycle.popleft()
             if by_key.get(entry.key) is not entry:
@@ -788,6 +827,13 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             splitter = entry.splitter
             if splitter is not None and warming:
                 self._dirty.add(entry)  # cut once the warm-up has imported the parser (_wait_warm)
+            elif splitter is not None and parking and splitter.behind and splitter.preview_from() >= 0:
+                self._dirty.add(entry)
+                self._parked = True
+                tail = entry.body[-1] if entry.body and entry.body[-1].open else None
+                if tail is not None:
+                    tail.strips = None  # its preview: the end that came since
+                    self._preview_fresh = True
             elif splitter is not None:
                 budget -= min(splitter.tail_size[0], FLOOD_SYNC_LINES)
                 self._sync(entry)
@@ -799,7 +845,10 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         cycle.extend(behind)
         # While a cycle is cut, what is cut is drawn as often as a flood's flushes come; an open tail
         # not cut yet shows nothing until it is (_render_seg).
-        if cycle and time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
+        if self._parked:
+            if time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
+                return  # a flood's preview: drawn at the flood's pace (_park_timer looks again)
+        elif cycle and not self._preview_fresh and time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
             return
         self._unsettled = False
         if self._hidden:
@@ -816,27 +865,42 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self._sync_size()
         if self._settle(yielding=yielding):
             self._drawn_at = time.perf_counter()
+            self._preview_fresh = False
         else:
             self._unsettled = True
+
+    def _flooding(self) -> bool:
+        return (self.flooding is not None and self.flooding()) or self._bursting()
+
+    def _park_timer(self) -> None:
+        if self._held_timer is None:
+            self._held_timer = self.set_timer(PARK_POLL, self._held_over)
+
+    def _bursting(self) -> bool:
+        """The agent's lines are still coming: one came less than BURST_QUIET ago."""
+        return self.activity is not None and time.monotonic() - self.activity() < BURST_QUIET
 
     def _held(self) -> bool:
         """Whether this flush's drawing waits: the agent's lines are still coming (one came BURST_QUIET ago at
         most) and the transcript was drawn less than MAX_FLUSH_GAP ago. The flush due when the burst pauses
         (or the gap is up) is set here."""
-        if self.activity is None:
+        if not self._bursting():
             return False
         now = time.perf_counter()
-        quiet = time.monotonic() - self.activity()
-        if quiet >= BURST_QUIET or now - self._drawn_at >= MAX_FLUSH_GAP:
+        if now - self._drawn_at >= MAX_FLUSH_GAP:
             return False
-        if self._held_timer is None:
-            wait = min(BURST_QUIET - quiet, self._drawn_at + MAX_FLUSH_GAP - now)
-            self._held_timer = self.set_timer(max(wait, 0.001), self._held_over)
+        self._burst_timer(self._drawn_at + MAX_FLUSH_GAP - now)
         return True
+
+    def _burst_timer(self, within: float = BURST_QUIET) -> None:
+        """A flush once the burst pauses, or `within` seconds, whichever is first."""
+        if self._held_timer is None and self.activity is not None:
+            quiet = time.monotonic() - self.activity()
+            self._held_timer = self.set_timer(max(min(BURST_QUIET - quiet, within), 0.001), self._held_over)
 
     def _held_over(self) -> None:
         self._held_timer = None
-        if self._unsettled and not self._flush_pending:
+        if (self._unsettled or self._dirty) and not self._flush_pending:
             self._schedule()
 
     def on_show(self) -> None:
@@ -1028,8 +1092,14 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         role = seg.role
         if role == "md":
             if seg.open and entry.splitter.behind:
-                return []  # lines not cut into blocks yet (maybe thousands in a flood): shown once they are
-            block = entry.splitter.tail() if seg.open else seg.block
+                # Lines not cut into blocks yet (maybe thousands in a flood): their end, from where markdown
+                # may start over, else nothing until they are cut.
+                block = entry.splitter.preview()
+                if block is not None:
+                    self._previews[seg] = block.text
+            else:
+                self._previews.pop(seg, None)
+                block = entry.splitter.tail() if seg.open else seg.block
             if block is None:
                 return []
             inner = width - 2 if entry.kind == "user" else width
