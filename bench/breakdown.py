@@ -60,24 +60,14 @@ def instrument(spent: dict[str, float], calls: collections.Counter) -> None:
 async def play(name: str) -> None:
     from textual import events
 
-    from rat_tui.agents.spec import AgentSpec
-    from rat_tui.app import RatApp
-    from rat_tui.protocol import wire
-    from rat_tui.ui.tabs.view import SessionView
-    from rat_tui.ui.widgets import markdown_stream
+    from profile_workload import ready_app
+
     from rat_tui.ui.widgets.transcript import Transcript
 
     spent: dict[str, float] = collections.defaultdict(float)
     calls: collections.Counter = collections.Counter()
     instrument(spent, calls)
-    wire.schema()
-    spec = AgentSpec(name="stress", argv=[sys.executable, str(HERE / "stress_agent.py")], env={}, is_demo=False)
-    app = RatApp(spec, Path.cwd())
-    async with app.run_test(size=(200, 50)):
-        view = app.query_one(SessionView)
-        while view.session.state.status != "ready" or markdown_stream.warming():
-            await asyncio.sleep(0.01)
-        view.composer.insert(name)
+    async with ready_app(name) as (app, _view):
         await asyncio.sleep(0.2)
         drawn: list[float] = []
         render_lines = Transcript.render_lines
@@ -112,6 +102,8 @@ def main() -> None:
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a single run in this process, of this tree
     args = parser.parse_args()
     if args.one:
+        import profile_workload  # noqa: F401 (first: it puts this tree on sys.path, the tree timed goes before it)
+
         sys.path.insert(0, args.one)
         for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
             os.environ[var] = tempfile.mkdtemp()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import os
 import pstats
@@ -21,9 +22,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 
-async def play(name: str, limit: float) -> None:
-    from textual import events
-
+@contextlib.asynccontextmanager
+async def ready_app(name: str):
+    """The headless app (200x50) on bench/stress_agent.py, ready, with `name` typed into its composer, not
+    sent: (app, its session view). Also bench/breakdown.py's."""
     from rat_tui.agents.spec import AgentSpec
     from rat_tui.app import RatApp
     from rat_tui.protocol import wire
@@ -38,6 +40,13 @@ async def play(name: str, limit: float) -> None:
         while view.session.state.status != "ready" or markdown_stream.warming():
             await asyncio.sleep(0.01)  # as in bench/stress.py, where the prompt is typed meanwhile
         view.composer.insert(name)
+        yield app, view
+
+
+async def play(name: str, limit: float) -> None:
+    from textual import events
+
+    async with ready_app(name) as (app, view):
         profile = cProfile.Profile()
         profile.enable()
         app._driver.send_message(events.Key("enter", "\r"))

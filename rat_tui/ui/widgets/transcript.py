@@ -144,6 +144,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self.flooding: Callable[[], bool] | None = None
         self._held_timer: Timer | None = None
         self._parked = False  # the last slice left an entry behind, to be cut once the flood is read
+        self._holding = False  # the last slice's drawing waits for the burst to pause (_held)
         self._preview_fresh = False  # ... and its preview has lines not drawn yet: the next flush draws
         self._previews: dict[Seg, str] = {}  # open tails drawn as their preview: the text drawn
         self._withheld: dict[Entry, list[Block]] = {}  # ... and the blocks cut meanwhile, not shown yet
@@ -794,6 +795,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
                     self._wait_warm()  # cut once markdown is imported, not looked at again meanwhile
                 elif self._parked:
                     self._park_timer()  # looked at again then, or as more text comes (append_text)
+                elif self._holding and not self._dirty:
+                    pass  # drawn when the burst pauses or the gap is up (_held's timer), not flushed again at once
                 elif self._dirty or self._unsettled:
                     self._schedule()
 
@@ -803,6 +806,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         cycle is done, or every MAX_FLUSH_GAP while it goes on (`yielding`: unless a key arrives
         meanwhile, see _settle)."""
         self._flush_pending = False
+        self._holding = False
         cycle = self._cycle
         if not cycle:
             cycle.extend(self._dirty)
@@ -860,7 +864,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             self._unsettled = True
             return
         if yielding and self._held():
-            self._unsettled = True
+            self._unsettled = self._holding = True
             return
         self._sync_size()
         if self._settle(yielding=yielding):
