@@ -259,3 +259,33 @@ async def test_a_flood_s_end_shows_before_all_of_it_is_cut_and_the_whole_renders
             return _entry_lines(transcript)
 
     assert await play(True) == await play(False)
+
+
+@pytest.mark.slow
+async def test_a_flood_in_a_background_tab_is_cut_as_it_comes_not_parked(tmp_path: Path) -> None:
+    """A tab in the background draws nothing: its flood is cut as it comes (at the hidden pace), never parked
+    for a preview nobody sees (a park is looked at again every 20 ms: 19 tabs flooding behind the one typed
+    in would poll for nothing). Shown again, it has the whole answer."""
+    agent = tmp_path / "flood_agent.py"
+    agent.write_text(FLOOD_AGENT)
+    app = RatApp(AgentSpec(name="flood", argv=[sys.executable, str(agent)], env={}, is_demo=False), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        first = view(app)
+        await until(pilot, lambda: first.session.state.status == "ready", "ready")
+        second = await app.open_session(scripted({}, tmp_path), tmp_path)
+        await until(pilot, lambda: second.state.status == "ready", "the second tab ready")
+        parked: list[bool] = []
+        flush_now = first.transcript._flush_now
+
+        def watched(*args, **kwargs) -> None:
+            flush_now(*args, **kwargs)
+            parked.append(first.transcript._parked)
+
+        first.transcript._flush_now = watched  # type: ignore[method-assign]
+        first.session.start_prompt("flood")
+        await pilot.press(*"typed in the other tab")
+        await until(pilot, lambda: "after" in first.session.state.entries[-1].text, "the flood's end", timeout=60)
+        assert parked and not any(parked)
+        await pilot.press("alt+1")
+        await until(pilot, lambda: "after" in screen_text(app) and transcript_flushed(first.transcript), "shown", 60)
+        assert not first.transcript._withheld

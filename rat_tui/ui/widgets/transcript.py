@@ -821,7 +821,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # Following the end while the agent's lines keep coming: what is behind is cut once they are read, and
         # its end shows meanwhile (MarkdownStream.preview); cut first, it was shown after the time of reading
         # the agent plus that of parsing all of it.
-        parking = yielding and self._follow and self._flooding()
+        parking = yielding and self._follow and not self._hidden and self._flooding()  # (hidden: nothing drawn)
         self._parked = False
         while cycle and budget > 0:  # the rest at the next slice (their tails render as fed meanwhile)
             entry = cycle.popleft()
