@@ -65,3 +65,15 @@ def workspace(tmp_path: Path) -> Path:
     (ws / "README.md").write_text("# Sample project\n\nalpha\nbeta\n")
     (ws / "notes.txt").write_text("gamma\n")
     return ws
+
+
+@pytest.fixture(autouse=True)
+def labels_at_once_in_snapshots(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot must not depend on when the agent paused: a tab label that changes width is put off until
+    it does (ui/tabs/tab_bar.py QUIET_RELABEL), and Textual moves the tab's underline a refresh after the
+    label, so a label shown just before the screenshot could leave the underline where it was. In snapshot
+    tests labels change at once, as before the deferral."""
+    if "snap_compare" in request.fixturenames:
+        from rat_tui.ui.tabs import tab_bar
+
+        monkeypatch.setattr(tab_bar, "MAX_RELABEL_DELAY", 0.0)
