@@ -65,13 +65,10 @@ def labels(app: RatApp) -> list[str]:
 
 
 def steady(app: App) -> None:
-    """Stop every text cursor on the screen blinking, and show the tab labels put off while an agent streams
-    (tab_bar.QUIET_RELABEL), so a snapshot depends neither on the blink phase nor on when the agent paused."""
+    """Stop every text cursor on the screen blinking, so a snapshot does not depend on the blink phase (nor does
+    it on when an agent paused: conftest's labels_at_once_in_snapshots)."""
     for widget in app.screen.query("TextArea, Input"):
         widget.cursor_blink = False
-    tabs = getattr(app, "tabs", None)
-    if tabs is not None:
-        tabs.settle_labels()
 
 
 def screen_text(app: App) -> str:

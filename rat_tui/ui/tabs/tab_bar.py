@@ -165,12 +165,6 @@ class SessionTabs(TabbedContent):
             self.set_timer(QUIET_RELABEL, lambda: self._retry_relabel(pane_id))
         return True
 
-    def settle_labels(self) -> None:
-        """Every label put off (QUIET_RELABEL) shown now: a steady screen for a snapshot."""
-        for pane_id in list(self._deferred):
-            self._deferred[pane_id] = time.monotonic() - MAX_RELABEL_DELAY
-            self._retry_relabel(pane_id)
-
     def _retry_relabel(self, pane_id: str) -> None:
         self._retrying.discard(pane_id)
         try:
