@@ -32,6 +32,7 @@ from typing import Any
 
 from ..protocol import priority
 from ..protocol.lines import clean_text, decode_line, has_lone_surrogate
+from ..protocol.wire import CHUNK_KINDS  # (the streamed chunks a journal row holds a run of)
 from ..state.children import newer_update_text
 from .records import IN, OUT, Recorded
 
@@ -148,9 +149,6 @@ class HistoryQuery:
                 words.append(word)
         return cls(" ".join(words), **filters)
 
-
-# Streamed chunks of text: a row holds a run of them (HistoryJournal._queue_chunk).
-CHUNK_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
 
 def prompt_text(prompt: Any) -> str:
     """The text of a `session/prompt` prompt (a list of content blocks); other blocks as a short mark."""

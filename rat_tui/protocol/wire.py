@@ -137,7 +137,7 @@ def needs_models(raw: Any) -> bool:
         return False
     if kind in _TOOL_CALL_KINDS:
         return _tool_call(kind, raw) is None
-    return not (kind in _CHUNK_KINDS and _text_chunk(kind, raw) is not None)
+    return not (kind in CHUNK_KINDS and _text_chunk(kind, raw) is not None)
 
 
 # The variants protocol/updates.py parses (kept here so that module loads only when one arrives).
@@ -175,7 +175,7 @@ class TextChunk:
     field_meta: dict[str, Any] | None = None
 
 
-_CHUNK_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
+CHUNK_KINDS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
 _CHUNK_KEYS = frozenset({"sessionUpdate", "content", "messageId", "_meta"})
 
 
@@ -370,7 +370,7 @@ def parse_update(raw: Any) -> Any:
             log.warning("malformed %s update dropped to generic display: %r", kind, raw)
             return UnknownUpdate(kind, raw, f"malformed {kind}")
         return parsed
-    if kind in _CHUNK_KINDS and (chunk := _text_chunk(kind, raw)) is not None:
+    if kind in CHUNK_KINDS and (chunk := _text_chunk(kind, raw)) is not None:
         return chunk
     if kind in _TOOL_CALL_KINDS and (call := _tool_call(kind, raw)) is not None:
         return call

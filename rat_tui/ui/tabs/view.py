@@ -50,6 +50,7 @@ CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed",
 # its last line.
 FLOOD_STALE = 0.25
 
+
 class SessionView(Vertical):
     """Widgets subscribe to the session's store on mount; the agent runs in this view's worker."""
 

@@ -680,10 +680,9 @@ class MarkdownStream:
     def preview_from(self) -> int:
         """The open region's last line where markdown may start over: after a blank line, outside any fence,
         a line that continues no list, quote or indented code and is no HTML or table line; -1 when there is
-        none in its last PREVIEW_LINES. (An HTML block that spans blank lines, a comment, is not followed:
-        its later lines may show as text until the cut replaces the preview.)
-        (A fence opened after it shows as the open code block it is so far.) The scan goes on from where it
-        stopped: O(lines new since)."""
+        none in its last PREVIEW_LINES. A fence opened after it shows as the open code block it is so far. An
+        HTML block that spans blank lines (a comment) is not followed: its later lines may show as text until
+        the cut replaces the preview. The scan goes on from where it stopped: O(lines new since)."""
         lines = self._lines
         at, fence, safe = self._pv_at, self._pv_fence, self._pv_safe
         if at == len(lines):

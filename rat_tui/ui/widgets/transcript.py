@@ -896,7 +896,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self._burst_timer(self._drawn_at + MAX_FLUSH_GAP - now)
         return True
 
-    def _burst_timer(self, within: float = BURST_QUIET) -> None:
+    def _burst_timer(self, within: float) -> None:
         """A flush once the burst pauses, or `within` seconds, whichever is first."""
         if self._held_timer is None and self.activity is not None:
             quiet = time.monotonic() - self.activity()
