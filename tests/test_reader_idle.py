@@ -78,6 +78,27 @@ async def test_the_store_delivers_a_flood_s_end_within_a_frame_marked_idle(monke
     assert len(batches) == 1
 
 
+async def test_the_store_delivers_at_once_when_the_reader_goes_idle_unless_it_delivered_within_a_frame() -> None:
+    """The reader drained: what came is delivered now when the last delivery was a frame ago or more (it
+    waited a frame more, 17 ms at the end of every answer), else a frame after the last delivery."""
+    store = SessionStore(frame_seconds=3600.0)  # a frame: never, in this test
+    batches: list[list] = []
+    store.subscribe(batches.append)
+
+    def chunk(text: str) -> None:
+        store.apply_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+
+    chunk("the end")
+    store.reader_idle()
+    await wait_for(lambda: batches != [], what="the delivery after the reader went idle")
+    assert [type(change) for change in batches[0]] == [EntryAdded, ReaderIdle]
+    chunk(" and more")
+    store.reader_idle()  # a frame after the last delivery: not yet
+    loop = asyncio.get_running_loop()
+    assert store._flush_handle is not None and store._due > loop.time() + 3000
+    assert len(batches) == 1
+
+
 @pytest.mark.slow
 async def test_a_flood_s_end_shows_without_waiting_for_the_flood_pacing(tmp_path: Path, monkeypatch) -> None:
     """A real agent floods 2,000 chunks and keeps its turn open. With the store's and the transcript's flood
@@ -185,7 +206,7 @@ def test_a_preview_starts_where_markdown_may_start_over() -> None:
 
 # An agent that answers a prompt with a flood of markdown written at once (thousands of lines in a few writes,
 # faster than the app cuts them), then, after a pause, one more chunk and the turn's end.
-FLOOD_AGENT = r"""import json, sys, time
+FLOOD_AGENT = r"""import json, os, sys, time
 PIECES = ["## Part {i}\n\n", "Some *text* {i} and a [link](https://e.com/{i}).\n\n", "- one {i}\n", "- two\n\n",
           "```python\n", "x = {i}\n", "```\n\n"]
 def send(message):
@@ -207,6 +228,8 @@ for line in sys.stdin:
         for start in range(0, len(lines), 500):
             sys.stdout.write("\n".join(lines[start:start + 500]) + "\n")
         sys.stdout.flush()
+        while len(sys.argv) > 1 and not os.path.exists(sys.argv[1]):  # (held until the test says)
+            time.sleep(0.01)
         time.sleep(0.5)
         sys.stdout.write(chunk("\n\nafter") + "\n")
         send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
@@ -289,3 +312,54 @@ async def test_a_flood_in_a_background_tab_is_cut_as_it_comes_not_parked(tmp_pat
         await pilot.press("alt+1")
         await until(pilot, lambda: "after" in screen_text(app) and transcript_flushed(first.transcript), "shown", 60)
         assert not first.transcript._withheld
+
+
+@pytest.mark.slow
+async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_it_is_cut(tmp_path: Path,
+                                                                                       monkeypatch) -> None:
+    """When the flood pauses (nothing written for BURST_QUIET, all of it read), its end is drawn at once as its
+    preview, and the cut catches up after that is on screen: not a park's poll or the flood's pace later
+    (both made endless here, so nothing else could draw it), and not after a slice of the cut (the end of a
+    2,000-chunk answer waited 20-40 ms more for those). A flood that comes in one batch is not cut at its
+    first flush either (MarkdownStream.defer): no block of the answer is cut before its end first shows.
+    The user types meanwhile."""
+    monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 3600.0)
+    monkeypatch.setattr(transcript_module, "PARK_POLL", 3600.0)
+    agent = tmp_path / "flood_agent.py"
+    agent.write_text(FLOOD_AGENT)
+    release = tmp_path / "release"
+    app = RatApp(AgentSpec(name="flood", argv=[sys.executable, str(agent), str(release)], env={}, is_demo=False),
+                 tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        transcript = view(app).transcript
+        cut: list[str] = []  # the kind of each entry a slice of the cut went through
+        sync = transcript._sync
+
+        def counted(entry) -> None:
+            cut.append(entry.kind)
+            sync(entry)
+
+        transcript._sync = counted  # type: ignore[method-assign]
+        first_shown: list[tuple[int, bool]] = []  # (slices of the answer cut, some of it not cut yet)
+        render_lines = transcript.render_lines
+
+        def watched(crop):
+            strips = render_lines(crop)
+            if not first_shown and any("THE-END" in strip.text for strip in strips):
+                entry = transcript._rows.items[-1]
+                first_shown.append((len([kind for kind in cut if kind != "user"]),
+                                    bool(entry.splitter is not None and entry.splitter.behind)))
+            return strips
+
+        transcript.render_lines = watched  # type: ignore[method-assign]
+        await send(pilot, "flood")
+        await pilot.press(*"typed meanwhile")
+        await until(pilot, lambda: first_shown != [], "the flood's end on screen", timeout=60)
+        assert first_shown == [(0, True)]
+        await until(pilot, lambda: not transcript._dirty and not transcript._cycle, "the cut caught up", timeout=60)
+        release.touch()
+        await until(pilot, lambda: "after" in screen_text(app) and transcript_flushed(transcript), "the end", 60)
+        assert view(app).composer.text == "typed meanwhile"
+        assert not transcript._withheld and not transcript._previews

@@ -39,7 +39,8 @@ class SessionStore:
         self._subscribers: list[Subscriber] = []
         self._pending: list[Change] = []
         self._flush_handle: priority.Later | None = None
-        self._pending_soon = False  # the scheduled delivery comes within a frame (not at a flood's pace)
+        self._due = 0.0  # when the scheduled delivery comes (the loop's clock)
+        self._delivered_at = float("-inf")  # when the last delivery was (the loop's clock)
         self._last_batch = 0
         self._v2: UpdateMapper | None = None  # the v2 mapping, once the state says the agent speaks v2
         # Plain-text chunks of one message held by `apply_streamed`, applied joined (see there).
@@ -149,24 +150,32 @@ class SessionStore:
         except RuntimeError:
             self.flush()
             return
-        self._pending_soon = delay <= self.frame_seconds
+        self._due = loop.time() + delay
         # (put off while a key the user typed is on its way to the screen: `priority`)
         self._flush_handle = priority.Later(loop, delay, self.flush)
 
     def reader_idle(self) -> None:
         """The agent's output is drained (everything it wrote so far is routed: the end of a burst).
-        What it brought is delivered within a frame, not at a flood's pace, and the delivery ends with
-        `ReaderIdle`: at the end of a 2,000-chunk answer its last lines waited 50 ms for the store and
-        90 ms more for the transcript's flood pacing, with nothing left to read meanwhile."""
+        What it brought is delivered now, or a frame after the last delivery when that was less than a
+        frame ago, not at a flood's pace, and the delivery ends with `ReaderIdle`: at the end of a
+        2,000-chunk answer its last lines waited 50 ms for the store and 90 ms more for the transcript's
+        flood pacing, with nothing left to read meanwhile; then still a frame (17 ms) for the store."""
         if not (self._since_idle or self._run):
             return  # nothing came since the last time (an agent writing a line at a time)
         self._since_idle = False
         self._idle = True
-        if self._flush_handle is not None and not self._pending_soon:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        delay = max(0.0, self._delivered_at + self.frame_seconds - loop.time())
+        if self._flush_handle is not None:
+            if self._due <= loop.time() + delay:
+                return  # it comes soon enough
             self._flush_handle.cancel()
             self._flush_handle = None
-        if self._flush_handle is None:
-            self._schedule(self.frame_seconds)
+        self._schedule(delay)
 
     def flush(self) -> None:
         """Deliver the pending batch now."""
@@ -177,6 +186,10 @@ class SessionStore:
             self._flush_handle = None
         if not self._pending and not self._idle:
             return
+        try:
+            self._delivered_at = asyncio.get_running_loop().time()
+        except RuntimeError:
+            pass
         if self.before_delivery is not None:
             try:
                 self.before_delivery()

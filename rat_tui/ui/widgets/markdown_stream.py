@@ -377,6 +377,14 @@ class MarkdownStream:
         self._done, self._labels, self._relist = [], [], []
         return result
 
+    def defer(self, limit: int) -> bool:
+        """A flood came in one batch: when more than `limit` lines arrived since the last sync, say so (`behind`)
+        without cutting any, so that its end shows as its `preview` first (the next sync cuts as any does).
+        Returns whether it did."""
+        if self._fresh and self._mode == "md" and len(self._lines) > limit:
+            self._stopped = True
+        return self._stopped
+
     @property
     def behind(self) -> bool:
         """The last sync stopped at its limit: lines that arrived are not cut into blocks yet, sync again

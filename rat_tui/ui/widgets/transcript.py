@@ -142,7 +142,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # Whether lines the agent wrote still wait to be read (set by the view): a flood, even while this
         # thread is too busy to read them (the last one then came more than BURST_QUIET ago).
         self.flooding: Callable[[], bool] | None = None
-        self._held_timer: Timer | None = None
+        self._held_timer: Timer | None = None  # _held_over's, due at _held_due (time.monotonic)
+        self._held_due = 0.0
         self._parked = False  # the last slice left an entry behind, to be cut once the flood is read
         self._holding = False  # the last slice's drawing waits for the burst to pause (_held)
         self._preview_fresh = False  # ... and its preview has lines not drawn yet: the next flush draws
@@ -793,8 +794,12 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
                 self._flush_pending = False
                 if self._dirty and self._warming:
                     self._wait_warm()  # cut once markdown is imported, not looked at again meanwhile
-                elif self._parked:
+                elif self._parked and self._flooding():
                     self._park_timer()  # looked at again then, or as more text comes (append_text)
+                elif self._parked:
+                    # The flood paused: its preview now if not drawn yet (_held_over), then the cut goes on once
+                    # the screen shows it (the cut's slices back to back kept the frame from coming: 20 ms).
+                    self.call_after_refresh(self._held_over)
                 elif self._holding and not self._dirty:
                     pass  # drawn when the burst pauses or the gap is up (_held's timer), not flushed again at once
                 elif self._dirty or self._unsettled:
@@ -821,7 +826,12 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # Following the end while the agent's lines keep coming: what is behind is cut once they are read, and
         # its end shows meanwhile (MarkdownStream.preview); cut first, it was shown after the time of reading
         # the agent plus that of parsing all of it.
-        parking = yielding and self._follow and not self._hidden and self._flooding()  # (hidden: nothing drawn)
+        # When the flood pauses with a preview not drawn yet, that preview is drawn at once (not at the flood's
+        # pace), parked once more, and the cut catches up after it is on screen (`ending`).
+        parking = yielding and self._follow and not self._hidden  # (hidden: nothing drawn)
+        flooding = parking and self._flooding()
+        ending = parking and not flooding and self._preview_fresh
+        parking = flooding or ending
         self._parked = False
         while cycle and budget > 0:  # the rest at the next slice (their tails render as fed meanwhile)
             entry = cycle.popleft()
@@ -831,7 +841,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             splitter = entry.splitter
             if splitter is not None and warming:
                 self._dirty.add(entry)  # cut once the warm-up has imported the parser (_wait_warm)
-            elif splitter is not None and parking and splitter.behind and splitter.preview_from() >= 0:
+            elif splitter is not None and parking and splitter.defer(FLOOD_SYNC_LINES) and splitter.preview_from() >= 0:
                 self._dirty.add(entry)
                 self._parked = True
                 tail = entry.body[-1] if entry.body and entry.body[-1].open else None
@@ -850,7 +860,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # While a cycle is cut, what is cut is drawn as often as a flood's flushes come; an open tail
         # not cut yet shows nothing until it is (_render_seg).
         if self._parked:
-            if time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
+            if not ending and time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
                 return  # a flood's preview: drawn at the flood's pace (_park_timer looks again)
         elif cycle and not self._preview_fresh and time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
             return
@@ -863,7 +873,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if yielding and priority.input_wait():
             self._unsettled = True
             return
-        if yielding and self._held():
+        if yielding and not ending and self._held():
             self._unsettled = self._holding = True
             return
         self._sync_size()
@@ -877,8 +887,24 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         return (self.flooding is not None and self.flooding()) or self._bursting()
 
     def _park_timer(self) -> None:
-        if self._held_timer is None:
-            self._held_timer = self.set_timer(PARK_POLL, self._held_over)
+        """Look at a parked flood again in PARK_POLL, or once the agent pauses (BURST_QUIET after its last line)
+        if it is writing: its preview is then drawn at once (_held_over)."""
+        wait = PARK_POLL
+        if self.activity is not None:
+            quiet = time.monotonic() - self.activity()
+            if quiet < BURST_QUIET:
+                wait = BURST_QUIET - quiet
+        self._look_again(wait)
+
+    def _look_again(self, wait: float) -> None:
+        """`_held_over` in `wait` seconds, unless it comes sooner already."""
+        due = time.monotonic() + wait
+        if self._held_timer is not None:
+            if self._held_due <= due:
+                return
+            self._held_timer.stop()
+        self._held_due = due
+        self._held_timer = self.set_timer(max(wait, 0.001), self._held_over)
 
     def _bursting(self) -> bool:
         """The agent's lines are still coming: one came less than BURST_QUIET ago."""
@@ -898,14 +924,20 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
 
     def _burst_timer(self, within: float) -> None:
         """A flush once the burst pauses, or `within` seconds, whichever is first."""
-        if self._held_timer is None and self.activity is not None:
-            quiet = time.monotonic() - self.activity()
-            self._held_timer = self.set_timer(max(min(BURST_QUIET - quiet, within), 0.001), self._held_over)
+        if self.activity is not None:
+            self._look_again(min(BURST_QUIET - (time.monotonic() - self.activity()), within))
 
     def _held_over(self) -> None:
         self._held_timer = None
         if (self._unsettled or self._dirty) and not self._flush_pending:
-            self._schedule()
+            if self._flooding():
+                self._schedule()
+            else:
+                # The agent paused and its lines are read: nothing to leave the loop time for, so not paced
+                # by what the last flush cost (a 2,000-chunk answer's end waited 15-20 ms more for that);
+                # a preview not drawn yet is drawn now, before the cut catches up (_flush_now's `ending`).
+                self._flush_pending = True
+                self.call_later(self._flush)
 
     def on_show(self) -> None:
         if self._hidden_stale:
