@@ -57,13 +57,16 @@ if TYPE_CHECKING:
 # they are first used, not at launch: nothing of them is in the first frame (tests/test_startup_imports.py).
 
 log = logging.getLogger("rat.app")
-# Young-generation collection threshold (CPython default 700); see RatApp.__init__.
-GC_THRESHOLD = 10_000
+# Young-generation collection threshold (CPython default 700); see RatApp.__init__. 10,000 until stop 26: a young
+# collection then took 8-16 ms and a middle one up to 46 ms in the load50000 replay; at 3,000, 4 and 10 ms, for
+# less work in all (each object is walked once per generation whatever the threshold).
+GC_THRESHOLD = 3_000
 # The middle generation is collected after every GC_MIDDLE + 1 young collections (CPython: 10): each walks
 # what survived them, so this bounds it to about 3 x GC_THRESHOLD objects. The old generation's threshold
-# counts middle collections: GC_OLD keeps a full collection as rare as (10_000, 20, 20) made it.
+# counts middle collections: GC_OLD keeps a full collection as rare as (10_000, 20, 20) made it (one every
+# 3 x GC_THRESHOLD x GC_OLD allocations).
 GC_MIDDLE = 2
-GC_OLD = 146
+GC_OLD = 487
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
 # Seconds in all the warm-up's module imports wait at most for keys typed meanwhile (priority.imports_give_way);
@@ -130,7 +133,7 @@ class RatApp(KeyGuard, App[None]):
         # thousand per frame, and the default threshold (700) ran the collector every few hundred lines.
         # The middle generation often: collected after every 21 young ones (20), it held up to 200,000
         # survivors (a `session/load` replay keeps most of what it builds) and each of its collections
-        # stalled the loop 80-110 ms; after every third, 10-30 ms, for the same work in all.
+        # stalled the loop 80-110 ms; after every third, 10-30 ms, for the same work in all (at 3,000, 10 ms).
         gc.set_threshold(GC_THRESHOLD, GC_MIDDLE, GC_OLD)
         self.warm_thread: threading.Thread | None = None  # _warm_up's
         self.first_frame = asyncio.Event()  # set once the first frame is drawn (_warm_up runs right after it)
@@ -204,7 +207,16 @@ class RatApp(KeyGuard, App[None]):
 
     @staticmethod
     def _draw_key(screen: Screen, seen: int) -> None:
+        """The key's frame. A widget dirty only by the agent's doing (`DRAWN_AFTER_KEYS`: the transcript, new
+        lines of a flood or a replay), unless it has the focus, is left to the next tick of the screen's timer
+        (17 ms at most): drawn in the key's frame, its new lines (10-30 ms under load50000's replay) came
+        before the key did. `_dirty_widgets`: Textual 8.2's set of widgets the next frame draws."""
+        dirty = screen._dirty_widgets
+        held = [widget for widget in dirty if getattr(widget, "DRAWN_AFTER_KEYS", False) and not widget.has_focus]
+        dirty.difference_update(held)
         screen._on_timer_update()
+        for widget in held:
+            widget.refresh()  # (its own dirty regions stay, the compositor takes them at the next frame)
         priority.input_done(seen)
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:

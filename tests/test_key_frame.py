@@ -76,3 +76,75 @@ async def test_a_keys_window_ends_after_the_frame_that_shows_it(tmp_path: Path, 
     for seen, now, shown in ends:
         assert shown == now, f"key {seen}: the work waiting went on with {now!r} typed but {shown!r} drawn"
     assert [end[0] for end in ends] == ours, "one end per key"
+
+
+async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(tmp_path: Path, monkeypatch) -> None:
+    """A key's frame draws what the key changed. The transcript's new lines (a flood's, a replay's) wait for the
+    screen's next frame (17 ms at most), unless the transcript has the focus, where a key may be what changed
+    them: drawn in the key's frame, they came before the key did (10-30 ms under load50000's replay). Typed
+    while an agent floods, no key's frame draws the transcript; one with the transcript dirty leaves it to
+    the next frame, which draws it; with the transcript focused, the key's frame draws it. (A key's frame that
+    lays the screen out, or repaints what holds the transcript, draws everything.)"""
+    from rat_tui.ui.widgets.transcript import Transcript
+
+    release = tmp_path / "release"
+    script = {"turns": [[{"chunk": "A line of the flood, *emphasis* and `code`.\n\n", "repeat": 4000},
+                         {"wait_file": str(release)}]]}
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    in_key_frame = [False]
+    drawn: list[bool] = []  # each time the transcript is drawn: inside a key's frame?
+    draw_key, render_lines = RatApp._draw_key, Transcript.render_lines
+
+    def recording_draw_key(screen: Screen, seen: int) -> None:
+        # (a frame that lays the screen out, or repaints the transcript's tab or the screen, draws it all)
+        transcript = view(app).transcript
+        in_key_frame[0] = not (screen._layout_required or screen._repaint_required or screen._scroll_required
+                               or any(node in screen._dirty_widgets for node in transcript.ancestors))
+        try:
+            draw_key(screen, seen)
+        finally:
+            in_key_frame[0] = False
+
+    def recording_render_lines(self: Transcript, crop):
+        drawn.append(in_key_frame[0])
+        return render_lines(self, crop)
+
+    monkeypatch.setattr(RatApp, "_draw_key", staticmethod(recording_draw_key))
+    monkeypatch.setattr(Transcript, "render_lines", recording_render_lines)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
+            composer, transcript = view(app).composer, view(app).transcript
+            composer.insert("flood please")
+            await pilot.press("enter")
+            await until(pilot, lambda: len(view(app).session.state.entries) >= 2, "the flood to begin")
+            composer.focus()
+            await pilot.pause()
+            drawn.clear()
+            for key in "typed during the flood":
+                priority.input_arrived()  # as the app's driver does, in its thread, as the key arrives
+                await pilot.press(key if key != " " else "space")
+            assert composer.text == "typed during the flood"
+            assert view(app).session.state.status != "ready", "the flood ended before the typing did"
+            assert True not in drawn, "a key's frame drew the transcript"
+            # The transcript dirty as a key's frame comes: left to the next frame, which draws it.
+            release.write_text("")
+            await until(pilot, lambda: view(app).session.state.status == "ready", "the turn's end")
+            await pilot.pause()
+            screen = app.screen
+            before = len(drawn)
+            transcript.refresh()
+            screen._dirty_widgets.add(transcript)  # (what the screen does once it hears: Screen._on_update)
+            RatApp._draw_key(screen, priority.serial())
+            assert drawn[before:] == [], "the key's frame drew the transcript"
+            await until(pilot, lambda: len(drawn) > before, "the transcript drawn at the next frame")
+            # Focused, the transcript is drawn in the key's frame.
+            transcript.focus()
+            await pilot.pause()
+            before = len(drawn)
+            transcript.refresh()
+            screen._dirty_widgets.add(transcript)
+            RatApp._draw_key(screen, priority.serial())
+            assert drawn[before:] == [True]
+    finally:
+        priority.reset()

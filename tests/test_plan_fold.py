@@ -160,3 +160,49 @@ async def test_a_session_without_a_plan_mounts_no_panel_and_one_that_comes_later
         await send(pilot, "three")
         await until(pilot, lambda: "Something else" in view(app).transcript.plain_text, "the third answer")
         await until(pilot, lambda: panel.folded, "the plan folded")
+
+
+async def test_a_replay_s_plans_are_drawn_once_where_they_ended(tmp_path: Path, monkeypatch) -> None:
+    """A `session/load` replays history: turn after turn, a plan comes and the next answer folds it. Drawn at
+    each delivery, that laid the whole screen out again and again (30-60 ms each, ten times in the load50000
+    replay of bench/stress.py), each a stall for a key typed meanwhile. The panel is drawn once the replay is
+    over, with the plan where it ended. The user types in the new tab meanwhile."""
+    from rat_tui.ui.widgets.plan_panel import PlanPanel
+
+    release = tmp_path / "release"
+    history: list[dict] = []
+    for turn in range(6):
+        history += [{"update": {"sessionUpdate": "user_message_chunk",
+                                "content": {"type": "text", "text": f"question {turn}"}}},
+                    plan(*(["completed"] * turn + ["in_progress"])) if turn % 2 == 0 else
+                    {"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "no plan"}}},
+                    {"sleep": 0.05}]  # (a delivery each)
+    history.insert(len(history) // 2, {"wait_file": str(release)})
+    script = {"initialize_result": {"agentCapabilities": {"loadSession": True}},
+              "on_request": {"session/load": [history]}}
+    shown: list[bool] = []  # each time the panel draws a plan: during the replay?
+    show_plan = PlanPanel.show_plan
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
+        session = await app.open_session(app.launched, tmp_path, attach_session_id="old")
+
+        def recording(panel: PlanPanel, items, plans=None) -> None:
+            shown.append(session.opener.replay is not None)
+            show_plan(panel, items, plans)
+
+        monkeypatch.setattr(PlanPanel, "show_plan", recording)
+        await until(pilot, lambda: len(session.state.entries) >= 4, "half the replay")
+        await pilot.press(*"typed")
+        release.write_text("")
+        await until(pilot, lambda: session.state.status == "ready", "the replay over")
+        loaded = app.tabs.active_view
+        await until(pilot, lambda: shown != [], "the plan drawn")
+        assert shown == [False]
+        assert loaded.composer.text == "typed"
+        panel = loaded.plan_panel
+        assert [item.content for item in panel.items] == [f"Step {n}" for n in range(5)]
+        console = Console(width=96, record=True, file=io.StringIO())
+        console.print(panel.content)
+        drawn = console.export_text()
+        assert "Plan 4/5" in drawn and "◐ Step 4" in drawn

@@ -13,6 +13,7 @@ import time
 from textual.app import ComposeResult
 from textual.widgets import Input, Static
 
+from rat_tui.app import GC_THRESHOLD
 from rat_tui.protocol import priority
 from rat_tui.session.elicitation_broker import Elicitation
 from rat_tui.session.elicitation_form import _SLOW_PATTERNS, FormField, check, parse_form
@@ -319,7 +320,7 @@ def test_first_frame_comes_before_the_acp_models_are_imported(tmp_path) -> None:
     assert "AT-IMPORT False" in out.stdout, out.stdout + out.stderr
     assert "AT-FIRST-FRAME False" in out.stdout, out.stdout + out.stderr
     assert "COMPOSER True" in out.stdout, out.stdout + out.stderr
-    assert "WARM True True 10000" in out.stdout, out.stdout + out.stderr
+    assert f"WARM True True {GC_THRESHOLD}" in out.stdout, out.stdout + out.stderr
 
 
 async def test_plan_of_1000_entries_draws_a_window_around_the_work_in_progress() -> None:

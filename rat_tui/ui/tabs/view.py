@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
+from collections import deque
+from collections.abc import Iterator
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -12,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
+from ...protocol import priority
 from ...session import controls as session_controls
 from . import children_ui, controls_ui, focus_keys
 from .tab_ui import TabUI
@@ -49,6 +53,10 @@ CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed",
 # A flood whose reader never reported its pipe drained (the agent exited mid-burst) is over this long after
 # its last line.
 FLOOD_STALE = 0.25
+# A delivery of more changes than this is handled a slice at a time (_drain): this many, then more while they
+# take less than SLICE_SECONDS and no key is on its way.
+CHANGES_SLICE = 64
+SLICE_SECONDS = 0.008
 
 
 class SessionView(Vertical):
@@ -132,6 +140,9 @@ class SessionView(Vertical):
         # bar and the queued prompts, in that order above the composer (`plan_panel`, `action_search`,
         # `queue_view`).
         self._plan_panel: PlanPanel | None = None
+        self._plan_behind = False  # a replay's plan not drawn yet: drawn once the replay is over (_on_changes)
+        self._backlog: deque[Change] = deque()  # a big delivery's changes not handled yet (_drain)
+        self._drain_handle: object | None = None
         self._queue_view: PromptQueueView | None = None
         self._row = Horizontal()
         # Kept, not queried: a card with a location asks for it as each update comes (`_follow_along`).
@@ -239,6 +250,43 @@ class SessionView(Vertical):
     def _on_changes(self, batch: list[Change]) -> None:
         if self._closing or self._pruning or not self.is_attached:
             return  # the tab is being closed (or the app quitting): its widgets are going or gone
+        backlog = self._backlog
+        if backlog:
+            backlog.extend(batch)  # after what an earlier delivery left for the next turn of the loop
+            return
+        if len(batch) < CHANGES_SLICE:
+            self._apply_changes(iter(batch))
+            return
+        backlog.extend(batch)
+        self._drain()
+
+    def _drain(self) -> None:
+        """A big delivery (a replay's, a flood of tool calls) a slice at a time: CHANGES_SLICE changes, and more
+        while they take less than SLICE_SECONDS and no key is on its way; the rest at the next turn of the loop.
+        Handled at once, a load50000 replay's deliveries took 25-40 ms each, a stall for any key typed."""
+        self._drain_handle = None
+        backlog = self._backlog
+        if self._closing or self._pruning or not self.is_attached:
+            backlog.clear()
+            return
+        started = time.perf_counter()
+
+        def slice_of_changes():
+            while backlog:
+                for _ in range(min(CHANGES_SLICE, len(backlog))):
+                    yield backlog.popleft()
+                if time.perf_counter() - started > SLICE_SECONDS or priority.input_wait():
+                    return
+
+        self._apply_changes(slice_of_changes())
+        if backlog and self._drain_handle is None:
+            loop = asyncio.get_running_loop()
+            wait = priority.input_wait()
+            # (a key on its way goes first, until it is drawn: protocol/priority.py)
+            self._drain_handle = priority.call_after_input(loop, wait, self._drain) if wait else \
+                loop.call_soon(self._drain)
+
+    def _apply_changes(self, batch: Iterator[Change]) -> None:
         transcript = self.transcript
         status_dirty = plan_dirty = False
         cards: dict[str, None] = {}  # each changed card drawn once per batch, however many updates it had
@@ -277,8 +325,15 @@ class SessionView(Vertical):
                 self._follow_along(entry)
             else:  # subagent cards and compaction markers
                 children_ui.draw(self, entry, transcript)
-        if plan_dirty:
-            self.plan_panel.show_plan(self.session.state.plan, self.session.state.plans)
+        if plan_dirty or self._plan_behind:
+            if self.session.opener.replay is not None:
+                # A session/load's replay: its plans are history, the panel shows where they ended. Drawn at each
+                # delivery, a plan folded and unfolded turn by turn laid the whole screen out (30-60 ms, ten
+                # times in the load50000 replay of bench/stress.py), each a stall for a key typed meanwhile.
+                self._plan_behind = True
+            else:
+                self._plan_behind = False
+                self.plan_panel.show_plan(self.session.state.plan, self.session.state.plans)
         if len(self.session.state.images) != self._images_seen:
             self._images_seen = show_new_image(self.preview, self.session.state.images, self._images_seen)
         if status_dirty:

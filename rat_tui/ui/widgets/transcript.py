@@ -62,6 +62,10 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
     only estimated, so a 20,000-chunk answer costs O(chunk) per append and O(viewport) per frame.
     """
 
+    # A key's frame leaves the transcript's new lines to the next one, unless the transcript has the focus
+    # (RatApp._draw_key).
+    DRAWN_AFTER_KEYS = True
+
     COMPONENT_CLASSES = {
         "transcript--user-header",
         "transcript--user-bar",
