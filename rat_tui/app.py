@@ -209,8 +209,8 @@ class RatApp(KeyGuard, App[None]):
     def _draw_key(screen: Screen, seen: int) -> None:
         """The key's frame. A widget dirty only by the agent's doing (`DRAWN_AFTER_KEYS`: the transcript, new
         lines of a flood or a replay), unless it has the focus, is left to the next tick of the screen's timer
-        (17 ms at most): drawn in the key's frame, its new lines (10-30 ms under load50000's replay) came
-        before the key did. `_dirty_widgets`: Textual 8.2's set of widgets the next frame draws."""
+        (17 ms at most): drawn in the key's frame, its new lines came before the key did (a key's frame took
+        31-38 ms in a stall log of load50000's replay). `_dirty_widgets`: Textual 8.2's set of widgets the next frame draws."""
         dirty = screen._dirty_widgets
         held = [widget for widget in dirty if getattr(widget, "DRAWN_AFTER_KEYS", False) and not widget.has_focus]
         dirty.difference_update(held)

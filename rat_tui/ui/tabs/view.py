@@ -142,7 +142,6 @@ class SessionView(Vertical):
         self._plan_panel: PlanPanel | None = None
         self._plan_behind = False  # a replay's plan not drawn yet: drawn once the replay is over (_on_changes)
         self._backlog: deque[Change] = deque()  # a big delivery's changes not handled yet (_drain)
-        self._drain_handle: object | None = None
         self._queue_view: PromptQueueView | None = None
         self._row = Horizontal()
         # Kept, not queried: a card with a location asks for it as each update comes (`_follow_along`).
@@ -264,7 +263,6 @@ class SessionView(Vertical):
         """A big delivery (a replay's, a flood of tool calls) a slice at a time: CHANGES_SLICE changes, and more
         while they take less than SLICE_SECONDS and no key is on its way; the rest at the next turn of the loop.
         Handled at once, a load50000 replay's deliveries took 25-40 ms each, a stall for any key typed."""
-        self._drain_handle = None
         backlog = self._backlog
         if self._closing or self._pruning or not self.is_attached:
             backlog.clear()
@@ -279,12 +277,8 @@ class SessionView(Vertical):
                     return
 
         self._apply_changes(slice_of_changes())
-        if backlog and self._drain_handle is None:
-            loop = asyncio.get_running_loop()
-            wait = priority.input_wait()
-            # (a key on its way goes first, until it is drawn: protocol/priority.py)
-            self._drain_handle = priority.call_after_input(loop, wait, self._drain) if wait else \
-                loop.call_soon(self._drain)
+        if backlog:  # (one drain is scheduled at a time: a delivery meanwhile only queues behind, _on_changes)
+            priority.Later(asyncio.get_running_loop(), 0.0, self._drain)  # (after a key on its way is drawn)
 
     def _apply_changes(self, batch: Iterator[Change]) -> None:
         transcript = self.transcript

@@ -380,7 +380,7 @@ class MarkdownStream:
     def defer(self, limit: int) -> bool:
         """A flood came in one batch: when more than `limit` lines arrived since the last sync, say so (`behind`)
         without cutting any, so that its end shows as its `preview` first (the next sync cuts as any does).
-        Returns whether it did."""
+        Returns `behind`."""
         if self._fresh and self._mode == "md" and len(self._lines) > limit:
             self._stopped = True
         return self._stopped

@@ -832,9 +832,9 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # the agent plus that of parsing all of it.
         # When the flood pauses with a preview not drawn yet, that preview is drawn at once (not at the flood's
         # pace), parked once more, and the cut catches up after it is on screen (`ending`).
-        parking = yielding and self._follow and not self._hidden  # (hidden: nothing drawn)
-        flooding = parking and self._flooding()
-        ending = parking and not flooding and self._preview_fresh
+        shown_end = yielding and self._follow and not self._hidden  # (hidden: nothing drawn)
+        flooding = shown_end and self._flooding()
+        ending = shown_end and not flooding and self._preview_fresh
         parking = flooding or ending
         self._parked = False
         while cycle and budget > 0:  # the rest at the next slice (their tails render as fed meanwhile)
@@ -893,12 +893,10 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
     def _park_timer(self) -> None:
         """Look at a parked flood again in PARK_POLL, or once the agent pauses (BURST_QUIET after its last line)
         if it is writing: its preview is then drawn at once (_held_over)."""
-        wait = PARK_POLL
-        if self.activity is not None:
-            quiet = time.monotonic() - self.activity()
-            if quiet < BURST_QUIET:
-                wait = BURST_QUIET - quiet
-        self._look_again(wait)
+        if self._bursting():
+            self._burst_timer(PARK_POLL)
+        else:
+            self._look_again(PARK_POLL)
 
     def _look_again(self, wait: float) -> None:
         """`_held_over` in `wait` seconds, unless it comes sooner already."""
