@@ -363,3 +363,43 @@ async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_i
         await until(pilot, lambda: "after" in screen_text(app) and transcript_flushed(transcript), "the end", 60)
         assert view(app).composer.text == "typed meanwhile"
         assert not transcript._withheld and not transcript._previews
+
+
+def test_a_preview_scan_goes_on_from_where_it_stopped_as_a_flood_is_cut() -> None:
+    """While a flood is cut a prefix at a time, the preview's scan is kept for what is left (_keep_from):
+    each line is scanned about once, and what it finds is what scanning the region afresh finds. Scanned
+    again from the region's start at each cut, a 20,000-chunk answer spent half its time doing so."""
+    import random
+
+    from rat_tui.ui.widgets.markdown_stream import MarkdownStream
+
+    pieces = ["## Head {n}\n\n", "Text {n} with `code`.\n", "\n", "- item {n}\n", "  more of it\n", "1. one\n",
+              "> quote {n}\n", "    indented\n", "```python\n", "```\n", "~~~\n", "````\n", "```` x\n",
+              "``` a`b\n", "<div>\n", "| a | b |\n", "plain {n}\n", "plain {n}\n", "\n", "\n"]
+
+    scan = {"_pv_at": 0, "_pv_fence": "", "_pv_safe": -1, "_pv_spans": []}  # (the scan's state, as a region starts)
+
+    def afresh(stream: MarkdownStream) -> int:
+        kept = {name: getattr(stream, name) for name in scan if hasattr(stream, name)}
+        for name in kept:
+            setattr(stream, name, [] if name == "_pv_spans" else scan[name])
+        try:
+            return stream.preview_from()
+        finally:
+            for name, value in kept.items():
+                setattr(stream, name, value)
+
+    rng = random.Random(11)
+    for _ in range(30):
+        stream = MarkdownStream()
+        text = "".join(rng.choice(pieces).format(n=n) for n in range(3000))
+        scanned = 0
+        for start in range(0, len(text), 7000):
+            stream.feed(text[start:start + 7000])
+            stream.defer(50)
+            while stream.behind:
+                lines = len(stream._lines)
+                scanned += lines - (stream._pv_at if stream._pv_at <= lines else 0)
+                assert stream.preview_from() == afresh(stream)
+                stream.sync(limit=50)
+        assert scanned <= 2 * stream.line_count, f"{scanned} lines scanned for {stream.line_count}"
