@@ -202,7 +202,11 @@ def test_the_routers_decoder_reads_every_line_as_json_loads_with_its_limits_does
     lines = [b'{"a": 1}', b'{"n": 123456789012345678901234567890}', b'{"n": -99999999999999999999999}',
              b'{"x": NaN}', b'{"x": Infinity}', b'{"x": -Infinity}', b'\xef\xbb\xbf{"bom": true}',
              '{"u": "\u00e9"}'.encode("utf-16"), '{"u": 2}'.encode("utf-32-le"), '{"u": 3}'.encode("utf-16-le"), b'{"t": "\\ud800"}',
-             b'{"t": "\xed\xa0\x80"}', b'{"t": "\xff"}', b"not json", b"", b"[1, 2.5e400]", b'{"a": 1} x']
+             b'{"t": "\xed\xa0\x80"}', b'{"t": "\xff"}', b"not json", b"", b"[1, 2.5e400]", b'{"a": 1} x',
+             # objects read by the scan alone when it ends at the line's last `}`, by `decode` otherwise
+             b'{}', b'{"a": 1}}', b'{"a": 1} }', b'{"a": [1, {"b": 2}]}x}', b'{"a": 1} ', b'{"a": 1', b"{", b"{}}",
+             b'{"a": tru}', b'{"a": NaN}', b'{"n": 1e999}', b'{"t": "caf\xc3\xa9"}', b'{"t": "caf\xc3\xa9 \xed\xa0\x80"}',
+             b'{"t": "\\ud83d\\ude00 \\udc00"}', b'{"t": "\\\\ud800"}', b'{"k\xff": 1}', b'{"a": "}']
     lines += [line.decode("utf-8", "replace") for line in lines[:6]] + ["\ufeff{}"]
 
     def outcome(read, line):

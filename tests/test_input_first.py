@@ -46,12 +46,7 @@ async def flooding(tmp_path, script: str = FLOOD) -> tuple[AgentProcess, list[by
     proc = AgentProcess([sys.executable, "-c", script], cwd=tmp_path)
     await proc.start()
     lines: list[bytes] = []
-
-    async def read() -> None:
-        async for line in proc.lines():
-            lines.append(line)
-
-    reader = asyncio.create_task(read())
+    reader = asyncio.create_task(proc.read_lines(lines.append))
     while len(lines) < 100:
         assert not reader.done(), "the agent wrote nothing"
         await asyncio.sleep(0)

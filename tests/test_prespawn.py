@@ -3,6 +3,7 @@ asks for the same command; any other one is killed, and one nobody adopts dies w
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -31,8 +32,7 @@ async def test_the_session_adopts_the_agent_started_for_its_command(tmp_path: Pa
     await agent.start()
     assert agent.pid == started
     await agent.write_line(b"hello")
-    lines = agent.lines()
-    assert await lines.__anext__() == b"HELLO"
+    assert await first_line(agent) == b"HELLO"
     assert await agent.close() == 0
     assert agent.returncode == 0 and gone(started)
 
@@ -45,7 +45,7 @@ async def test_another_command_spawns_its_own_and_the_early_one_is_killed(tmp_pa
     try:
         assert early.poll() is not None and agent.pid != early.pid
         await agent.write_line(b"x")
-        assert await agent.lines().__anext__() == b"X"
+        assert await first_line(agent) == b"X"
     finally:
         await agent.close()
     # The same command with another environment is another agent too.
@@ -68,3 +68,13 @@ def test_an_agent_nobody_adopts_dies_with_rat(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0, out.stderr
     assert gone(int(out.stdout.strip()))
+
+
+async def first_line(agent: AgentProcess) -> bytes:
+    """The agent's first line, read as the router reads (AgentProcess.read_lines), the reader then stopped."""
+    got: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+    reader = asyncio.create_task(agent.read_lines(lambda line: got.done() or got.set_result(line)))
+    try:
+        return await got
+    finally:
+        reader.cancel()

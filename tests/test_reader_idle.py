@@ -43,11 +43,7 @@ async def test_the_reader_says_it_is_idle_once_per_burst_after_its_last_line(tmp
     lines: list[bytes] = []
     idle_after: list[int] = []  # how many lines had been handed out each time the reader said it was idle
 
-    async def read() -> None:
-        async for line in proc.lines(on_idle=lambda: idle_after.append(len(lines))):
-            lines.append(line)
-
-    reader = asyncio.create_task(read())
+    reader = asyncio.create_task(proc.read_lines(lines.append, on_idle=lambda: idle_after.append(len(lines))))
     try:
         await wait_for(lambda: idle_after != [], what="the reader idle after the burst")
         assert idle_after == [BURST]  # once, after the burst's last line
@@ -58,6 +54,37 @@ async def test_the_reader_says_it_is_idle_once_per_burst_after_its_last_line(tmp
     finally:
         reader.cancel()
         await proc.close()
+
+
+# Lines written in pieces cut anywhere (inside a line, between the newline and the next), blank lines, a line
+# over the limit in pieces, a run of many short lines in one write, and a last line with no newline.
+PIECES_AGENT = """import sys, time
+pieces = [b'{"n": 1}\\n{"n"', b': 2}', b'\\n', b'\\n   \\n{"n": 3}\\n{', b'"n": 4}\\n' + b'x' * 1500, b'y' * 1500,
+          b'\\n{"n": 5}\\n', b''.join(b'{"m": %d}\\n' % i for i in range(2000)), b'{"n": "last"}']
+for piece in pieces:
+    sys.stdout.buffer.write(piece)
+    sys.stdout.buffer.flush()
+    time.sleep(0.02)
+"""
+
+
+async def test_the_reader_hands_out_each_line_whole_however_the_agent_s_writes_cut_them(tmp_path: Path) -> None:
+    """AgentProcess.read_lines splits what each read ends into lines at once: a line cut across reads comes
+    whole, blank lines are dropped, a line over the limit is skipped (and said), the last line needs no
+    newline."""
+    proc = AgentProcess([sys.executable, "-c", PIECES_AGENT], cwd=tmp_path)
+    proc.max_line_bytes = 1000
+    skipped: list[int] = []
+    proc.on_oversized = skipped.append
+    await proc.start()
+    lines: list[bytes] = []
+    try:
+        await asyncio.wait_for(proc.read_lines(lines.append), 30)
+    finally:
+        await proc.close()
+    assert lines == [b'{"n": 1}', b'{"n": 2}', b'{"n": 3}', b'{"n": 4}', b'{"n": 5}',
+                     *(b'{"m": %d}' % i for i in range(2000)), b'{"n": "last"}']
+    assert skipped == [3000]
 
 
 async def test_the_store_delivers_a_flood_s_end_within_a_frame_marked_idle(monkeypatch) -> None:
@@ -134,16 +161,8 @@ async def test_a_burst_is_drawn_at_most_every_max_flush_gap_until_it_pauses(tmp_
     async with app.run_test(size=(100, 30)) as pilot:
         session = view(app).session
         await until(pilot, lambda: session.state.status == "ready", "ready")
-        connection = session.connection
-        assert connection is not None
-        arrived: list[float] = []
-        route = connection._route_line
-
-        def timed(line: bytes) -> None:
-            route(line)
-            arrived.append(connection.last_inbound)
-
-        connection._route_line = timed  # type: ignore[method-assign]
+        arrived: list[float] = []  # when each line was routed (the traffic inspector hears each as it is)
+        session.traffic.subscribe(lambda record: arrived.append(time.monotonic()))
         transcript = view(app).transcript
         draws: list[float] = []
         settle = transcript._settle
@@ -428,3 +447,4 @@ def test_a_preview_scan_kept_across_a_cut_finds_what_a_scan_afresh_finds() -> No
     rng = random.Random(11)
     for _ in range(60):
         _cut_while_behind("".join(rng.choice(pieces).format(n=n) for n in range(3000)), same)
+

@@ -424,7 +424,9 @@ async def test_twenty_readers_flooding_at_once_each_deliver_every_line(tmp_path)
         await proc.start()
 
     async def read(proc) -> list[bytes]:
-        return [line async for line in proc.lines()]
+        lines: list[bytes] = []
+        await proc.read_lines(lines.append)
+        return lines
 
     got = await asyncio.gather(*(read(proc) for proc in procs))
     assert all(lines == [f'{{"n": {i}}}'.encode() for i in range(3000)] for lines in got)

@@ -159,16 +159,8 @@ async def test_a_first_prompt_s_title_waits_for_the_agent_to_pause(tmp_path: Pat
     async with app.run_test(size=(120, 36)) as pilot:
         view = app.query_one(SessionView)
         await until(pilot, lambda: view.session.state.status == "ready", "ready")
-        connection = view.session.connection
-        assert connection is not None
-        arrived: list[float] = []
-        route = connection._route_line
-
-        def timed(line: bytes) -> None:
-            arrived.append(time.monotonic())
-            route(line)
-
-        connection._route_line = timed  # type: ignore[method-assign]
+        arrived: list[float] = []  # when each line came (the traffic inspector hears each as it is routed)
+        view.session.traffic.subscribe(lambda record: arrived.append(time.monotonic()))
         tab = app.tabs.query_one("ContentTab")
         layouts: list[tuple[float, str]] = []
         refresh = tab.refresh

@@ -260,8 +260,7 @@ class Connection:
     async def run(self) -> None:
         """Read until the agent closes stdout; then fail whatever still waits on it."""
         try:
-            async for line in self.process.lines(self._sync_recorders, self._idle):
-                self._route_line(line)
+            await self.process.read_lines(self._route_line, self._sync_recorders, self._idle)
         finally:
             self._closed = True
             if self.codec is not None:

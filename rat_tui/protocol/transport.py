@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from . import prespawn, priority
@@ -25,6 +25,10 @@ READ_CHUNK = 256 * 1024
 # is used up and the others wait for the next turn, so twenty tabs streaming at once hold the loop no
 # longer than one does (a keystroke has several hops to make, each a turn of the loop).
 READ_SLICE_SECONDS = 0.002
+# The slice's clock is read every TURN_CHECK_LINES lines (a power of two), and after any line longer than
+# LONG_LINE bytes: short lines take 10-15 µs each to route, so a slice ends at most about 0.1 ms late.
+TURN_CHECK_LINES = 8
+LONG_LINE = 4096
 _turn_started: float | None = None  # when the readers began reading in this turn of the loop
 _next_turn_loop: asyncio.AbstractEventLoop | None = None  # the loop a new turn is scheduled on
 
@@ -346,9 +350,13 @@ class AgentProcess:
             except Exception:
                 log.exception("stall listener failed")
 
-    async def lines(self, before_wait: Callable[[], None] | None = None,
-                    on_idle: Callable[[], None] | None = None) -> AsyncIterator[bytes]:
-        """Yield stdout lines (without the newline) until EOF, yielding the loop every few ms.
+    async def read_lines(self, route: Callable[[bytes], None], before_wait: Callable[[], None] | None = None,
+                         on_idle: Callable[[], None] | None = None) -> None:
+        """Hand `route` each stdout line (without the newline) until EOF, giving the loop its turn every few ms.
+
+        Reading costs about 0.5 µs a line in a flood (bench: 20,000 chunk lines fed to a stream), against
+        1.0 when each line was found and copied out of the buffer on its own and the slice's clock read
+        after each; a call per line rather than an async generator saves 0.1 of that.
 
         `before_wait` runs each time before the loop may run something else (a read, a yield): what
         the lines routed so far must have done by then (be journaled) is done there. `on_idle` runs
@@ -360,8 +368,7 @@ class AgentProcess:
         # The stream's pipe (asyncio keeps it private), paused while a key is on its way (_pass_turn).
         pipe = getattr(stdout, "_transport", None)
         pipe = pipe if hasattr(pipe, "pause_reading") and hasattr(pipe, "resume_reading") else None
-        buffer = bytearray()
-        scan_from = 0
+        buffer = bytearray()  # the line begun and not ended yet
         skipping, skipped = False, 0  # inside a line longer than max_line_bytes, dropped as it comes
         routed = False  # lines handed out since the last yield (then `before_wait` has work to do)
         fresh = False  # lines handed out since the last `on_idle`
@@ -375,7 +382,7 @@ class AgentProcess:
             data = await stdout.read(READ_CHUNK)
             if not data:
                 if buffer.strip():
-                    yield bytes(buffer)
+                    route(bytes(buffer))
                 return
             if skipping:
                 end = data.find(b"\n")
@@ -384,28 +391,35 @@ class AgentProcess:
                     continue
                 self._oversized(skipped + end)
                 data, skipping, skipped = data[end + 1 :], False, 0
-            buffer += data
-            start = 0
-            while True:
-                end = buffer.find(b"\n", scan_from)
-                if end < 0:
-                    break
-                line = bytes(buffer[start:end])
-                start = scan_from = end + 1
-                if line.strip():
-                    routed = fresh = True
-                    yield line
-                # (checked here first: a coroutine per line cost more than the check, in a flood)
-                if (_turn_used(time.monotonic()) or priority.input_wait()) and await _pass_turn(
-                        before_wait if routed else None, pipe):
-                    routed = False
-            if start:
-                del buffer[:start]
-            scan_from = len(buffer)
+            # The lines this read ends, split in one go.
+            end = data.rfind(b"\n")
+            if end < 0:
+                buffer += data
+                whole = None
+            elif buffer:
+                buffer += data[:end]
+                whole = bytes(buffer)
+                buffer[:] = data[end + 1 :]
+            else:
+                whole = data[:end]
+                buffer += data[end + 1 :]
+            if whole is not None:
+                count = 0
+                for line in whole.split(b"\n"):
+                    if line.strip():
+                        routed = fresh = True
+                        route(line)
+                    # Whether to give the loop its turn: at once for a key on its way; for the slice, after
+                    # every few lines or a long one (a megabyte's line may take milliseconds to route).
+                    # Checked here first, as a coroutine per line cost more than the check, in a flood.
+                    count += 1
+                    if (priority.input_wait() or (((count & (TURN_CHECK_LINES - 1)) == 0 or len(line) > LONG_LINE)
+                                                  and _turn_used(time.monotonic()))) \
+                            and await _pass_turn(before_wait if routed else None, pipe):
+                        routed = False
             if len(buffer) > self.max_line_bytes:
                 skipping, skipped = True, len(buffer)
                 buffer.clear()
-                scan_from = 0
             if await _pass_turn(before_wait if routed else None, pipe):
                 routed = False
 
