@@ -8,6 +8,7 @@ import importlib
 import logging
 import os
 import threading
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -69,6 +70,9 @@ GC_MIDDLE = 2
 GC_OLD = 487
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
+# A frame RatApp.draw_now asks for (the end of what the agent sent) comes at least this long after the one
+# before: half the screen timer's period (Textual's UPDATE_PERIOD, 1/60 s).
+DRAW_NOW_GAP = 1 / 120
 # Seconds in all the warm-up's module imports wait at most for keys typed meanwhile (priority.imports_give_way);
 # the ACP models' classes wait apart (wire.GIVE_WAY_TOTAL).
 WARM_UP_GIVE_WAY = 0.5
@@ -137,6 +141,8 @@ class RatApp(KeyGuard, App[None]):
         gc.set_threshold(GC_THRESHOLD, GC_MIDDLE, GC_OLD)
         self.warm_thread: threading.Thread | None = None  # _warm_up's
         self.first_frame = asyncio.Event()  # set once the first frame is drawn (_warm_up runs right after it)
+        self._frame_at = 0.0  # when the last frame went to the terminal (_display)
+        self._frame_due: asyncio.TimerHandle | None = None  # a frame draw_now put off to keep the timer's pace
         self.config_path = config_path  # where settings chosen in the UI are saved (None: not saved)
         self._saving_settings = False
         self.config = config or Config()
@@ -218,6 +224,40 @@ class RatApp(KeyGuard, App[None]):
         for widget in held:
             widget.refresh()  # (its own dirty regions stay, the compositor takes them at the next frame)
         priority.input_done(seen)
+
+    # -- frames --------------------------------------------------------------------------------
+
+    def _display(self, screen: Screen, renderable) -> None:
+        """Every frame goes to the terminal here (Textual 8.2): its time is kept for `draw_now`."""
+        if renderable is not None:
+            self._frame_at = time.monotonic()
+        super()._display(screen, renderable)
+
+    def draw_now(self, widget: Widget) -> None:
+        """`widget` shows the end of what the agent sent, all of it read: its frame comes now, or DRAW_NOW_GAP
+        after the last frame if that was sooner. Left to the screen's timer, it came 17-33 ms after the frame
+        before (resumed after a pause, Textual 8.2's timer skips to the grid point after the next one): an
+        instant answer showed 30-39 ms after Enter, now 18-24 (bench/breakdown.py, RAT_STRESS_SCALE=0.001).
+        At most one such frame comes per store delivery, which comes at most a frame (17 ms) after the one
+        before (SessionStore): with the timer's own, frames come at most every DRAW_NOW_GAP. A key on its way
+        goes first: its own frame, then the timer's, draw what is left (_draw_key)."""
+        try:
+            screen = widget.screen
+        except NoScreen:
+            return
+        widget._check_refresh()
+        wait = self._frame_at + DRAW_NOW_GAP - time.monotonic()
+        if wait > 0:
+            if self._frame_due is None:
+                self._frame_due = asyncio.get_running_loop().call_later(wait, self._draw_now, screen)
+        else:
+            screen.call_later(self._draw_now, screen)  # after the repaint just posted to it
+
+    def _draw_now(self, screen: Screen) -> None:
+        self._frame_due = None
+        if screen.is_current and not self._batch_count and not priority.input_wait() and (
+                screen._dirty_widgets or screen._layout_required or screen._repaint_required):
+            screen._on_timer_update()  # what the timer's tick calls (see _key_handled)
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A session in the registry, whose questions come to this app's screens (TabUI)."""

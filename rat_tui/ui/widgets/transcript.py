@@ -884,6 +884,11 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if self._settle(yielding=yielding):
             self._drawn_at = time.perf_counter()
             self._preview_fresh = False
+            if shown_end and not cycle and self.flooding is not None and not self.flooding():
+                # The end of what the agent sent so far, all of it read: on screen at once (RatApp.draw_now).
+                draw_now = getattr(self.app, "draw_now", None)
+                if draw_now is not None:
+                    draw_now(self)
         else:
             self._unsettled = True
 
