@@ -151,12 +151,14 @@ async def test_a_flood_s_end_shows_without_waiting_for_the_flood_pacing(tmp_path
 
 
 @pytest.mark.slow
-async def test_a_burst_is_drawn_at_most_every_max_flush_gap_until_it_pauses(tmp_path: Path) -> None:
-    """While the agent's lines keep coming, the transcript draws at most every MAX_FLUSH_GAP (each draw of a
-    2,000-chunk answer renders a screenful that scrolls away unread, and composites the screen); once they
-    pause for BURST_QUIET, what came is drawn. Each draw's time is checked against the times the lines
-    arrived, whatever the machine's speed, while the user types."""
-    script = {"turns": [[{"chunk": "word ", "repeat": 4000}, {"sleep": 0.3}, {"chunk": "THE-END"}]]}
+async def test_a_burst_is_drawn_at_most_every_max_flush_gap_until_it_pauses(tmp_path: Path, monkeypatch) -> None:
+    """While the agent's lines keep coming, the transcript draws at most every MAX_FLUSH_GAP, the first time
+    that long after the burst began (each draw of a 2,000-chunk answer renders a screenful that scrolls away
+    unread, and composites the screen); once they pause for BURST_QUIET, what came is drawn. Each draw's time
+    is checked against the times the lines arrived, whatever the machine's speed, while the user types. (The
+    gap is made 20 ms, so that a burst read in 100 ms has several.)"""
+    monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 0.02)
+    script = {"turns": [[{"chunk": "word ", "repeat": 12000}, {"sleep": 0.3}, {"chunk": "THE-END"}]]}
     app = RatApp(scripted(script, tmp_path), tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         session = view(app).session
@@ -186,14 +188,14 @@ async def test_a_burst_is_drawn_at_most_every_max_flush_gap_until_it_pauses(tmp_
         await pilot.press(*"typed meanwhile")
         await until(pilot, lambda: "THE-END" in screen_text(app), "the end on screen", timeout=30)
         assert view(app).composer.text == "typed meanwhile"
-        burst = [t for t in arrived if t < arrived[-1] - 0.2]  # the 4,000 chunks (not the end, 0.3 s later)
+        burst = [t for t in arrived if t < arrived[-1] - 0.2]  # the 12,000 chunks (not the end, 0.3 s later)
         during = [t for t in draws if burst[0] < t < burst[-1]]
         assert during, "nothing drawn while the burst came"
-        previous = None
+        previous = burst[0]  # (the burst's start counts as a draw)
         for t in during:
             quiet = not [a for a in burst if t - transcript_module.BURST_QUIET < a <= t]
-            assert quiet or previous is None or t - previous >= transcript_module.MAX_FLUSH_GAP - 0.002, \
-                f"drawn {1000 * (t - previous):.0f} ms after the last draw while the lines kept coming"
+            assert quiet or t - previous >= transcript_module.MAX_FLUSH_GAP - 0.002, \
+                f"drawn {1000 * (t - previous):.0f} ms after the last draw or the burst's start while the lines kept coming"
             previous = t
         assert [t for t in draws if t > burst[-1]], "the burst's end was not drawn once it paused"
         # A held draw is flushed again by its timer, not at once: flushed at every turn of the loop, the burst
@@ -382,6 +384,51 @@ async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_i
         await until(pilot, lambda: "after" in screen_text(app) and transcript_flushed(transcript), "the end", 60)
         assert view(app).composer.text == "typed meanwhile"
         assert not transcript._withheld and not transcript._previews
+
+
+async def test_a_flood_s_first_draw_waits_for_it_to_pause(tmp_path: Path, monkeypatch) -> None:
+    """While a burst of lines is being read, the transcript draws at most every MAX_FLUSH_GAP counted from the
+    burst's start too, not only from its last draw (Transcript._paced_since): a 2,000-chunk answer's first
+    flush drew a screenful as its first lines came, a frame nobody could read, and its end came later. With
+    the gap made endless, the answer is first drawn once the agent pauses, after the burst's last line. The
+    user types meanwhile."""
+    monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 3600.0)
+    agent = tmp_path / "flood_agent.py"
+    go, release = tmp_path / "go", tmp_path / "release"
+    # (the flood waits for the test to say go)
+    agent.write_text(FLOOD_AGENT.replace("        lines = [chunk(", f"        while not os.path.exists({str(go)!r}):\n"
+                                         "            time.sleep(0.01)\n        lines = [chunk("))
+    app = RatApp(AgentSpec(name="flood", argv=[sys.executable, str(agent), str(release)], env={}, is_demo=False),
+                 tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        transcript = view(app).transcript
+        lines: list[int] = []  # each line of the answer as it was routed (the traffic inspector hears each)
+        draws: list[int] = []  # how many lines had been routed at each draw of the transcript during the answer
+        settle = transcript._settle
+
+        def counted(*args, **kwargs) -> bool:
+            drawn = settle(*args, **kwargs)
+            if drawn and kwargs.get("yielding") and lines:
+                draws.append(len(lines))
+            return drawn
+
+        transcript._settle = counted  # type: ignore[method-assign]
+        session.traffic.subscribe(lambda record: record.direction == "in" and lines.append(1))
+        await send(pilot, "flood")
+        # Not drawn by a flush since long ago, as when the prompt's echo was drawn by the key's frame (the flush
+        # that would have drawn it gave way to the key): the gap counted from the last draw alone is long over.
+        await until(pilot, lambda: transcript_flushed(transcript), "the prompt drawn")
+        transcript._drawn_at = 0.0
+        go.touch()
+        await pilot.press(*"typed meanwhile")
+        await until(pilot, lambda: "THE-END" in screen_text(app), "the flood's end on screen", timeout=60)
+        assert len(lines) >= 12001 and draws, draws
+        assert draws[0] >= 12001, f"drawn after {draws[0]} of the burst's 12,001 lines"
+        release.touch()
+        await until(pilot, lambda: "after" in screen_text(app) and transcript_flushed(transcript), "the end", 60)
+        assert view(app).composer.text == "typed meanwhile"
 
 
 def _cut_while_behind(text: str, check=None, write: int = 7000) -> tuple[int, int]:

@@ -134,6 +134,7 @@ class Connection:
         # When the agent last sent anything (monotonic): a silent agent during a turn looks hung.
         self.last_inbound = time.monotonic()
         self.idle_at = 0.0  # when the reader last found every line the agent wrote routed (its pipe drained)
+        self.burst_began = 0.0  # when the first line since the reader was last idle came (a burst's start)
         # Hears every error answer to our requests (method, error) before the waiter does.
         self.on_error: Callable[[str, RpcError], None] | None = None
         # The ACP version the agent answered `initialize` with (None before); `codec` maps a protocol
@@ -292,7 +293,10 @@ class Connection:
 
     def _route_line(self, line: bytes) -> None:
         """Route one line; a malformed message is logged, answered where it is a request, and dropped."""
-        self.last_inbound = time.monotonic()
+        now = time.monotonic()
+        if self.idle_at >= self.last_inbound:
+            self.burst_began = now
+        self.last_inbound = now
         message = self._parse(line)
         if message is None:
             return

@@ -159,6 +159,10 @@ class SessionView(Vertical):
         connection = self.session.connection
         return connection.last_inbound if connection is not None else 0.0
 
+    def _burst_began(self) -> float:
+        connection = self.session.connection
+        return connection.burst_began if connection is not None else 0.0
+
     def _flooding(self) -> bool:
         """Lines the agent wrote may still wait to be read (Transcript.flooding): the reader has not found its
         pipe drained since the last one, which came less than FLOOD_STALE ago."""
@@ -213,6 +217,7 @@ class SessionView(Vertical):
         self._unsubscribe = store.subscribe(self._on_changes)
         self.transcript.activity = self._last_inbound
         self.transcript.flooding = self._flooding
+        self.transcript.burst_began = self._burst_began
         self.status_bar.show(store.state)
         if store.state.plan or store.state.plans:
             self.plan_panel.show_plan(store.state.plan, store.state.plans)

@@ -146,6 +146,9 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # Whether lines the agent wrote still wait to be read (set by the view): a flood, even while this
         # thread is too busy to read them (the last one then came more than BURST_QUIET ago).
         self.flooding: Callable[[], bool] | None = None
+        # When the burst of lines being read began (time.monotonic; set by the view): a flood's first draw waits
+        # for it to pause, or MAX_FLUSH_GAP from its start, as every later draw does from the one before (_paced_since).
+        self.burst_began: Callable[[], float] | None = None
         self._held_timer: Timer | None = None  # _held_over's, due at _held_due (time.monotonic)
         self._held_due = 0.0
         self._parked = False  # the last slice left an entry behind, to be cut once the flood is read
@@ -864,7 +867,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # While a cycle is cut, what is cut is drawn as often as a flood's flushes come; an open tail
         # not cut yet shows nothing until it is (_render_seg).
         if self._parked:
-            if not ending and time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
+            if not ending and time.perf_counter() - self._paced_since() < MAX_FLUSH_GAP:
                 return  # a flood's preview: drawn at the flood's pace (_park_timer looks again)
         elif cycle and not self._preview_fresh and time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
             return
@@ -924,10 +927,21 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if not self._bursting():
             return False
         now = time.perf_counter()
-        if now - self._drawn_at >= MAX_FLUSH_GAP:
+        since = self._paced_since()
+        if now - since >= MAX_FLUSH_GAP:
             return False
-        self._burst_timer(self._drawn_at + MAX_FLUSH_GAP - now)
+        self._burst_timer(since + MAX_FLUSH_GAP - now)
         return True
+
+    def _paced_since(self) -> float:
+        """When a flood's pace (a draw every MAX_FLUSH_GAP at most) counts from (time.perf_counter): the last draw,
+        or the start of the burst still being read if that is later. So a flood's first draw waits for it to
+        pause too: drawn as the first lines came, a 2,000-chunk answer (about 50 ms of reading) spent 9 ms of the
+        loop on a frame nobody could read, and the end came that much later."""
+        since = self._drawn_at
+        if self.burst_began is not None and self.flooding is not None and self.flooding():
+            since = max(since, time.perf_counter() - (time.monotonic() - self.burst_began()))
+        return since
 
     def _burst_timer(self, within: float) -> None:
         """A flush once the burst pauses, or `within` seconds, whichever is first."""
