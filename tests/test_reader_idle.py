@@ -257,6 +257,19 @@ for line in sys.stdin:
 """
 
 
+def flood_app(tmp_path: Path, go: Path | None = None) -> tuple[RatApp, Path]:
+    """The app on FLOOD_AGENT, and the file that releases the agent's turn after the flood; with `go`, the
+    flood itself waits for that file."""
+    script = FLOOD_AGENT
+    if go is not None:
+        script = script.replace("        lines = [chunk(", f"        while not os.path.exists({str(go)!r}):\n"
+                                "            time.sleep(0.01)\n        lines = [chunk(")
+    agent, release = tmp_path / "flood_agent.py", tmp_path / "release"
+    agent.write_text(script)
+    spec = AgentSpec(name="flood", argv=[sys.executable, str(agent), str(release)], env={}, is_demo=False)
+    return RatApp(spec, tmp_path), release
+
+
 def _entry_lines(transcript) -> list[str]:
     """Every rendered line of the transcript's last entry (rendered now where not yet)."""
     entry = transcript._rows.items[-1]
@@ -346,11 +359,7 @@ async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_i
     The user types meanwhile."""
     monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 3600.0)
     monkeypatch.setattr(transcript_module, "PARK_POLL", 3600.0)
-    agent = tmp_path / "flood_agent.py"
-    agent.write_text(FLOOD_AGENT)
-    release = tmp_path / "release"
-    app = RatApp(AgentSpec(name="flood", argv=[sys.executable, str(agent), str(release)], env={}, is_demo=False),
-                 tmp_path)
+    app, release = flood_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         session = view(app).session
         await until(pilot, lambda: session.state.status == "ready", "ready")
@@ -393,13 +402,8 @@ async def test_a_flood_s_first_draw_waits_for_it_to_pause(tmp_path: Path, monkey
     the gap made endless, the answer is first drawn once the agent pauses, after the burst's last line. The
     user types meanwhile."""
     monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 3600.0)
-    agent = tmp_path / "flood_agent.py"
-    go, release = tmp_path / "go", tmp_path / "release"
-    # (the flood waits for the test to say go)
-    agent.write_text(FLOOD_AGENT.replace("        lines = [chunk(", f"        while not os.path.exists({str(go)!r}):\n"
-                                         "            time.sleep(0.01)\n        lines = [chunk("))
-    app = RatApp(AgentSpec(name="flood", argv=[sys.executable, str(agent), str(release)], env={}, is_demo=False),
-                 tmp_path)
+    go = tmp_path / "go"
+    app, release = flood_app(tmp_path, go)
     async with app.run_test(size=(100, 30)) as pilot:
         session = view(app).session
         await until(pilot, lambda: session.state.status == "ready", "ready")
