@@ -26,8 +26,10 @@ same CPUs leave a client that does nearly nothing (its `shown s` is those second
 Targets (#11): echo <= 50 ms everywhere; chunks20000 <= 4x floor, chunks2000 <= 6x; ready <= 1.5x bare;
 RSS <= 100 MB after chunks20000, <= 300 MB with 20 tabs (tabs20). The machine is shared: read ratios, not seconds.
 The chunks targets are below what markdown-it allows: its parse of the answer alone is 1.1-2.2x the floor
-(the note's figure; the parse took 0.24-0.25 s in every run, the floor 0.11-0.22 s); and Enter to an instant
-answer on screen (--scale 0.001) took rat 38 ms, 3x chunks2000's floor.
+(the note's figure; the parse took 0.24-0.25 s in every run, the floor 0.11-0.22 s), so the end is shown as a
+preview before the answer is all parsed; and Enter to an instant answer on screen (--scale 0.001) takes rat
+23-24 ms (42-52 before it drew the end without waiting for the screen's timer), 1.5-2x chunks2000's floor,
+which swings from 12 to 25 ms between runs.
 """
 
 from __future__ import annotations
