@@ -435,6 +435,45 @@ async def test_a_flood_s_first_draw_waits_for_it_to_pause(tmp_path: Path, monkey
         assert view(app).composer.text == "typed meanwhile"
 
 
+async def test_a_flood_s_end_is_not_drawn_before_the_store_has_delivered_it(tmp_path: Path) -> None:
+    """Once the reader has read a flood to its end, the store delivers what it brought at once, or a frame after
+    its last delivery. The transcript's own timer may come first: then lines are still to come for it
+    (SessionView._flooding), and it draws nothing. Drawn then, the end came a frame and a flush later, 20-30 ms
+    in tmux. Here the delivery at the end of a burst is made to come 0.3 s late, so that it always comes after
+    that timer. The user types meanwhile."""
+    app, release = flood_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        connection = session.connection
+        store = session.store
+        reader_idle = store.reader_idle
+
+        def late_idle() -> None:  # the delivery at the end of a burst comes late, as under load
+            store._delivered_at = asyncio.get_running_loop().time() + 0.3
+            reader_idle()
+
+        connection.on_idle = late_idle
+        transcript = view(app).transcript
+        states: list[tuple[bool, bool]] = []  # at each draw: (the reader drained since the last line, undelivered)
+        settle = transcript._settle
+
+        def counted(*args, **kwargs) -> bool:
+            drawn = settle(*args, **kwargs)
+            if drawn and kwargs.get("yielding"):
+                states.append((connection.idle_at >= connection.last_inbound, bool(store._pending or store._run)))
+            return drawn
+
+        transcript._settle = counted  # type: ignore[method-assign]
+        await send(pilot, "flood")
+        await pilot.press(*"typed meanwhile")
+        await until(pilot, lambda: "THE-END" in screen_text(app), "the flood's end on screen", timeout=60)
+        assert states and (True, True) not in states, states
+        release.touch()
+        await until(pilot, lambda: "after" in screen_text(app) and transcript_flushed(transcript), "the end", 60)
+        assert view(app).composer.text == "typed meanwhile"
+
+
 def _cut_while_behind(text: str, check=None, write: int = 7000) -> tuple[int, int]:
     """Feed `text` to a MarkdownStream in writes of `write` characters, each a flood cut 50 lines at a time
     while it is behind, its preview looked for before each cut (as the transcript does) and `check(stream)`

@@ -154,6 +154,11 @@ class SessionStore:
         # (put off while a key the user typed is on its way to the screen: `priority`)
         self._flush_handle = priority.Later(loop, delay, self.flush)
 
+    @property
+    def undelivered(self) -> bool:
+        """Whether changes are waiting for the next delivery."""
+        return bool(self._pending or self._run)
+
     def reader_idle(self) -> None:
         """The agent's output is drained (everything it wrote so far is routed: the end of a burst).
         What it brought is delivered now, or a frame after the last delivery when that was less than a
