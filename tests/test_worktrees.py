@@ -10,7 +10,7 @@ import pytest
 from rat_tui.session import worktrees
 from rat_tui.session.worktrees import WorktreeError
 
-from .helpers.app import until
+from .helpers.app import labels, until
 
 ENV_GIT = ["-c", "user.name=Test", "-c", "user.email=test@example.org", "-c", "init.defaultBranch=main"]
 
@@ -168,9 +168,11 @@ async def test_a_session_in_a_fresh_worktree_from_ctrl_n_to_merge(repo: Path, tm
         worktree = app.worktree_tabs.of(session)
         assert worktree is not None and worktree.repo == repo
         assert session.cwd == worktree.path / "src"  # where the first tab was, inside the new worktree
-        labels = [str(tab.label) for tab in app.tabs.query("ContentTab")]
-        # grouped after its project's tab; the branch after the badge's place (tab_bar.NO_BADGE when none)
-        assert labels[1][2:].startswith(f"⎇ {worktree.branch} · ") and " ·  " not in labels[1], labels
+        # Grouped after its project's tab; the branch after the badge's place (tab_bar.NO_BADGE when none). A label
+        # that changes width waits QUIET_RELABEL at least (tab_bar): read at once, it was the agent's name now and
+        # then (a CI run).
+        await until(pilot, lambda: labels(app)[1][2:].startswith(f"⎇ {worktree.branch} · "), "the worktree tab's label")
+        assert " ·  " not in labels(app)[1], labels(app)
         await until(pilot, lambda: session.state.status == "ready", "the agent in the worktree")
 
         (Path(session.cwd) / "app.py").write_text("print('from the worktree')\n")  # the agent's work
