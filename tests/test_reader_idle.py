@@ -455,13 +455,13 @@ async def test_a_flood_s_end_is_not_drawn_before_the_store_has_delivered_it(tmp_
 
         connection.on_idle = late_idle
         transcript = view(app).transcript
-        states: list[tuple[bool, bool]] = []  # at each draw: (the reader drained since the last line, undelivered)
+        states: list[tuple[bool, bool]] = []  # at each draw: (the reader drained since the last line, its end undelivered)
         settle = transcript._settle
 
         def counted(*args, **kwargs) -> bool:
             drawn = settle(*args, **kwargs)
             if drawn and kwargs.get("yielding"):
-                states.append((connection.idle_at >= connection.last_inbound, bool(store._pending or store._run)))
+                states.append((connection.idle_at >= connection.last_inbound, store._idle))
             return drawn
 
         transcript._settle = counted  # type: ignore[method-assign]

@@ -155,9 +155,10 @@ class SessionStore:
         self._flush_handle = priority.Later(loop, delay, self.flush)
 
     @property
-    def undelivered(self) -> bool:
-        """Whether changes are waiting for the next delivery."""
-        return bool(self._pending or self._run)
+    def burst_end_due(self) -> bool:
+        """Whether the reader has read a burst to its end and the delivery of what it brought (which ends with
+        `ReaderIdle`) has not come yet."""
+        return self._idle
 
     def reader_idle(self) -> None:
         """The agent's output is drained (everything it wrote so far is routed: the end of a burst).

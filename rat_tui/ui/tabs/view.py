@@ -165,12 +165,12 @@ class SessionView(Vertical):
 
     def _flooding(self) -> bool:
         """Lines the agent wrote may still wait to be read (Transcript.flooding): the reader has not found its
-        pipe drained since the last one, which came less than FLOOD_STALE ago, or what they brought has not
-        been delivered yet (the store's delivery at the end of a burst may come after the transcript's own
-        timer: drawn in between, the end came a frame and a flush later, 20-30 ms in tmux)."""
+        pipe drained since the last one, which came less than FLOOD_STALE ago, or the store has not delivered
+        the end of that burst yet (its delivery may come after the transcript's own timer: drawn in between,
+        the end came a frame and a flush later, 20-30 ms in tmux; the delivery's flush draws it)."""
         connection = self.session.connection
         return connection is not None and time.monotonic() - connection.last_inbound < FLOOD_STALE and (
-            connection.last_inbound > connection.idle_at or self.session.store.undelivered)
+            connection.last_inbound > connection.idle_at or self.session.store.burst_end_due)
 
     @property
     def transcript(self) -> Transcript:
