@@ -139,7 +139,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self._warm_waiting = False  # called back at the warm-up's end (_wait_warm)
         self._paced: Timer | None = None  # the timer of a flush paced in a flood (_schedule)
         self._chain_cost = 0.0  # what the flushes of a batch still being cut cost so far
-        self._drawn_at = 0.0  # when a flush last sized and drew the transcript
+        self._drawn_at = 0.0  # when a flush last sized and drew the transcript (time.monotonic, as the reader's times)
         # When the agent's reader last routed a line (its connection's `last_inbound`, set by the view): while
         # lines keep coming (a burst), a flush draws at most every MAX_FLUSH_GAP (see _held).
         self.activity: Callable[[], float] | None = None
@@ -867,9 +867,9 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # While a cycle is cut, what is cut is drawn as often as a flood's flushes come; an open tail
         # not cut yet shows nothing until it is (_render_seg).
         if self._parked:
-            if not ending and time.perf_counter() - self._paced_since() < MAX_FLUSH_GAP:
+            if not ending and time.monotonic() - self._paced_since() < MAX_FLUSH_GAP:
                 return  # a flood's preview: drawn at the flood's pace (_park_timer looks again)
-        elif cycle and not self._preview_fresh and time.perf_counter() - self._drawn_at < MAX_FLUSH_GAP:
+        elif cycle and not self._preview_fresh and time.monotonic() - self._drawn_at < MAX_FLUSH_GAP:
             return
         self._unsettled = False
         if self._hidden:
@@ -885,7 +885,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             return
         self._sync_size()
         if self._settle(yielding=yielding):
-            self._drawn_at = time.perf_counter()
+            self._drawn_at = time.monotonic()
             self._preview_fresh = False
             if shown_end and not cycle and self.flooding is not None and not self.flooding():
                 # The end of what the agent sent so far, all of it read: on screen at once (RatApp.draw_now).
@@ -926,7 +926,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         (or the gap is up) is set here."""
         if not self._bursting():
             return False
-        now = time.perf_counter()
+        now = time.monotonic()
         since = self._paced_since()
         if now - since >= MAX_FLUSH_GAP:
             return False
@@ -934,13 +934,13 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         return True
 
     def _paced_since(self) -> float:
-        """When a flood's pace (a draw every MAX_FLUSH_GAP at most) counts from (time.perf_counter): the last draw,
+        """When a flood's pace (a draw every MAX_FLUSH_GAP at most) counts from (time.monotonic): the last draw,
         or the start of the burst still being read if that is later. So a flood's first draw waits for it to
         pause too: drawn as the first lines came, a 2,000-chunk answer (about 50 ms of reading) spent 9 ms of the
         loop on a frame nobody could read, and the end came that much later."""
         since = self._drawn_at
         if self.burst_began is not None and self.flooding is not None and self.flooding():
-            since = max(since, time.perf_counter() - (time.monotonic() - self.burst_began()))
+            since = max(since, self.burst_began())
         return since
 
     def _burst_timer(self, within: float) -> None:
