@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import time
@@ -61,9 +62,12 @@ def test_ring_keeps_the_newest_and_counts_the_dropped() -> None:
 
 def test_records_carry_method_id_size_and_latency() -> None:
     log = TrafficLog(clock=lambda: T0)
-    request = log.record("out", {"jsonrpc": "2.0", "id": 7, "method": "session/prompt", "params": {}}, 80)
-    answer = log.record("in", {"jsonrpc": "2.0", "id": 7, "result": {}}, 40, method="session/prompt", latency=0.25)
-    garbage = log.record("in", "not json", 9)
+    log.record("out", {"jsonrpc": "2.0", "id": 7, "method": "session/prompt", "params": {}}, 80)
+    request = log.records[-1]
+    log.record("in", {"jsonrpc": "2.0", "id": 7, "result": {}}, 40, method="session/prompt", latency=0.25)
+    answer = log.records[-1]
+    log.record("in", "not json", 9)
+    garbage = log.records[-1]
     assert (request.direction, request.method, request.id, request.size, request.latency_ms) == (
         "out", "session/prompt", 7, 80, None)
     assert (answer.method, answer.id, answer.latency_ms, answer.time) == ("session/prompt", 7, 250.0, T0)
@@ -103,7 +107,8 @@ def test_redaction_is_lazy_and_never_touches_the_live_message(monkeypatch: pytes
     for n in range(1000):
         log.record("in", chunk(n), 150)
     secret = {"jsonrpc": "2.0", "id": 1, "method": "authenticate", "params": {"apiKey": "sk-live", "text": "x" * 5000}}
-    entry = log.record("out", secret, 200)
+    log.record("out", secret, 200)
+    entry = log.records[-1]
     assert calls == [], "recording must not redact"
     shown = entry.message
     assert shown["params"]["apiKey"] == REDACTED and len(shown["params"]["text"]) < 2100
@@ -115,10 +120,38 @@ def test_redaction_is_lazy_and_never_touches_the_live_message(monkeypatch: pytes
 def test_a_big_message_is_redacted_at_once_so_the_ring_does_not_pin_it() -> None:
     log = TrafficLog()
     big = {"jsonrpc": "2.0", "id": 3, "result": {"content": "y" * 1_000_000, "token": "t"}}
-    entry = log.record("in", big, 1_000_050, method="fs/read_text_file")
+    log.record("in", big, 1_000_050, method="fs/read_text_file")
+    entry = log.records[-1]
     held = entry._payload
     assert held is not big and len(held["result"]["content"]) < 2100 and held["result"]["token"] == REDACTED
     assert entry.message is held
+
+def test_a_routed_line_is_kept_as_its_bytes_and_shown_as_it_crossed_the_wire() -> None:
+    """The ring holds the line, not the message the router decoded: the message's dicts are freed as soon
+    as it is handled (a flood of chunks no longer pins 5,000 trees of them), and what a handler does to
+    the message later does not change what the inspector shows."""
+
+    class NoProcess:
+        async def write_line(self, line: bytes) -> None: ...
+
+    kept = []
+
+    def handler(method: str, params: dict) -> None:
+        if "update" in params:
+            kept.append(params)
+            params["update"]["content"]["text"] = "changed by a handler"
+
+    log = TrafficLog()
+    connection = Connection(NoProcess(), handler, traffic=log)  # type: ignore[arg-type]
+    connection._route_line(json.dumps(chunk(1)).encode())
+    connection._route_line(b'{"jsonrpc":"2.0","method":"session/update","params":{"t":"\\ud800 \xff"}}')
+    holders = [r for r in gc.get_referrers(kept[0]) if isinstance(r, dict) and "jsonrpc" in r]
+    assert holders == [], "the ring must not keep the decoded message"
+    chunk_record, odd = log.records
+    assert chunk_record.message["params"]["update"]["content"]["text"] == "chunk 1 "
+    assert odd.message["params"]["t"] == "\ufffd \ufffd"  # decoded as the router decodes it
+    assert chunk_record.method == "session/update" and chunk_record.size > 100
+
 
 
 def test_every_routed_message_reaches_the_ring_and_its_listeners() -> None:

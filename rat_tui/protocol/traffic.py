@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .lines import decode_line
 from .rpc_log import MAX_LOGGED_STRING, redact
+from .sanitize import clean
 
 log = logging.getLogger("rat.rpc")
 
 DEFAULT_LIMIT = 5_000
-# A record keeps its message by reference and redacts it only when shown, so recording costs a few
-# attribute stores. A big message (a file read, a long answer) is redacted at once instead: that cuts
-# its long strings, so the ring never pins megabytes; its JSON was just built or parsed anyway.
+# The ring keeps a message's line (or the message, by reference) and redacts it only when shown, so
+# recording costs a tuple. A big message (a file read, a long answer) is redacted at once instead: that
+# cuts its long strings, so the ring never pins megabytes; its JSON was just built or parsed anyway.
 EAGER_REDACT_BYTES = 32 * 1024
 
 TrafficListener = Callable[["TrafficRecord"], None]
@@ -82,14 +83,19 @@ class TrafficLog:
     """The last `limit` messages of one connection; listeners hear each new record as it is made.
 
     `record` has RpcLog's signature, so a Connection feeds both through one list of recorders.
-    It runs on every streamed chunk: it stores references and does no JSON work on the hot path.
+    It runs on every streamed chunk, so the ring holds plain tuples and makes a TrafficRecord
+    only when one is asked for. A line read off the wire is kept as its bytes and decoded when shown:
+    no JSON work on the hot path, and the ring holds one object per message instead of the tree of
+    dicts the router decoded (which is freed at once, while it is still in the cache). Record numbers
+    are implied: the oldest held is `dropped + 1`.
     """
 
     def __init__(self, limit: int = DEFAULT_LIMIT, clock: Callable[[], float] = time.time) -> None:
         self.limit = limit
         self._clock = clock
-        self._records: deque[TrafficRecord] = deque(maxlen=limit)
-        self._seq = itertools.count(1)
+        # (time, direction, method, id, size, latency s, payload, redacted): the payload is the line's
+        # bytes (decoded when shown), the message itself, or its redacted copy.
+        self._entries: deque[tuple[Any, ...]] = deque(maxlen=limit)
         self._listeners: tuple[TrafficListener, ...] = ()  # replaced, never mutated: safe to unsubscribe mid-call
         self.dropped = 0
         # The ACP version the connection speaks, once `initialize` settled it (the inspector shows it).
@@ -104,33 +110,42 @@ class TrafficLog:
         method: str | None = None,
         latency: float | None = None,
         raw: bytes | None = None,
-    ) -> TrafficRecord:
-        if isinstance(message, dict):
+    ) -> None:
+        """Keep one message (`raw`: the line it crossed the wire as, when there was one); `records[-1]` is
+        its record. Listeners hear it at once."""
+        if type(message) is dict:
             method = method or message.get("method")
             message_id = message.get("id")
         else:
             message_id = None
-        eager = size > EAGER_REDACT_BYTES
-        entry = TrafficRecord(
-            next(self._seq),
-            self._clock(),
-            direction,
-            method,
-            message_id,
-            size,
-            None if latency is None else latency * 1000,
-            redact(message) if eager else message,
-            eager,
-        )
-        if len(self._records) == self.limit:
+        if size > EAGER_REDACT_BYTES:
+            entry = (self._clock(), direction, method, message_id, size, latency, redact(message), True)
+        elif raw is not None and type(message) is dict:
+            entry = (self._clock(), direction, method, message_id, size, latency, raw, False)
+        else:
+            entry = (self._clock(), direction, method, message_id, size, latency, message, False)
+        entries = self._entries
+        if len(entries) == self.limit:
             self.dropped += 1
-        self._records.append(entry)
-        for listener in self._listeners:
+        entries.append(entry)
+        if self._listeners:
+            record = self._made(len(entries) - 1)
+            for listener in self._listeners:
+                try:
+                    listener(record)
+                except Exception:
+                    log.exception("a traffic listener failed")
+
+    def _made(self, index: int) -> TrafficRecord:
+        """The record of the entry held at `index`."""
+        at, direction, method, message_id, size, latency, payload, redacted = self._entries[index]
+        if type(payload) is bytes:
             try:
-                listener(entry)
-            except Exception:
-                log.exception("a traffic listener failed")
-        return entry
+                payload = decode_line(payload)
+            except (ValueError, RecursionError):  # what the router refused is not kept as bytes; be safe
+                payload = clean(payload[:200].decode("utf-8", "replace"))
+        return TrafficRecord(self.dropped + index + 1, at, direction, method, message_id, size,
+                             None if latency is None else latency * 1000, payload, redacted)
 
     def subscribe(self, listener: TrafficListener) -> Callable[[], None]:
         """Call `listener(record)` for every new record; returns the function that stops it."""
@@ -143,25 +158,23 @@ class TrafficLog:
 
     @property
     def records(self) -> list[TrafficRecord]:
-        """A copy of the records held, oldest first."""
-        return list(self._records)
+        """The records held, oldest first."""
+        return [self._made(index) for index in range(len(self._entries))]
 
     def get(self, seq: int) -> TrafficRecord | None:
         """The record numbered `seq`, if the ring still holds it (numbers are consecutive)."""
-        if not self._records:
-            return None
-        index = seq - self._records[0].seq
-        if 0 <= index < len(self._records):
-            return self._records[index]
+        index = seq - self.dropped - 1
+        if 0 <= index < len(self._entries):
+            return self._made(index)
         return None
 
     @property
     def total(self) -> int:
         """How many records were ever made: held plus dropped."""
-        return len(self._records) + self.dropped
+        return len(self._entries) + self.dropped
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._entries)
 
     def __iter__(self) -> Iterator[TrafficRecord]:
-        return iter(list(self._records))
+        return iter(self.records)

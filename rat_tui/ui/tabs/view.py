@@ -164,13 +164,17 @@ class SessionView(Vertical):
         return connection.burst_began if connection is not None else 0.0
 
     def _flooding(self) -> bool:
-        """Lines the agent wrote may still wait to be read (Transcript.flooding): the reader has not found its
-        pipe drained since the last one, which came less than FLOOD_STALE ago, or the store has not delivered
-        the end of that burst yet (its delivery may come after the transcript's own timer: drawn in between,
-        the end came a frame and a flush later, 20-30 ms in tmux; the delivery's flush draws it)."""
+        """Lines the agent wrote may still wait to be read (Transcript.flooding): the store has not delivered the
+        end of a burst the reader has read (its delivery may come after the transcript's own timer: drawn in
+        between, the end came a frame and a flush later, 20-30 ms in tmux; the delivery draws it, however late
+        a key made it), or the reader has not found its pipe drained since the last line, which came less than
+        FLOOD_STALE ago."""
         connection = self.session.connection
-        return connection is not None and time.monotonic() - connection.last_inbound < FLOOD_STALE and (
-            connection.last_inbound > connection.idle_at or self.session.store.burst_end_due)
+        if connection is None:
+            return False
+        if self.session.store.burst_end_due:
+            return True  # (its delivery is scheduled: however late a key made it, it comes and draws)
+        return connection.last_inbound > connection.idle_at and time.monotonic() - connection.last_inbound < FLOOD_STALE
 
     @property
     def transcript(self) -> Transcript:
@@ -220,6 +224,7 @@ class SessionView(Vertical):
         self.transcript.activity = self._last_inbound
         self.transcript.flooding = self._flooding
         self.transcript.burst_began = self._burst_began
+        self.transcript.end_due = lambda: self.session.store.burst_end_due
         self.status_bar.show(store.state)
         if store.state.plan or store.state.plans:
             self.plan_panel.show_plan(store.state.plan, store.state.plans)

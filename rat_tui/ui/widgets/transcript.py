@@ -149,6 +149,10 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # When the burst of lines being read began (time.monotonic; set by the view): a flood's first draw waits
         # for it to pause, or MAX_FLUSH_GAP from its start, as every later draw does from the one before (_paced_since).
         self.burst_began: Callable[[], float] | None = None
+        # Whether the store has yet to deliver the end of a burst the reader has read to its end (set by the view,
+        # SessionStore.burst_end_due): a flush does not draw then, the delivery's ReaderIdle does (reader_idle).
+        self.end_due: Callable[[], bool] | None = None
+        self._awaiting_end = False  # a flush did not draw for that: reader_idle flushes
         self._held_timer: Timer | None = None  # _held_over's, due at _held_due (time.monotonic)
         self._held_due = 0.0
         self._parked = False  # the last slice left an entry behind, to be cut once the flood is read
@@ -766,11 +770,24 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
 
     def reader_idle(self) -> None:
         """The agent's output is drained (SessionStore.reader_idle): a flush paced to leave the loop time to
-        read the agent comes now, as there is nothing left to read (not for a tab in the background)."""
+        read the agent, or a look at a flood waiting for its pause, comes now, as there is nothing left to read
+        (not for a tab in the background)."""
         paced, self._paced = self._paced, None
-        if paced is not None and self._flush_pending and not self._hidden:
+        awaiting, self._awaiting_end = self._awaiting_end, False
+        if self._hidden:
+            return
+        if paced is not None and self._flush_pending:
             paced.stop()
             self.call_later(self._flush)
+        elif awaiting and not self._flush_pending:
+            self._flush_pending = True
+            self.call_later(self._flush)
+        elif self._held_timer is not None:
+            # A flood parked or held until it pauses, and the pause's delivery carried no text (the store
+            # delivered the burst's last lines before the reader found the pipe drained): looked at now, not
+            # at the timer (PARK_POLL later, the end of a 2,000-chunk answer with it).
+            self._held_timer.stop()
+            self._held_over()
 
     def _flush(self, force: bool = False) -> None:
         """Once per batch of appends: re-estimate grown tails, then render what the viewport needs
@@ -809,6 +826,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
                     self.call_after_refresh(self._held_over)
                 elif self._holding and not self._dirty:
                     pass  # drawn when the burst pauses or the gap is up (_held's timer), not flushed again at once
+                elif self._awaiting_end:
+                    pass  # drawn as the store delivers the burst's end (reader_idle), not flushed again meanwhile
                 elif self._dirty or self._unsettled:
                     self._schedule()
 
@@ -882,6 +901,11 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             return
         if yielding and not ending and self._held():
             self._unsettled = self._holding = True
+            return
+        if yielding and self.end_due is not None and self.end_due():
+            # The end of the burst is on its way from the store, a frame at most: drawn now, the end came a frame
+            # and a flush later (a cut's last slice drew in between). The delivery's ReaderIdle draws it.
+            self._unsettled = self._awaiting_end = True
             return
         self._sync_size()
         if self._settle(yielding=yielding):
