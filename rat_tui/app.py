@@ -70,8 +70,8 @@ GC_MIDDLE = 2
 GC_OLD = 487
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
-# A frame RatApp.draw_now asks for (the end of what the agent sent) comes at least this long after the one
-# before: half the screen timer's period (Textual's UPDATE_PERIOD, 1/60 s).
+# A frame RatApp.draw_now asks for (the end of what the agent sent) comes at least this long after the last
+# one it asked for: half the screen timer's period (Textual's UPDATE_PERIOD, 1/60 s).
 DRAW_NOW_GAP = 1 / 120
 # Seconds in all the warm-up's module imports wait at most for keys typed meanwhile (priority.imports_give_way);
 # the ACP models' classes wait apart (wire.GIVE_WAY_TOTAL).
@@ -143,6 +143,7 @@ class RatApp(KeyGuard, App[None]):
         self.first_frame = asyncio.Event()  # set once the first frame is drawn (_warm_up runs right after it)
         self._frame_at = 0.0  # when the last frame went to the terminal (_display)
         self._frame_due: asyncio.TimerHandle | None = None  # a frame draw_now put off to keep the timer's pace
+        self._now_frame_at = 0.0  # when the last frame draw_now asked for was drawn
         self.config_path = config_path  # where settings chosen in the UI are saved (None: not saved)
         self._saving_settings = False
         self.config = config or Config()
@@ -235,18 +236,20 @@ class RatApp(KeyGuard, App[None]):
 
     def draw_now(self, widget: Widget) -> None:
         """`widget` shows the end of what the agent sent, all of it read: its frame comes now, or DRAW_NOW_GAP
-        after the last frame if that was sooner. Left to the screen's timer, it came 17-33 ms after the frame
-        before (resumed after a pause, Textual 8.2's timer skips to the grid point after the next one): an
-        instant answer showed 30-39 ms after Enter, now 18-24 (bench/breakdown.py, RAT_STRESS_SCALE=0.001).
+        after the last frame asked for here if that was sooner. Left to the screen's timer, it came 17-33 ms
+        after the frame before (resumed after a pause, Textual 8.2's timer skips to the grid point after the next
+        one): an instant answer showed 30-39 ms after Enter, then 18-24 (bench/breakdown.py,
+        RAT_STRESS_SCALE=0.001). The gap counts from the last such frame, not from any: counted from the prompt's
+        own frame, an instant answer waited up to DRAW_NOW_GAP with nothing to do (headless, 4.6 ms of 18.6).
         At most one such frame comes per store delivery, which comes at most a frame (17 ms) after the one
-        before (SessionStore): with the timer's own, frames come at most every DRAW_NOW_GAP. A key on its way
-        goes first: its own frame, then the timer's, draw what is left (_draw_key)."""
+        before (SessionStore): with the timer's own, at most two frames come in a timer's period. A key on its
+        way goes first: its own frame, then the timer's, draw what is left (_draw_key)."""
         try:
             screen = widget.screen
         except NoScreen:
             return
         widget._check_refresh()
-        wait = self._frame_at + DRAW_NOW_GAP - time.monotonic()
+        wait = self._now_frame_at + DRAW_NOW_GAP - time.monotonic()
         if wait > 0:
             if self._frame_due is None:
                 self._frame_due = asyncio.get_running_loop().call_later(wait, self._draw_now, screen)
@@ -258,6 +261,7 @@ class RatApp(KeyGuard, App[None]):
         if screen.is_current and not self._batch_count and not priority.input_wait() and (
                 screen._dirty_widgets or screen._layout_required or screen._repaint_required):
             screen._on_timer_update()  # what the timer's tick calls (see _key_handled)
+            self._now_frame_at = self._frame_at
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A session in the registry, whose questions come to this app's screens (TabUI)."""

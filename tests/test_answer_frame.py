@@ -74,3 +74,14 @@ async def test_an_answer_is_drawn_once_read_without_the_screen_s_timer(tmp_path:
         await frames_until(lambda: app._frame_due is None, "nothing more to draw")
         assert len(frames) == drawn + 2
         assert frames[-1] - frames[-2] >= app_module.DRAW_NOW_GAP - 0.001
+        # The gap counts from the last frame draw_now asked for, not from any: asked for right after a frame
+        # of the screen's own (the prompt's, before an instant answer), the frame is not put off.
+        await frames_until(lambda: time.monotonic() - frames[-1] > 2 * app_module.DRAW_NOW_GAP, "the gap to pass")
+        transcript.refresh()
+        app.screen._dirty_widgets.add(transcript)
+        app.screen._on_timer_update()  # a frame of the screen's own, as its timer draws
+        assert len(frames) == drawn + 3
+        transcript.refresh()
+        app.draw_now(transcript)
+        assert app._frame_due is None, "the frame was put off"
+        await frames_until(lambda: len(frames) > drawn + 3, "the frame asked for after the screen's own")
