@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.app import App, ComposeResult
 
 from rat_tui.agents.spec import AgentSpec
 from rat_tui.app import RatApp
@@ -538,3 +539,72 @@ def test_a_preview_scan_kept_across_a_cut_finds_what_a_scan_afresh_finds() -> No
     for _ in range(60):
         _cut_while_behind("".join(rng.choice(pieces).format(n=n) for n in range(3000)), same)
 
+
+
+class _TranscriptApp(App):
+    def compose(self) -> ComposeResult:
+        yield transcript_module.Transcript()
+
+
+async def test_the_reader_s_pause_looks_at_a_flood_parked_until_it_at_once(monkeypatch) -> None:
+    """A flood parked until the agent pauses (its end shown as a preview, the rest cut once it is read) is looked at
+    again when the store's delivery says the reader is drained (Transcript.reader_idle), even when that delivery
+    carries no text: it woke only a paced flush, and the parked flood waited for the park's next look
+    (PARK_POLL, 20 ms; made endless here, it never came)."""
+    monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 3600.0)
+    monkeypatch.setattr(transcript_module, "PARK_POLL", 3600.0)
+    reading = [True]  # the reader has not found the agent's pipe drained yet
+    app = _TranscriptApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(transcript_module.Transcript)
+        transcript.flooding = lambda: reading[0]
+        transcript.activity = lambda: 0.0  # the last line came long ago: not a burst still being written
+        transcript.add_entry("a1", "agent")
+        transcript._drawn_at = time.monotonic()  # drawn just now: a flood's next draw waits for its pace
+        pieces = "".join(f"## Part {i}\n\nSome *text* {i}.\n\n```python\nx = {i}\n```\n\n" for i in range(600))
+        transcript.append_text("a1", pieces + "THE-END\n")
+        await until(pilot, lambda: transcript._parked and transcript._held_timer is not None, "the flood parked")
+        assert "THE-END" not in screen_text(app)
+        reading[0] = False
+        transcript.reader_idle()  # the delivery that ends the burst: ReaderIdle alone, its text delivered before
+        await until(pilot, lambda: "THE-END" in screen_text(app), "the flood's end on screen", timeout=10)
+
+
+async def test_a_flush_does_not_draw_while_the_end_of_the_burst_is_on_its_way_from_the_store() -> None:
+    """The reader has read a burst to its end and the store's delivery of it (ending with ReaderIdle) is due
+    (Transcript.end_due): a flush that comes first, as a cut's last slice or the transcript's own timer did,
+    draws nothing; the delivery draws it. Drawn in between, the end came a frame and a flush later."""
+    due = [True]
+    app = _TranscriptApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(transcript_module.Transcript)
+        transcript.flooding = lambda: due[0]  # as the view's: the end of a burst not delivered is still to come
+        transcript.end_due = lambda: due[0]
+        transcript.activity = lambda: 0.0  # the last line came long ago: not a burst still being written
+        flushes: list[tuple[bool, bool]] = []  # (the delivery due, drawn) at each settle of a flush
+        settle = transcript._settle
+
+        def counted(*args, **kwargs) -> bool:
+            drawn = settle(*args, **kwargs)
+            if kwargs.get("yielding"):
+                flushes.append((due[0], drawn))
+            return drawn
+
+        transcript._settle = counted  # type: ignore[method-assign]
+        flush_now = transcript._flush_now
+        ran = []
+
+        def flushed(*args, **kwargs) -> None:
+            flush_now(*args, **kwargs)
+            ran.append(due[0])
+
+        transcript._flush_now = flushed  # type: ignore[method-assign]
+        transcript.add_entry("a1", "agent")
+        transcript.append_text("a1", "Some *text* and then THE-END\n")
+        await until(pilot, lambda: ran, "a flush while the delivery is due")
+        assert (True, True) not in flushes, flushes
+        due[0] = False
+        transcript.reader_idle()  # the delivery's ReaderIdle
+        await until(pilot, lambda: (False, True) in flushes, "the delivery's draw", timeout=10)
+        assert (True, True) not in flushes, flushes
+        assert "THE-END" in screen_text(app)
