@@ -478,3 +478,27 @@ async def test_a_slice_of_a_long_cycle_does_work_for_its_own_entries_only(monkey
         transcript._flush()  # the rest of the cycle, a slice per turn as it goes
         await until(pilot, lambda: transcript_flushed(transcript), "the cycle cut")
         assert "Answer 4999." in transcript.plain_text
+
+
+async def test_end_at_the_end_already_drawn_draws_nothing_again() -> None:
+    """Enter (and End) brings the transcript to its end (action_scroll_end). Already there and drawn, it drew
+    the whole transcript again in the next frame: 5 ms headless, 7-9 in tmux, as an answer's first lines came
+    in. Scrolled up, it comes back to the end and draws it."""
+    app = TranscriptApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent")
+        transcript.append_text("a1", "".join(f"Line {i} of the answer.\n\n" for i in range(80)))
+        await until(pilot, lambda: transcript_flushed(transcript) and not transcript._unsettled
+                    and transcript.max_scroll_y > 0 and transcript.scroll_offset.y == transcript.max_scroll_y,
+                    "the answer drawn at its end")
+        refreshed: list[int] = []
+        refresh = transcript.refresh
+        transcript.refresh = lambda *args, **kwargs: refreshed.append(1) or refresh(*args, **kwargs)  # type: ignore[method-assign]
+        transcript.action_scroll_end()
+        assert refreshed == [], "drawn again though nothing changed"
+        transcript.action_scroll_home()
+        await until(pilot, lambda: transcript.scroll_offset.y == 0, "the top")
+        transcript.action_scroll_end()
+        await until(pilot, lambda: transcript.scroll_offset.y == transcript.max_scroll_y, "back at the end")
+        assert refreshed, "the end not drawn"
