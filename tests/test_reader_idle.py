@@ -247,9 +247,18 @@ for line in sys.stdin:
     elif method == "session/prompt":
         lines = [chunk(PIECES[n % len(PIECES)].format(i=n // len(PIECES))) for n in range(12000)]
         lines.append(chunk("\n\nTHE-END\n"))
-        for start in range(0, len(lines), 500):
-            sys.stdout.write("\n".join(lines[start:start + 500]) + "\n")
+        # One write into a pipe that holds all of it, so that the app reads the flood as one burst however
+        # loaded the machine is (written in pieces, a reader faster than this agent found the pipe drained
+        # between two of them: a pause). Where the pipe cannot grow (pipe-max-size, not root), in pieces.
+        try:
+            import fcntl
+            fcntl.fcntl(1, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4 << 20)
+        except OSError:
+            pass
         sys.stdout.flush()
+        rest = memoryview(("\n".join(lines) + "\n").encode())
+        while rest:
+            rest = rest[os.write(1, rest):]
         while len(sys.argv) > 1 and not os.path.exists(sys.argv[1]):  # (held until the test says)
             time.sleep(0.01)
         time.sleep(0.5)

@@ -173,6 +173,29 @@ def test_every_routed_message_reaches_the_ring_and_its_listeners() -> None:
     assert log.records[-1].message["params"]["update"]["content"]["text"] == "chunk 19999 "
 
 
+def test_a_listener_hears_a_flood_without_decoding_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inspector, open, hears every message of a flood: its list needs the fields, not the message, so a line
+    kept as its bytes is decoded only when its message is asked for (it doubled the ring's cost per line)."""
+
+    class NoProcess:
+        async def write_line(self, line: bytes) -> None: ...
+
+    decoded = []
+    real = traffic_module.decode_line
+    monkeypatch.setattr(traffic_module, "decode_line", lambda line: decoded.append(1) or real(line))
+    log = TrafficLog()
+    heard = []
+    log.subscribe(lambda record: heard.append((record.seq, record.direction, record.method, record.size)))
+    connection = Connection(NoProcess(), lambda method, params: None, traffic=log)  # type: ignore[arg-type]
+    for n in range(1000):
+        connection._route_line(json.dumps(chunk(n)).encode())
+    assert len(heard) == 1000 and heard[-1][:3] == (1000, "in", "session/update")
+    assert decoded == []
+    newest = log.records[-1]
+    assert newest.message["params"]["update"]["content"]["text"] == "chunk 999 " and not newest.is_error
+    assert decoded == [1]
+
+
 # -- a real Connection --------------------------------------------------------------------------
 
 

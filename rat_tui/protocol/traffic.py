@@ -24,7 +24,9 @@ TrafficListener = Callable[["TrafficRecord"], None]
 
 
 class TrafficRecord:
-    """One message in or out: what the inspector lists, plus the message itself, redacted on demand."""
+    """One message in or out: what the inspector lists, plus the message itself, redacted on demand. A line
+    kept as its bytes (TrafficLog) is decoded the first time the message is asked for: the inspector's list
+    needs only the fields, and hears every message of a flood while it is open."""
 
     __slots__ = ("seq", "time", "direction", "method", "id", "size", "latency_ms", "_payload", "_redacted")
 
@@ -57,22 +59,35 @@ class TrafficRecord:
 
     def redacted(self, max_string: int = MAX_LOGGED_STRING) -> Any:
         """The redacted message with strings cut to `max_string` characters (the inspector cuts shorter)."""
+        payload = self._decoded()
         if self._redacted and max_string >= MAX_LOGGED_STRING:
-            return self._payload
-        return redact(self._payload, max_string=max_string)
+            return payload
+        return redact(payload, max_string=max_string)
+
+    def _decoded(self) -> Any:
+        """The message, a line kept as its bytes decoded as the router decodes it (once)."""
+        payload = self._payload
+        if type(payload) is bytes:
+            try:
+                payload = decode_line(payload)
+            except (ValueError, RecursionError):  # what the router refused is not kept as bytes; be safe
+                payload = clean(payload[:200].decode("utf-8", "replace"))
+            self._payload = payload
+        return payload
 
     @property
     def is_error(self) -> bool:
-        return isinstance(self._payload, dict) and "error" in self._payload
+        payload = self._decoded()
+        return isinstance(payload, dict) and "error" in payload
 
     @property
     def is_malformed(self) -> bool:
         """A line that was not a JSON object: the record holds its (cut) text."""
-        return not isinstance(self._payload, dict)
+        return not isinstance(self._decoded(), dict)
 
     @property
     def is_response(self) -> bool:
-        payload = self._payload
+        payload = self._decoded()
         return isinstance(payload, dict) and "method" not in payload and ("result" in payload or "error" in payload)
 
     def __repr__(self) -> str:
@@ -84,7 +99,8 @@ class TrafficLog:
 
     `record` has RpcLog's signature, so a Connection feeds both through one list of recorders.
     It runs on every streamed chunk, so the ring holds plain tuples and makes a TrafficRecord
-    only when one is asked for. A line read off the wire is kept as its bytes and decoded when shown:
+    only when one is asked for. A line read off the wire is kept as its bytes and decoded when its
+    message is asked for (TrafficRecord):
     no JSON work on the hot path, and the ring holds one object per message instead of the tree of
     dicts the router decoded (which is freed at once, while it is still in the cache). Record numbers
     are implied: the oldest held is `dropped + 1`.
@@ -139,11 +155,6 @@ class TrafficLog:
     def _made(self, index: int) -> TrafficRecord:
         """The record of the entry held at `index`."""
         at, direction, method, message_id, size, latency, payload, redacted = self._entries[index]
-        if type(payload) is bytes:
-            try:
-                payload = decode_line(payload)
-            except (ValueError, RecursionError):  # what the router refused is not kept as bytes; be safe
-                payload = clean(payload[:200].decode("utf-8", "replace"))
         return TrafficRecord(self.dropped + index + 1, at, direction, method, message_id, size,
                              None if latency is None else latency * 1000, payload, redacted)
 
