@@ -98,12 +98,11 @@ class TrafficLog:
     """The last `limit` messages of one connection; listeners hear each new record as it is made.
 
     `record` has RpcLog's signature, so a Connection feeds both through one list of recorders.
-    It runs on every streamed chunk, so the ring holds plain tuples and makes a TrafficRecord
-    only when one is asked for. A line read off the wire is kept as its bytes and decoded when its
-    message is asked for (TrafficRecord):
-    no JSON work on the hot path, and the ring holds one object per message instead of the tree of
-    dicts the router decoded (which is freed at once, while it is still in the cache). Record numbers
-    are implied: the oldest held is `dropped + 1`.
+    It runs on every streamed chunk, so the ring holds plain tuples and makes a TrafficRecord only when
+    one is asked for. A line read off the wire is kept as its bytes, decoded when its message is asked
+    for (TrafficRecord): no JSON work on the hot path, and one object per message held instead of the
+    tree of dicts the router decoded (freed at once, while still in the cache). Record numbers are
+    implied: the oldest held is `dropped + 1`.
     """
 
     def __init__(self, limit: int = DEFAULT_LIMIT, clock: Callable[[], float] = time.time) -> None:

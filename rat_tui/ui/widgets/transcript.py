@@ -152,11 +152,11 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # Whether the store has yet to deliver the end of a burst the reader has read to its end (set by the view,
         # SessionStore.burst_end_due): a flush does not draw then, the delivery's ReaderIdle does (reader_idle).
         self.end_due: Callable[[], bool] | None = None
-        self._awaiting_end = False  # a flush did not draw for that: reader_idle flushes
+        self._awaiting_end = False  # a flush held its draw for that (_held): reader_idle flushes
         self._held_timer: Timer | None = None  # _held_over's, due at _held_due (time.monotonic)
         self._held_due = 0.0
         self._parked = False  # the last slice left an entry behind, to be cut once the flood is read
-        self._holding = False  # the last slice's drawing waits for the burst to pause (_held)
+        self._holding = False  # the last slice's drawing waits for the burst to pause or its end's delivery (_held)
         self._preview_fresh = False  # ... and its preview has lines not drawn yet: the next flush draws
         self._previews: dict[Seg, str] = {}  # open tails drawn as their preview: the text drawn
         self._withheld: dict[Entry, list[Block]] = {}  # ... and the blocks cut meanwhile, not shown yet
@@ -832,8 +832,6 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
                     self.call_after_refresh(self._held_over)
                 elif self._holding and not self._dirty:
                     pass  # drawn when the burst pauses or the gap is up (_held's timer), not flushed again at once
-                elif self._awaiting_end:
-                    pass  # drawn as the store delivers the burst's end (reader_idle), not flushed again meanwhile
                 elif self._dirty or self._unsettled:
                     self._schedule()
 
@@ -908,11 +906,6 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if yielding and not ending and self._held():
             self._unsettled = self._holding = True
             return
-        if yielding and self.end_due is not None and self.end_due():
-            # The end of the burst is on its way from the store, a frame at most: drawn now, the end came a frame
-            # and a flush later (a cut's last slice drew in between). The delivery's ReaderIdle draws it.
-            self._unsettled = self._awaiting_end = True
-            return
         self._sync_size()
         if self._settle(yielding=yielding):
             self._drawn_at = time.monotonic()
@@ -951,9 +944,14 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         return self.activity is not None and time.monotonic() - self.activity() < BURST_QUIET
 
     def _held(self) -> bool:
-        """Whether this flush's drawing waits: the agent's lines are still coming (one came BURST_QUIET ago at
-        most) and the transcript was drawn less than MAX_FLUSH_GAP ago. The flush due when the burst pauses
-        (or the gap is up) is set here."""
+        """Whether this flush's drawing waits: the store's delivery of the end of a burst read to its end is due
+        (end_due: drawn now, the end came a frame and a flush later, as a cut's last slice drew in between; the
+        delivery's ReaderIdle draws it, reader_idle), or the agent's lines are still coming (one came BURST_QUIET
+        ago at most) and the transcript was drawn less than MAX_FLUSH_GAP ago. The flush due when the burst
+        pauses (or the gap is up) is set here."""
+        if self.end_due is not None and self.end_due():
+            self._awaiting_end = True
+            return True
         if not self._bursting():
             return False
         now = time.monotonic()
