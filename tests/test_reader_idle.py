@@ -247,14 +247,18 @@ for line in sys.stdin:
     elif method == "session/prompt":
         lines = [chunk(PIECES[n % len(PIECES)].format(i=n // len(PIECES))) for n in range(12000)]
         lines.append(chunk("\n\nTHE-END\n"))
-        # One write into a pipe that holds all of it, so that the app reads the flood as one burst however
-        # loaded the machine is (written in pieces, a reader faster than this agent found the pipe drained
-        # between two of them: a pause). Where the pipe cannot grow (pipe-max-size, not root), in pieces.
-        try:
-            import fcntl
-            fcntl.fcntl(1, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4 << 20)
-        except OSError:
-            pass
+        # One write into the biggest pipe allowed, so that the app reads the flood as one burst however loaded
+        # the machine is: in 8 KiB pieces through a 64 KiB pipe, a reader faster than this agent found the pipe
+        # drained between two of them (a pause). 4 MiB holds all of it; without CAP_SYS_RESOURCE (a container's
+        # root too) the most is pipe-max-size, 1 MiB: the reader then routes for tens of ms before it could
+        # find it empty, while this write refills it as soon as there is room.
+        import fcntl
+        for size in (4 << 20, 1 << 20):
+            try:
+                fcntl.fcntl(1, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+                break
+            except OSError:
+                pass
         sys.stdout.flush()
         rest = memoryview(("\n".join(lines) + "\n").encode())
         while rest:
