@@ -14,10 +14,17 @@ import json
 import re
 from typing import Any
 
+import orjson
+
 REPLACEMENT = "\ufffd"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Bytes that may decode to a lone surrogate: a `\uD800`-`\uDFFF` escape, or a UTF-8-encoded surrogate.
 _MAYBE_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]|\xed[\xa0-\xbf]")
+# orjson reads a line as the stdlib does but for a number of 19 digits or more (exact to 2**64, a float
+# past it, where the router's decoder clamps to 64 bits and json.loads is exact): a line with 19 digits in
+# a row (each made "0", then looked for) takes the stdlib's path. The test is 0.5 us on a chunk's line.
+_DIGITS_AS_ZERO = bytes(48 if 48 <= byte <= 57 else byte for byte in range(256))
+_LONG_NUMBER = b"0" * 19
 
 
 def decode_line(line: bytes | str, decoder: json.JSONDecoder | None = None) -> Any:
@@ -36,6 +43,14 @@ def decode_line(line: bytes | str, decoder: json.JSONDecoder | None = None) -> A
         if "\\u" in line or _LONE_SURROGATE.search(line):
             value = mend(value)
         return value
+    # orjson (C): 1.3 us for a streamed chunk's line, against 3.8 below. What it refuses and the stdlib reads
+    # (NaN, a BOM, UTF-16, bytes not UTF-8, a lone surrogate, a number past a double) goes on below, as does
+    # what is not JSON at all: the stdlib's reading of it, and its error message, are the ones rat gives.
+    if _LONG_NUMBER not in line.translate(_DIGITS_AS_ZERO):
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
     # As json.loads reads bytes: UTF-8 (or what the first bytes say), surrogates let through. A line that
     # opens an object is UTF-8 (no BOM, no NUL second byte: what detect_encoding checks first).
     if line[:1] == b"{" and line[1:2] != b"\x00":
