@@ -11,7 +11,7 @@ import threading
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
@@ -84,16 +84,82 @@ INPUT_EVENTS = (events.Key, events.Paste, events.MouseDown, events.MouseUp, even
 _heap_frozen = False  # the heap frozen after the warm-up's imports (RatApp._warm_up)
 
 
+class OutputWatch:
+    """The terminal's file, as the driver writes to it (Textual's writer thread, or the loop): knows when
+    what was handed to the driver so far has been written and flushed (`when_written`, for `priority`). The
+    driver counts what it is handed (`queued`, on the loop); each write here is one of those, in order."""
+
+    def __init__(self, file, loop: asyncio.AbstractEventLoop) -> None:
+        self._file = file
+        self._loop = loop
+        self.queued = 0  # texts handed to the driver (the loop's thread)
+        self._written = 0  # texts written (the writer's thread)
+        self._flushed = 0  # of those, flushed to the terminal
+        self._waiting: list[tuple[int, Callable[[], None]]] = []
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str):
+        return getattr(self._file, name)  # fileno, isatty, encoding...
+
+    def write(self, text: str) -> int:
+        written = self._file.write(text)
+        self._written += 1
+        return written
+
+    def flush(self) -> None:
+        self._file.flush()
+        with self._lock:
+            self._flushed = self._written
+            ready = [callback for count, callback in self._waiting if count <= self._flushed]
+            if ready:
+                self._waiting = [(count, callback) for count, callback in self._waiting if count > self._flushed]
+        for callback in ready:
+            try:
+                self._loop.call_soon_threadsafe(callback)
+            except RuntimeError:
+                pass  # the loop is closed (the app is ending): nothing waits any more
+
+    def when_written(self, callback: Callable[[], None]) -> None:
+        """Call `callback` on the loop once everything handed to the driver so far is on the terminal."""
+        with self._lock:
+            if self._flushed < self.queued:
+                self._waiting.append((self.queued, callback))
+                return
+        self._loop.call_soon(callback)
+
+
 @lru_cache(maxsize=None)
 def input_first(driver_class: type[Driver]) -> type[Driver]:
     """The terminal's driver, telling `priority` when an input event arrives, in its own thread, before
-    the event makes its way to the loop (a key's hops to the screen then run before anything that waits)."""
+    the event makes its way to the loop (a key's hops to the screen then run before anything that waits),
+    and when what it was handed is on the terminal (`OutputWatch`: a key's frame written, what waited for
+    the key goes on). A driver without a terminal file (headless) tells only the first."""
 
     class InputFirst(driver_class):  # type: ignore[valid-type, misc]
+        _output: OutputWatch | None = None
+
         def process_message(self, message: Message) -> None:
             if isinstance(message, INPUT_EVENTS):
                 priority.input_arrived(priority.KEY_WINDOW if isinstance(message, events.Key) else None)
             super().process_message(message)
+
+        def start_application_mode(self) -> None:
+            # (before the writer thread starts: it takes the file's write and flush as it does)
+            file = getattr(self, "_file", None)
+            if file is not None and not isinstance(file, OutputWatch):
+                self._file = self._output = OutputWatch(file, asyncio.get_running_loop())
+                priority.when_written = self._output.when_written
+            super().start_application_mode()
+
+        def write(self, data: str) -> None:
+            if self._output is not None:
+                self._output.queued += 1
+            super().write(data)
+
+        def stop_application_mode(self) -> None:
+            if self._output is not None and priority.when_written == self._output.when_written:
+                priority.when_written = None
+            super().stop_application_mode()
 
     InputFirst.__name__ = InputFirst.__qualname__ = f"InputFirst{driver_class.__name__}"
     return InputFirst

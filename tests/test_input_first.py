@@ -9,6 +9,7 @@ import asyncio
 import builtins
 import gc
 import importlib
+import io
 import sys
 import threading
 import time
@@ -18,7 +19,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Input
 
-from rat_tui.app import input_first
+from rat_tui.app import OutputWatch, input_first
 from rat_tui.protocol import priority
 from rat_tui.protocol.transport import AgentProcess, _reading
 from rat_tui.state.reducer import add_notice
@@ -202,6 +203,54 @@ async def test_what_waits_for_a_key_goes_on_once_the_key_is_drawn(clock, monkeyp
     priority.input_done(priority.serial())
     await asyncio.wait_for(asyncio.gather(sleeper, called.wait(), delivered.wait()), 30)
     assert never == [] and priority._waiters == []
+
+
+async def test_what_waits_for_a_key_goes_on_once_its_frame_is_written(clock, monkeypatch) -> None:
+    """With the terminal's output watched (the app's driver, `OutputWatch`), the work held for a key goes on
+    once Textual's writer thread has written and flushed the key's frame, not DRAWN_GRACE after the frame was
+    composed (a flood typed into waited 5 ms more per key, the loop idle). Window and grace are ten minutes
+    here, so only the write can end the wait: while the terminal has not taken the frame nothing goes on. A key
+    whose frame wrote nothing has nothing to wait for."""
+    from textual.drivers._writer_thread import WriterThread
+
+    monkeypatch.setattr(priority, "INPUT_WINDOW", 600.0)
+    monkeypatch.setattr(priority, "DRAWN_GRACE", 600.0)
+
+    class SlowTerminal(io.StringIO):
+        def __init__(self) -> None:
+            super().__init__()
+            self.takes = threading.Event()
+
+        def write(self, text: str) -> int:
+            assert self.takes.wait(30)
+            return super().write(text)
+
+    terminal = SlowTerminal()
+    output = OutputWatch(terminal, asyncio.get_running_loop())
+    writer = WriterThread(output)
+    writer.start()
+    priority.when_written = output.when_written
+    try:
+        priority.input_arrived()
+        reader = asyncio.create_task(priority.input_passed(priority.input_wait()))
+        await asyncio.sleep(0)  # (waiting)
+        output.queued += 1  # the driver handed the key's frame (InputFirst.write)
+        writer.write("the key's frame")
+        priority.input_done(priority.serial())
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not reader.done() and terminal.getvalue() == ""
+        terminal.takes.set()
+        await asyncio.wait_for(reader, 30)
+        assert terminal.getvalue() == "the key's frame"
+
+        priority.input_arrived()
+        reader = asyncio.create_task(priority.input_passed(priority.input_wait()))
+        await asyncio.sleep(0)  # (waiting)
+        priority.input_done(priority.serial())  # nothing drawn for this key
+        await asyncio.wait_for(reader, 30)
+    finally:
+        writer.stop()
 
 
 async def test_a_transcript_flush_and_a_reader_go_on_once_the_key_is_drawn(tmp_path, clock, monkeypatch) -> None:

@@ -38,6 +38,12 @@ KEY_WINDOW = 0.15
 # while `input_done` could come before the key's frame was drawn; with the frame drawn first, 5 ms ended
 # toolcalls sooner with the same worst echo: docs/architecture.md.)
 DRAWN_GRACE = 0.005
+# Set by the app while it knows when its output reaches the terminal (ui: `OutputWatch.when_written`): calls
+# its argument on the loop once everything handed to the terminal so far is written and flushed. The work
+# held for a key then goes on as the key's frame is written, DRAWN_GRACE after `input_done` at the latest:
+# with the grace alone, a key typed into a flood held it 5 ms after its frame was out (the writer thread
+# needs the GIL for a fraction of a millisecond), with the loop idle meanwhile.
+when_written: Callable[[Callable[[], None]], None] | None = None
 
 # While an input event is on its way, the cyclic garbage collector waits as well: under a flood a young
 # collection took 3-8 ms and a middle one 20-34 ms, and one that fell in a key's window added that much
@@ -126,6 +132,8 @@ def call_after_input(loop: asyncio.AbstractEventLoop, wait: float, callback: Cal
     def early() -> None:
         if not loop.is_closed():  # (a waiter left by an app since closed: tests run many loops)
             loop.call_later(DRAWN_GRACE, go)
+            if when_written is not None:
+                when_written(go)  # (sooner, once the key's frame is out)
 
     handle = loop.call_later(wait, go)
     _waiters.append(early)
@@ -273,7 +281,8 @@ class Later:
 
 def reset() -> None:
     """Forget the last input event (tests)."""
-    global _input_at
+    global _input_at, when_written
     _input_at = None
+    when_written = None
     _waiters.clear()
     _restore_gc()
