@@ -56,6 +56,10 @@ BARE = [sys.executable, str(HERE / "bare_app.py")]
 SIZE = (200, 50)
 PROBE = "~"
 PROBE_GAP = 0.1
+# Between two looks at the screen while a workload runs (a key's echo is looked for every 2 ms already): at
+# 10 ms, the end of chunks2000 was seen 1.6-8.9 ms after its frame was written (mean 4.9, traced in the app),
+# against a floor of 12-25 ms; at 2 ms, 1.8-6.0 (mean 3.4: what tmux takes to show it, and the look).
+POLL = 0.002
 ECHO_FLOOR_SECONDS = 3.0
 TYPING_GAP = 0.06  # between the prompt's keys: a fast typist (200 words a minute)
 
@@ -285,7 +289,7 @@ def run_app(name: str, scale: float, timeout: float, root: Path = ROOT) -> dict:
                 prober.probe(screen, max(0.5, deadline - time.perf_counter()),
                              lambda s: all(n in s for n in needles))
                 continue
-            time.sleep(0.01)
+            time.sleep(POLL)
         result = {"shown_s": shown, **prober.summary(), "typing_echo_max_ms": typing}
         # Each key: (seconds after Enter it was typed, ms until it showed), in the order typed.
         result["keys_log"] = [(round(sent - start, 3), round(1000 * lat, 1)) for sent, lat in result["keys_log"]]

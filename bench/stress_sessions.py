@@ -73,7 +73,7 @@ def _run_loop(tmux: stress.Tmux, start: float, timeout: float, done) -> tuple[fl
         if time.perf_counter() >= prober.next_at:
             screen = prober.probe(screen, max(0.5, deadline - time.perf_counter()), done)
             continue
-        time.sleep(0.01)
+        time.sleep(stress.POLL)
     return None, prober, screen
 
 
