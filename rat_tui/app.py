@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import importlib
 import logging
@@ -95,7 +96,7 @@ class OutputWatch:
         self.queued = 0  # texts handed to the driver (the loop's thread)
         self._written = 0  # texts written (the writer's thread)
         self._flushed = 0  # of those, flushed to the terminal
-        self._waiting: list[tuple[int, Callable[[], None]]] = []
+        self._waiting: list[tuple[int, Callable[[], None], contextvars.Context]] = []
         self._lock = threading.Lock()
 
     def __getattr__(self, name: str):
@@ -110,20 +111,22 @@ class OutputWatch:
         self._file.flush()
         with self._lock:
             self._flushed = self._written
-            ready = [callback for count, callback in self._waiting if count <= self._flushed]
+            ready = [(callback, context) for count, callback, context in self._waiting if count <= self._flushed]
             if ready:
-                self._waiting = [(count, callback) for count, callback in self._waiting if count > self._flushed]
-        for callback in ready:
+                self._waiting = [waiting for waiting in self._waiting if waiting[0] > self._flushed]
+        for callback, context in ready:
             try:
-                self._loop.call_soon_threadsafe(callback)
+                self._loop.call_soon_threadsafe(callback, context=context)
             except RuntimeError:
                 pass  # the loop is closed (the app is ending): nothing waits any more
 
     def when_written(self, callback: Callable[[], None]) -> None:
-        """Call `callback` on the loop once everything handed to the driver so far is on the terminal."""
+        """Call `callback` on the loop once everything handed to the driver so far is on the terminal, in the
+        context it was asked in (the app's: `active_app`, which a Textual timer set from it needs; the writer's
+        thread has none, and a timer set in a callback run in its context died at its first tick)."""
         with self._lock:
             if self._flushed < self.queued:
-                self._waiting.append((self.queued, callback))
+                self._waiting.append((self.queued, callback, contextvars.copy_context()))
                 return
         self._loop.call_soon(callback)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextvars
 import gc
 import importlib
 import io
@@ -205,6 +206,9 @@ async def test_what_waits_for_a_key_goes_on_once_the_key_is_drawn(clock, monkeyp
     assert never == [] and priority._waiters == []
 
 
+HELD_IN: contextvars.ContextVar[str] = contextvars.ContextVar("held_in", default="no context")
+
+
 async def test_what_waits_for_a_key_goes_on_once_its_frame_is_written(clock, monkeypatch) -> None:
     """With the terminal's output watched (the app's driver, `OutputWatch`), the work held for a key goes on
     once Textual's writer thread has written and flushed the key's frame, not DRAWN_GRACE after the frame was
@@ -215,6 +219,7 @@ async def test_what_waits_for_a_key_goes_on_once_its_frame_is_written(clock, mon
 
     monkeypatch.setattr(priority, "INPUT_WINDOW", 600.0)
     monkeypatch.setattr(priority, "DRAWN_GRACE", 600.0)
+    HELD_IN.set("the app's")
 
     class SlowTerminal(io.StringIO):
         def __init__(self) -> None:
@@ -233,6 +238,8 @@ async def test_what_waits_for_a_key_goes_on_once_its_frame_is_written(clock, mon
     try:
         priority.input_arrived()
         reader = asyncio.create_task(priority.input_passed(priority.input_wait()))
+        whose: list[str] = []  # a callback held for the key sees the context it was held in (the app's)
+        priority.call_after_input(asyncio.get_running_loop(), priority.input_wait(), lambda: whose.append(HELD_IN.get()))
         await asyncio.sleep(0)  # (waiting)
         output.queued += 1  # the driver handed the key's frame (InputFirst.write)
         writer.write("the key's frame")
@@ -242,7 +249,8 @@ async def test_what_waits_for_a_key_goes_on_once_its_frame_is_written(clock, mon
         assert not reader.done() and terminal.getvalue() == ""
         terminal.takes.set()
         await asyncio.wait_for(reader, 30)
-        assert terminal.getvalue() == "the key's frame"
+        await until_true(lambda: whose, "the held callback")
+        assert terminal.getvalue() == "the key's frame" and whose == ["the app's"]
 
         priority.input_arrived()
         reader = asyncio.create_task(priority.input_passed(priority.input_wait()))
