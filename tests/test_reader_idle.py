@@ -225,6 +225,21 @@ def test_a_preview_starts_where_markdown_may_start_over() -> None:
     assert preview("Intro\n\n~~~\nx\n~~~\n\nAfter\n") == "After\n"
     assert preview("Start\n\n" + "".join(f"- item {n}\n" for n in range(PREVIEW_LINES + 5))) is None  # too far back
 
+    # `lines` back at least (the transcript's height once the agent paused): the nearest such start that far
+    # back, else the farthest there is within PREVIEW_LINES.
+    def back(text: str, lines: int) -> str | None:
+        stream = MarkdownStream()
+        stream.feed(text)
+        block = stream.preview(lines)
+        return None if block is None else block.text
+
+    text = "A\n\nB\nb2\n\nC\nc2\n\nD\n"
+    assert back(text, 0) == back(text, 1) == "D\n"
+    assert back(text, 3) == back(text, 4) == "C\nc2\n\nD\n"
+    assert back(text, 5) == back(text, 100) == "B\nb2\n\nC\nc2\n\nD\n"
+    far = "Start\n\nFar\n\n" + "".join(f"line {n}\n" for n in range(PREVIEW_LINES - 2)) + "\nNear\n"
+    assert back(far, PREVIEW_LINES * 2) == far[far.index("line 0"):] and back(far, 0) == "Near\n"
+
 
 # An agent that answers a prompt with a flood of markdown written at once (thousands of lines in a few writes,
 # faster than the app cuts them), then, after a pause, one more chunk and the turn's end.
@@ -387,6 +402,7 @@ async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_i
 
         transcript._sync = counted  # type: ignore[method-assign]
         first_shown: list[tuple[int, bool]] = []  # (slices of the answer cut, some of it not cut yet)
+        seen: list[tuple[object, list[str]]] = []  # (the crop, its rows) as the end first shows
         render_lines = transcript.render_lines
 
         def watched(crop):
@@ -395,6 +411,7 @@ async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_i
                 entry = transcript._rows.items[-1]
                 first_shown.append((len([kind for kind in cut if kind != "user"]),
                                     bool(entry.splitter is not None and entry.splitter.behind)))
+                seen.append((crop, [strip.text.rstrip() for strip in strips]))
             return strips
 
         transcript.render_lines = watched  # type: ignore[method-assign]
@@ -403,6 +420,11 @@ async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_i
         await until(pilot, lambda: first_shown != [], "the flood's end on screen", timeout=60)
         assert first_shown == [(0, True)]
         await until(pilot, lambda: not transcript._dirty and not transcript._cycle, "the cut caught up", timeout=60)
+        # Drawn where it stays once cut, a screenful of the answer above it: the same rows then (from the last
+        # place markdown could start over, it came under the question, the screen blank below it, and jumped).
+        crop, rows = seen[0]
+        assert [strip.text.rstrip() for strip in transcript.render_lines(crop)] == rows
+        assert "THE-END" in rows[-3] + rows[-2] + rows[-1]
         release.touch()
         await until(pilot, lambda: "after" in screen_text(app) and transcript_flushed(transcript), "the end", 60)
         assert view(app).composer.text == "typed meanwhile"
@@ -532,21 +554,22 @@ def test_a_preview_scan_kept_across_a_cut_finds_what_a_scan_afresh_finds() -> No
     pieces = ["## Head {n}\n\n", "Text {n} with `code`.\n", "\n", "- item {n}\n", "  more of it\n", "1. one\n",
               "> quote {n}\n", "    indented\n", "```python\n", "```\n", "~~~\n", "````\n", "```` x\n",
               "``` a`b\n", "<div>\n", "| a | b |\n", "plain {n}\n", "plain {n}\n", "\n", "\n"]
-    scan = {"_pv_at": 0, "_pv_fence": "", "_pv_safe": -1, "_pv_base": 0, "_pv_spans": []}  # (as a region starts)
+    scan = {"_pv_at": 0, "_pv_fence": "", "_pv_safe": -1, "_pv_base": 0, "_pv_spans": [], "_pv_safes": []}  # (as a region starts)
 
-    def afresh(stream) -> int:
+    def afresh(stream, lines: int) -> int:
         kept = {name: getattr(stream, name) for name in scan if hasattr(stream, name)}
         for name in kept:
-            setattr(stream, name, [] if name == "_pv_spans" else scan[name])
+            setattr(stream, name, [] if isinstance(scan[name], list) else scan[name])
         try:
-            return stream.preview_from()
+            return stream.preview_from(lines)
         finally:
             for name, value in kept.items():
                 setattr(stream, name, value)
 
     def same(stream) -> None:
-        kept = stream.preview_from()
-        assert kept == afresh(stream)
+        for lines in (0, 7, 40):  # (from the last safe line, and a screenful back)
+            kept = stream.preview_from(lines)
+            assert kept == afresh(stream, lines)
 
     rng = random.Random(11)
     for _ in range(60):

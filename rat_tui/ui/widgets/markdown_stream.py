@@ -229,7 +229,7 @@ class MarkdownStream:
                  "_fresh", "_stopped", "_partial_fresh", "_no_list", "_parsed", "_covered", "_done", "_labels", "_relist",
                  "_newline_in", "_first", "_mode", "_fence", "_lang", "_code", "_code_line", "_given", "_top",
                  "_closed", "_scanned", "_list", "_items", "_index", "_pv_at", "_pv_fence", "_pv_safe", "_pv_base",
-                 "_pv_spans")
+                 "_pv_spans", "_pv_safes")
 
     def __init__(self) -> None:
         self.line_count = 0  # complete source lines seen
@@ -274,6 +274,7 @@ class MarkdownStream:
         self._pv_safe = -1
         self._pv_base = 0
         self._pv_spans: list[list] = []
+        self._pv_safes: list[int] = []  # the scan's safe lines (`_pv_safe` the last), PREVIEW_LINES back at most
 
     # -- feeding ------------------------------------------------------------------------------
 
@@ -353,6 +354,7 @@ class MarkdownStream:
         self._lines = lines
         self._parsed = self._covered = None
         self._pv_at, self._pv_fence, self._pv_safe, self._pv_base, self._pv_spans = 0, "", -1, 0, []
+        self._pv_safes = []
         self._chars = sum(len(line) - 1 for line in lines)
         self._mode = mode
 
@@ -380,9 +382,11 @@ class MarkdownStream:
         open_at_start = span[2] if span is not None and (span[1] is None or span[1] >= at) else ""
         if start > self._pv_at or open_at_start != (self._fence if mode == "code" else ""):
             self._pv_at, self._pv_fence, self._pv_safe, self._pv_base, self._pv_spans = 0, "", -1, 0, []
+            self._pv_safes = []
             return
         self._pv_at -= start
         self._pv_safe = self._pv_safe - start if self._pv_safe > start else -1
+        self._pv_safes = [safe - start for safe in self._pv_safes if safe > start]
         self._pv_base = at
         if k > 1:
             del spans[: k - 1]  # (the one open at `start`, if any, is kept)
@@ -698,13 +702,13 @@ class MarkdownStream:
 
     # -- the tail -----------------------------------------------------------------------------
 
-    def preview(self) -> Block | None:
-        """The end of an open region not cut yet (`behind`: a flood), from its last line where markdown may
-        start over (`preview_from`), for showing while the region waits to be cut; None when there is no such
-        line (then nothing is shown until it is cut, as before). Shown in place of the cut blocks, it is what
-        they render to but where a definition or a construct before that line reaches past it; the cut
-        replaces it."""
-        start = self.preview_from()
+    def preview(self, lines: int = 0) -> Block | None:
+        """The end of an open region not cut yet (`behind`: a flood), from a line where markdown may start over
+        (`preview_from`: `lines` back at least where there is one), for showing while the region waits to be
+        cut; None when there is no such line (then nothing is shown until it is cut, as before). Shown in place
+        of the cut blocks, it is what they render to but where a definition or a construct before that line
+        reaches past it; the cut replaces it."""
+        start = self.preview_from(lines)
         if start < 0:
             return None
         part = "".join(self._partial)
@@ -712,19 +716,43 @@ class MarkdownStream:
         count = len(self._lines) - start + (1 if part else 0)
         return Block(text, count, len(text) - count, "md", newline_in=True, first=False, tail=True)
 
-    def preview_from(self) -> int:
-        """The open region's last line where markdown may start over: after a blank line, outside any fence,
-        a line that continues no list, quote or indented code and is no HTML or table line; -1 when there is
-        none in its last PREVIEW_LINES. A fence opened after it shows as the open code block it is so far. An
-        HTML block that spans blank lines (a comment) is not followed: its later lines may show as text until
-        the cut replaces the preview. The scan goes on from where it stopped: O(lines new since)."""
+    def preview_from(self, lines: int = 0) -> int:
+        """The open region's last line where markdown may start over, `lines` before its end or more (the
+        nearest such one; else the farthest there is): after a blank line, outside any fence, a line that
+        continues no list, quote or indented code and is no HTML or table line; -1 when there is none in its
+        last PREVIEW_LINES. A fence opened after it shows as the open code block it is so far. An HTML block
+        that spans blank lines (a comment) is not followed: its later lines may show as text until the cut
+        replaces the preview. The scan goes on from where it stopped: O(lines new since).
+
+        `lines` (the transcript's height): a preview from the last such line was often a few lines, drawn
+        under the question with the screen blank below it until the cut caught up (60-120 ms after the end of
+        a 2,000-chunk answer), when the end jumped to the screen's foot."""
+        safe = self._scan_preview()
+        if safe < 0:
+            return -1
+        count = len(self._lines)
+        if lines > 0 and count - safe < lines:
+            far = count - PREVIEW_LINES
+            for candidate in reversed(self._pv_safes):
+                if candidate < far:
+                    break
+                safe = candidate
+                if count - candidate >= lines:
+                    break
+        return -1 if count - safe > PREVIEW_LINES else safe
+
+    def _scan_preview(self) -> int:
+        """The region's last safe line for a preview (see `preview_from`), -1 for none, scanned on from where
+        the last scan stopped; the safe lines met are kept (`_pv_safes`), PREVIEW_LINES back at most."""
         lines = self._lines
         at, fence, safe, spans, base = self._pv_at, self._pv_fence, self._pv_safe, self._pv_spans, self._pv_base
+        safes = self._pv_safes
         if at == len(lines):
-            return -1 if safe < 0 or len(lines) - safe > PREVIEW_LINES else safe
+            return safe
         if at == 0:
             fence = self._fence if self._mode == "code" else ""  # (code mode: the region is the fence's inside)
             spans.clear()
+            safes.clear()
             self._pv_base = base = 0
             if fence:
                 spans.append([-1, None, fence])
@@ -744,13 +772,16 @@ class MarkdownStream:
                 continue
             if blank and i > 0 and not _NOT_RESYNC.match(line):
                 safe = i
+                safes.append(i)
             opened = _FENCE_LINE.match(line)
             if opened and (opened.group(1)[0] == "~" or "`" not in line[opened.end():]):
                 fence = opened.group(1)  # (a backtick fence's info string has no backtick)
                 spans.append([base + i, None, fence])
             blank = False
         self._pv_at, self._pv_fence, self._pv_safe = len(lines), fence, safe
-        return -1 if safe < 0 or len(lines) - safe > PREVIEW_LINES else safe
+        if safes and safes[0] < len(lines) - PREVIEW_LINES:
+            del safes[: bisect_left(safes, len(lines) - PREVIEW_LINES)]
+        return safe
 
     def tail(self, partial: bool = True) -> Block | None:
         """The open region as it stands (joined here, so O(tail), called once per frame at most)."""

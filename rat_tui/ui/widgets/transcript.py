@@ -279,7 +279,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if shown is None or not entry.splitter.behind:
             self._previews.pop(tail, None)
             return False
-        block = entry.splitter.preview()
+        block = entry.splitter.preview(self._preview_lines())
         return block is not None and block.text == shown
 
     def set_renderable(self, key: str, renderable: RenderableType) -> None:
@@ -918,6 +918,15 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         else:
             self._unsettled = True
 
+    def _preview_lines(self) -> int:
+        """How many lines back a flood's preview starts at least (MarkdownStream.preview_from): a screenful
+        once the agent has paused, so that the end is drawn at the screen's foot with what precedes it above,
+        as it stays once cut (from the last place markdown may start over, the end often came a few lines
+        under the question with the screen blank below it, and jumped 60-120 ms later). While the reader
+        is still at it (`flooding`: not `_bursting`, which still holds as the end is drawn), from the last
+        such place: a screenful rendered at each of the flood's draws made chunks20000 end 50 ms later."""
+        return 0 if self.flooding is not None and self.flooding() else self.size.height
+
     def _flooding(self) -> bool:
         return (self.flooding is not None and self.flooding()) or self._bursting()
 
@@ -1178,8 +1187,9 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if role == "md":
             if seg.open and entry.splitter.behind:
                 # Lines not cut into blocks yet (maybe thousands in a flood): their end, from where markdown
-                # may start over, else nothing until they are cut.
-                block = entry.splitter.preview()
+                # may start over (a screenful back once the agent has paused: _preview_lines), else nothing
+                # until they are cut.
+                block = entry.splitter.preview(self._preview_lines())
                 if block is not None:
                     self._previews[seg] = block.text
             else:
