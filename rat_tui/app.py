@@ -147,10 +147,12 @@ def input_first(driver_class: type[Driver]) -> type[Driver]:
             super().process_message(message)
 
         def start_application_mode(self) -> None:
-            # (before the writer thread starts: it takes the file's write and flush as it does)
+            # (before the writer thread starts: it takes the file's write and flush as it does; again after
+            # App.suspend, an external editor, when the watch is the file already and is told to priority again)
             file = getattr(self, "_file", None)
-            if file is not None and not isinstance(file, OutputWatch):
-                self._file = self._output = OutputWatch(file, asyncio.get_running_loop())
+            if file is not None:
+                if self._output is None:
+                    self._file = self._output = OutputWatch(file, asyncio.get_running_loop())
                 priority.when_written = self._output.when_written
             super().start_application_mode()
 

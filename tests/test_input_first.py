@@ -261,6 +261,40 @@ async def test_what_waits_for_a_key_goes_on_once_its_frame_is_written(clock, mon
         writer.stop()
 
 
+async def test_the_driver_watches_its_output_again_after_a_suspend() -> None:
+    """`input_first`'s driver tells priority when its output is written while it runs, and again after
+    App.suspend (an external editor) stops and starts it: the same watch, the file not wrapped twice. (A driver
+    of Textual's with a terminal file needs a terminal to start; this one has the file and no terminal.)"""
+    from textual.driver import Driver
+
+    class FileDriver(Driver):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self._file = io.StringIO()
+
+        def write(self, data: str) -> None:
+            self._file.write(data)
+
+        def start_application_mode(self) -> None: ...
+
+        def stop_application_mode(self) -> None: ...
+
+        def disable_input(self) -> None: ...
+
+    driver = input_first(FileDriver)(TypingApp(), debug=False, mouse=False, size=(80, 24))
+    driver.start_application_mode()
+    output = driver._file
+    assert isinstance(output, OutputWatch) and priority.when_written == output.when_written
+    driver.stop_application_mode()
+    assert priority.when_written is None
+    driver.start_application_mode()  # resumed
+    assert driver._file is output and priority.when_written == output.when_written
+    driver.write("a frame")
+    assert output.queued == 1 and output._file.getvalue() == "a frame"
+    driver.stop_application_mode()
+    priority.reset()
+
+
 async def test_a_transcript_flush_and_a_reader_go_on_once_the_key_is_drawn(tmp_path, clock, monkeypatch) -> None:
     """In an app: the flood's reader and the transcript, held by a key, go on when the key is drawn
     (RatApp calls `input_done` after its frame; this plain app calls it itself), though the window lasts
