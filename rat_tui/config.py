@@ -172,6 +172,16 @@ class UiConfig:
     against the left edge; 0: the whole width of the terminal."""
 
 
+# How far below rat's own CPU priority its agents run (nice steps; `agent_nice`). Each agent starts in a
+# session of its own (protocol/transport.py), which Linux's autogroup scheduling makes a group of its own,
+# weighing as much as rat's whole process: with twenty agents streaming on 2 cores, rat's loop lost the
+# CPU for 12-16 ms at a time in the middle of reading a pipe (0.2 ms of it CPU time), and the first key typed
+# into the flood echoed after 33-57 ms (tabs20, bench/stress.py, 6 runs); at 10, 17-39 ms, and at 19, 25-51.
+# 10 is `nice`'s own default: an agent and what it starts weigh a tenth of a normal program when the CPU is
+# short, and only then. rat wants the CPU only to draw what the agents send or what the user types.
+AGENT_NICE = 10
+
+
 @dataclass
 class Config:
     """Everything config.toml can set; every field has a default, so an empty file is valid."""
@@ -199,6 +209,9 @@ class Config:
     request_timeout_seconds: float = field(default=120.0, metadata={"gt": 0})
     """A request the agent leaves unanswered this long is reported, with the offer to cancel it or
     restart the agent; a turn (`session/prompt`) is reported when the agent sends nothing this long."""
+    agent_nice: int = field(default=AGENT_NICE, metadata={"ge": 0, "le": 19})
+    """How much lower than rat's own the CPU priority of every agent (and of what it starts) is: with the
+    machine busy, keys and the screen go first. 0 leaves agents at rat's priority; 19 is the lowest."""
     client_tools: ClientToolsConfig = field(default_factory=ClientToolsConfig)
     """rat-tui's own MCP server of client-side tools (`[client_tools]`); profiles may override it."""
     notifications: NotificationsConfig = field(default_factory=NotificationsConfig)

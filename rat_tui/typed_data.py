@@ -10,7 +10,7 @@ file gets pydantic's messages, word for word, as before. `build` accepts only wh
 unchanged (or, for an int given to a float, as that float): both ways give the same value.
 
 Supported annotations: str, bool, int, float, Literal, `X | None`, `str | bool`, list[X], dict[K, V] and
-nested dataclasses; a field's `metadata` may hold pydantic `Field` constraints ("gt", "ge").
+nested dataclasses; a field's `metadata` may hold pydantic `Field` constraints ("gt", "ge", "le").
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def build(cls: type, data: Any, checked: bool = True) -> Any:
 def _within(limits: typing.Mapping[str, Any], value: Any) -> bool:
     if value is None:
         return True
-    return all(op(value, limits[name]) for name, op in (("gt", operator.gt), ("ge", operator.ge)) if name in limits)
+    return all(op(value, limits[name]) for name, op in (("gt", operator.gt), ("ge", operator.ge),
+                                                                   ("le", operator.le)) if name in limits)
 
 
 def _value(annotation: Any, value: Any, checked: bool) -> Any:

@@ -3,7 +3,6 @@ asks for the same command; any other one is killed, and one nobody adopts dies w
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -11,6 +10,8 @@ from pathlib import Path
 
 from rat_tui.protocol import prespawn
 from rat_tui.protocol.transport import AgentProcess
+
+from .helpers.agents import first_line
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO = [sys.executable, "-c", "import sys\nfor line in sys.stdin: print(line.strip().upper(), flush=True)"]
@@ -69,12 +70,3 @@ def test_an_agent_nobody_adopts_dies_with_rat(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert gone(int(out.stdout.strip()))
 
-
-async def first_line(agent: AgentProcess) -> bytes:
-    """The agent's first line, read as the router reads (AgentProcess.read_lines), the reader then stopped."""
-    got: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-    reader = asyncio.create_task(agent.read_lines(lambda line: got.done() or got.set_result(line)))
-    try:
-        return await got
-    finally:
-        reader.cancel()

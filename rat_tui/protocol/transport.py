@@ -216,6 +216,35 @@ class _Adopted:
             self._popen.send_signal(sig)
 
 
+def lower_priority(pid: int, steps: int) -> list[str]:
+    """Lower the CPU priority of process `pid` (an agent, just started in a session of its own) and of what
+    it starts `steps` nice steps below this process's own; what was lowered, for the log.
+
+    Two knobs, as the kernel schedules: the process's own nice value (what its children inherit), which is
+    what counts where Linux's autogroup scheduling is off; and its autogroup's (`/proc/PID/autogroup`; a new
+    session is a new autogroup), which is what counts where it is on, as it is by default on most desktops:
+    there the agent's session is weighed against rat's as a whole, whatever the nice value of each process
+    inside. Raising a nice value needs no privilege. Each is best effort: a kernel without autogroups, a
+    /proc mounted read-only, an agent already gone leave that knob as it was."""
+    lowered: list[str] = []
+    if steps <= 0:
+        return lowered
+    try:
+        nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + steps)
+        os.setpriority(os.PRIO_PROCESS, pid, nice)
+        lowered.append(f"nice {nice}")
+    except OSError as error:
+        log.info("could not lower the priority of pid %s: %s", pid, error)
+    try:
+        own = Path("/proc/self/autogroup").read_text().split()
+        group = min(19, int(own[-1]) + steps) if len(own) >= 3 and own[-2] == "nice" else steps
+        Path(f"/proc/{pid}/autogroup").write_text(str(group))
+        lowered.append(f"autogroup nice {group}")
+    except (OSError, ValueError) as error:
+        log.debug("no autogroup priority for pid %s: %s", pid, error)
+    return lowered
+
+
 class AgentProcess:
     """One agent subprocess: spawn in the session cwd, frame stdout by newline, drain stderr.
 
@@ -229,6 +258,7 @@ class AgentProcess:
         cwd: Path,
         env: Mapping[str, str] | None = None,
         stderr_limit: int = 64 * 1024,
+        nice: int = 0,
     ) -> None:
         if not argv:
             raise AgentSpawnError("No agent command given")
@@ -236,6 +266,7 @@ class AgentProcess:
         self.cwd = Path(cwd)
         self.extra_env = dict(env or {})
         self.stderr = StderrRing(stderr_limit)
+        self.nice = nice  # nice steps below ours for the agent and what it starts (lower_priority)
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
@@ -279,8 +310,10 @@ class AgentProcess:
         if early is not None:
             log.info("agent adopted: started before the app was imported")
         LIVE_GROUPS.add(self._proc.pid)  # start_new_session: its pid is its group id
+        lowered = lower_priority(self._proc.pid, self.nice)
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name="agent-stderr")
-        log.info("agent started pid=%s argv=%s cwd=%s", self._proc.pid, self.argv, self.cwd)
+        log.info("agent started pid=%s argv=%s cwd=%s%s", self._proc.pid, self.argv, self.cwd,
+                 f" ({', '.join(lowered)})" if lowered else "")
 
     async def _drain_stderr(self) -> None:
         assert self._proc and self._proc.stderr

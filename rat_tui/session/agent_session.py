@@ -87,8 +87,10 @@ class AgentSession:
         client_tools: Any = None,
         restore_settings: Mapping[str, Any] | None = None,
         setup: SessionSetup | None = None,
+        agent_nice: int = 0,
     ) -> None:
         self.command = command
+        self.agent_nice = agent_nice  # the agent's CPU priority below ours (config `agent_nice`, transport)
         self.ui: SessionUI = ui if ui is not None else HeadlessUI()
         # An agent-side session to reattach to (session/load or session/resume) instead of session/new.
         self.attach_session_id = attach_session_id
@@ -200,7 +202,7 @@ class AgentSession:
 
     async def _run(self) -> None:
         self.store.dispatch(reducer.set_status, STARTING)
-        self.process = AgentProcess(self.command.argv, self.cwd, self.command.env)
+        self.process = AgentProcess(self.command.argv, self.cwd, self.command.env, nice=self.agent_nice)
         try:
             await self.process.start()
         except AgentSpawnError as error:

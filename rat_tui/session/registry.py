@@ -64,7 +64,7 @@ class Sessions:
             ask_outside_files=config.outside_files == "ask", attach_session_id=attach_session_id,
             recorders=[journal] if journal else [],
             mcp_config=configured_mcp_servers(config.mcp_servers, getattr(command, "mcp_servers", ())),
-            request_timeout=config.request_timeout_seconds,
+            request_timeout=config.request_timeout_seconds, agent_nice=config.agent_nice,
             client_tools=client_tools_settings(config.client_tools, getattr(command, "client_tools", None)),
             restore_settings=journaled_settings(journal, attach_session_id),
             setup=session_setup(config, command, cwd))  # system prompt, additional directories

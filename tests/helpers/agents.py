@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
+
+from rat_tui.protocol.transport import AgentProcess
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 AGENTS = ROOT / "tests" / "agents"
@@ -58,3 +61,13 @@ def assert_sent_messages_valid(path: Path) -> None:
         if method is not None and def_name(method, "response") is None:
             continue  # our answer to a made-up method (the tests' "x/unknown"): nothing to check
         validate_message(message, "client", {message["id"]: method} if method else {})
+
+
+async def first_line(agent: AgentProcess) -> bytes:
+    """The agent's first line, read as the router reads (AgentProcess.read_lines), the reader then stopped."""
+    got: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+    reader = asyncio.create_task(agent.read_lines(lambda line: got.done() or got.set_result(line)))
+    try:
+        return await got
+    finally:
+        reader.cancel()
