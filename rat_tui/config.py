@@ -210,8 +210,9 @@ class Config:
     """A request the agent leaves unanswered this long is reported, with the offer to cancel it or
     restart the agent; a turn (`session/prompt`) is reported when the agent sends nothing this long."""
     agent_nice: int = field(default=AGENT_NICE, metadata={"ge": 0, "le": 19})
-    """How much lower than rat's own the CPU priority of every agent (and of what it starts) is: with the
-    machine busy, keys and the screen go first. 0 leaves agents at rat's priority; 19 is the lowest."""
+    """How much lower than rat's own the CPU priority of every agent (and of what it starts itself) is: with
+    the machine busy, keys and the screen go first. 0 leaves agents at rat's priority; 19 is the lowest.
+    Commands run in rat's terminals for an agent keep rat's priority."""
     client_tools: ClientToolsConfig = field(default_factory=ClientToolsConfig)
     """rat-tui's own MCP server of client-side tools (`[client_tools]`); profiles may override it."""
     notifications: NotificationsConfig = field(default_factory=NotificationsConfig)
