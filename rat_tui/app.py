@@ -140,15 +140,25 @@ def input_first(driver_class: type[Driver]) -> type[Driver]:
 
     class InputFirst(driver_class):  # type: ignore[valid-type, misc]
         _output: OutputWatch | None = None
+        _key_loop: asyncio.AbstractEventLoop | None = None  # the app's, once it runs
 
         def process_message(self, message: Message) -> None:
             if isinstance(message, INPUT_EVENTS):
-                priority.input_arrived(priority.KEY_WINDOW if isinstance(message, events.Key) else None)
+                if isinstance(message, events.Key):
+                    priority.input_arrived(priority.KEY_WINDOW, key=True)
+                    if self._key_loop is not None:  # (a dialog not drawn yet withdraws: KeyGuard.key_arrived)
+                        try:
+                            self._key_loop.call_soon_threadsafe(self._app.key_arrived)
+                        except RuntimeError:
+                            pass  # the loop is closed: the app is ending
+                else:
+                    priority.input_arrived()
             super().process_message(message)
 
         def start_application_mode(self) -> None:
             # (before the writer thread starts: it takes the file's write and flush as it does; again after
             # App.suspend, an external editor, when the watch is the file already and is told to priority again)
+            self._key_loop = asyncio.get_running_loop()
             file = getattr(self, "_file", None)
             if file is not None:
                 if self._output is None:

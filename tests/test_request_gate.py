@@ -64,3 +64,70 @@ async def test_a_request_with_no_key_on_its_way_opens_at_once(tmp_path: Path) ->
         await until(pilot, lambda: isinstance(app.screen, AgentConfirmScreen), "the dialog")
         app.screen.dismiss(False)
         assert await asking is False
+
+
+def frames_of(app: RatApp, screens: list) -> list:
+    """The frames the app sends to the terminal for any of `screens` (RatApp._display: every frame), as a list
+    that grows."""
+    frames: list = []
+    display = app._display
+
+    def counted(screen, renderable) -> None:
+        if screen in screens and renderable is not None:
+            frames.append(screen)
+        display(screen, renderable)
+
+    app._display = counted  # type: ignore[method-assign]
+    return frames
+
+
+async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_it_before_it_is_drawn(
+        tmp_path: Path) -> None:
+    """The dialog is pushed; before its first frame, a key reaches the driver (typed with nothing on screen
+    to answer): the dialog withdraws without being drawn, the key reaches the composer, the request waits."""
+    app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.first_session.state.status == "ready", "ready")
+        await until(pilot, lambda: priority.input_wait() == 0, "no input on its way")
+        view = app.tabs.active_view
+        made: list[AgentConfirmScreen] = []
+        drawn = frames_of(app, made)
+
+        def make() -> AgentConfirmScreen:
+            made.append(AgentConfirmScreen("Delete the build?", "It asks."))
+            return made[-1]
+
+        asking = asyncio.create_task(app.request_gate.ask(view, "question", make))
+        await asyncio.sleep(0)
+        assert made and app.request_gate.showing is not None  # pushed, not shown yet
+        priority.input_arrived(priority.KEY_WINDOW, key=True)  # the driver's thread marks the key as it arrives
+        await pilot.press("y")
+        await until(pilot, lambda: app.request_gate.waiting(view) == 1 and "request waiting" in
+                    str(view.status_bar.render()), "the request waiting, announced")
+        assert view.composer.text == "y" and not drawn and len(app.screen_stack) == 1 and not asking.done()
+        await until(pilot, lambda: priority.input_wait() == 0, "the key drawn")
+        assert app.request_gate.open_next()  # the deliberate key opens it, drawn this time
+        await until(pilot, lambda: isinstance(app.screen, AgentConfirmScreen) and len(drawn) > 0, "the dialog drawn")
+        app.screen.dismiss(True)
+        assert await asking is True
+
+
+async def test_a_dialog_pushed_by_itself_with_no_key_since_is_drawn(tmp_path: Path) -> None:
+    app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.first_session.state.status == "ready", "ready")
+        await until(pilot, lambda: priority.input_wait() == 0, "no input on its way")
+        view = app.tabs.active_view
+        made: list[AgentConfirmScreen] = []
+        drawn = frames_of(app, made)
+
+        def make() -> AgentConfirmScreen:
+            made.append(AgentConfirmScreen("Delete the build?", "It asks."))
+            return made[-1]
+
+        asking = asyncio.create_task(app.request_gate.ask(view, "question", make))
+        await until(pilot, lambda: bool(drawn), "the dialog drawn")
+        screen = app.screen
+        assert isinstance(screen, AgentConfirmScreen) and screen.key_sink is not None and screen.keys_at_push is None
+        screen.dismiss(False)
+        assert await asking is False

@@ -56,18 +56,21 @@ clock = time.perf_counter  # (tests set their own)
 _input_at: float | None = None
 _until = 0.0  # when the window of the input on its way is over (`input_wait`)
 _serial = 0  # input events so far
+_keys = 0  # keys so far (`keys_arrived`)
 _gc_saved: tuple[int, int, int] | None = None  # the thresholds to put back (`_defer_gc`)
 _gc_lock = threading.Lock()  # (raised from the driver's thread, put back from the loop's)
 
 
-def input_arrived(window: float | None = None) -> None:
+def input_arrived(window: float | None = None, key: bool = False) -> None:
     """An input event has just arrived (called from the driver's thread); the work competing with it waits
-    `window` seconds at most (INPUT_WINDOW; KEY_WINDOW for a key), or until it is drawn (`input_done`)."""
-    global _input_at, _serial, _until
+    `window` seconds at most (INPUT_WINDOW; KEY_WINDOW for a key), or until it is drawn (`input_done`).
+    `key`: it is a key (counted for `keys_arrived`)."""
+    global _input_at, _serial, _until, _keys
     now = clock()
     end = now + (INPUT_WINDOW if window is None else window)
     _until = max(_until, end) if _input_at is not None else end  # (a click after a key: the key's window holds)
     _serial += 1
+    _keys += key
     _input_at = now
     _defer_gc()
 
@@ -88,6 +91,12 @@ def _restore_gc() -> None:
         if _gc_saved is not None:
             gc.set_threshold(*_gc_saved)
             _gc_saved = None
+
+
+def keys_arrived() -> int:
+    """How many keys have arrived so far, counted as they reach the driver's thread: a dialog on its way to the
+    screen asks whether the user typed meanwhile (ui/screens/dialog.py), before the key itself is handled."""
+    return _keys
 
 
 def serial() -> int:

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from textual import events
 from textual.screen import ModalScreen
 
+from ...protocol import priority
 from .modal_answer import DismissOnce
 from .modal_footer import ModalFooter
 
@@ -70,9 +71,32 @@ class AgentDialog(DismissOnce, Dialog[T]):
 
     key_sink: Callable[[events.Key], None] | None = None
     armed_at: float = math.inf
+    # `priority.keys_arrived()` as the dialog was pushed by itself (RequestGate._show); None once it has shown.
+    keys_at_push: int | None = None
 
     def on_mount(self) -> None:
         self.rearm()
+
+    def _compositor_refresh(self) -> None:
+        """Draw it (Textual 8.2: every frame of a screen comes through here). Before its first frame: a key that
+        reached the driver after the dialog was pushed was typed with the dialog nowhere on screen, so the
+        dialog withdraws (`Withdrawn`: the request waits, announced) without being drawn, and the key goes
+        where it was meant to, as KeyGuard sends a key of the grace period. Drawn first, the dialog's first
+        frame (the screen beneath dimmed, 30-70 ms) and the frame that took it away again came before the
+        key's echo: 115 ms for a key typed 1 ms after a form arrived (bench/stress.py `pattern`)."""
+        if not self.withdraw_unseen():
+            self.keys_at_push = None
+            super()._compositor_refresh()
+
+    def withdraw_unseen(self) -> bool:
+        """Withdraw the dialog if it was pushed by itself, is not drawn yet, and a key arrived since it was pushed
+        (see `_compositor_refresh`). Whether it did."""
+        pushed = self.keys_at_push
+        if pushed is None or self.key_sink is None or self._done or priority.keys_arrived() == pushed:
+            return False
+        self.keys_at_push = None
+        self.dismiss(Withdrawn())
+        return True
 
     def rearm(self) -> None:
         """Start (again) the grace period: the dialog just showed something new to decide on."""
@@ -99,6 +123,14 @@ class KeyGuard:
     It runs before any binding (priority ones included), because a dialog's single-key answers are
     bindings; keys typed after a dialog was withdrawn, until it is gone, go where they were meant to.
     """
+
+    def key_arrived(self) -> None:
+        """A key has just reached the driver (called on the loop as it arrives, ahead of the key's own hops): a
+        dialog that opened by itself and is not drawn yet withdraws at once, not after the rest of its mounting
+        (40-60 ms of a form's callbacks came before the key's echo, and before the frame that withdrew it)."""
+        screen = self.screen  # type: ignore[attr-defined]
+        if isinstance(screen, AgentDialog):
+            screen.withdraw_unseen()
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):

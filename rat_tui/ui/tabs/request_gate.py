@@ -143,6 +143,7 @@ class RequestGate:
                 screen.key_sink = send_key_to(item.view.composer)
             except Exception:
                 pass
+            screen.keys_at_push = priority.keys_arrived()  # a key typed before it shows withdraws it unseen
         item.screen, self.showing = screen, item
 
         def answered(result: Any) -> None:
