@@ -1,6 +1,6 @@
 """Input first: while a key (or a click, a scroll) the user just typed makes its way to the screen, the work
-that competes with it on the event loop waits for it: reading agents (`transport`), delivering updates
-(`SessionStore`), cutting and drawing the transcript.
+that competes with it on the event loop waits for it: reading agents (`transport`), serving their requests
+(`router`), delivering updates (`SessionStore`), cutting and drawing the transcript.
 
 A key travels through several turns of the loop before it is drawn (the driver's thread hands it to the
 loop, the app to the screen, the screen to the focused widget, then a frame is composed and written).

@@ -10,6 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from . import priority
 from .lines import decode_line
 from .rpc_log import RpcLog
 from .sanitize import clean, vouch
@@ -439,6 +440,11 @@ class Connection:
             log.warning("dropped the agent's %s request: it is not reading its input", method)
             return
         try:
+            if wait := priority.input_wait():
+                # A key on its way to the screen goes first (protocol/priority): serving a request may take
+                # milliseconds on the loop (a form of 1,000 fields built: 9-19 ms), and it ran between the key's
+                # hops; a key typed as the form arrived echoed after 56 ms (bench/stress.py `form`).
+                await priority.input_passed(wait)
             if handler is None:
                 raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
             if not isinstance(params, dict):
