@@ -54,11 +54,8 @@ async def test_a_request_arriving_as_a_key_is_on_its_way_waits_for_it_and_the_ke
 async def test_a_request_with_no_key_on_its_way_opens_at_once(tmp_path: Path) -> None:
     app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.first_session.state.status == "ready", "ready")
-        await until(pilot, lambda: priority.input_wait() == 0, "no input on its way")
-        view = app.tabs.active_view
-        asking = asyncio.create_task(app.request_gate.ask(view, "question",
-                                                          lambda: AgentConfirmScreen("Delete the build?", "It asks.")))
+        view = await settled(app, pilot)
+        asking = asyncio.create_task(app.request_gate.ask(view, "question", Dialogs(app).make))
         await asyncio.sleep(0)
         assert app.request_gate.showing is not None  # pushed in the same turn it arrived
         await until(pilot, lambda: isinstance(app.screen, AgentConfirmScreen), "the dialog")
@@ -81,25 +78,37 @@ def frames_of(app: RatApp, screens: list) -> list:
     return frames
 
 
+class Dialogs:
+    """The dialogs a test's request makes (`make`, a question), and the frames the app drew of them (`drawn`)."""
+
+    def __init__(self, app: RatApp) -> None:
+        self.made: list[AgentConfirmScreen] = []
+        self.drawn = frames_of(app, self.made)
+
+    def make(self) -> AgentConfirmScreen:
+        self.made.append(AgentConfirmScreen("Delete the build?", "It asks."))
+        return self.made[-1]
+
+
+async def settled(app: RatApp, pilot):
+    """The app's tab, its agent ready and no input on its way."""
+    await until(pilot, lambda: app.first_session.state.status == "ready", "ready")
+    await until(pilot, lambda: priority.input_wait() == 0, "no input on its way")
+    return app.tabs.active_view
+
+
 async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_it_before_it_is_drawn(
         tmp_path: Path) -> None:
     """The dialog is pushed; before its first frame, a key reaches the driver (typed with nothing on screen
     to answer): the dialog withdraws without being drawn, the key reaches the composer, the request waits."""
     app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.first_session.state.status == "ready", "ready")
-        await until(pilot, lambda: priority.input_wait() == 0, "no input on its way")
-        view = app.tabs.active_view
-        made: list[AgentConfirmScreen] = []
-        drawn = frames_of(app, made)
-
-        def make() -> AgentConfirmScreen:
-            made.append(AgentConfirmScreen("Delete the build?", "It asks."))
-            return made[-1]
-
-        asking = asyncio.create_task(app.request_gate.ask(view, "question", make))
+        view = await settled(app, pilot)
+        dialogs = Dialogs(app)
+        drawn = dialogs.drawn
+        asking = asyncio.create_task(app.request_gate.ask(view, "question", dialogs.make))
         await asyncio.sleep(0)
-        assert made and app.request_gate.showing is not None  # pushed, not shown yet
+        assert dialogs.made and app.request_gate.showing is not None  # pushed, not shown yet
         priority.input_arrived(priority.KEY_WINDOW, key=True)  # the driver's thread marks the key as it arrives
         await pilot.press("y")
         await until(pilot, lambda: app.request_gate.waiting(view) == 1 and "request waiting" in
@@ -115,18 +124,10 @@ async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_i
 async def test_a_dialog_pushed_by_itself_with_no_key_since_is_drawn(tmp_path: Path) -> None:
     app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.first_session.state.status == "ready", "ready")
-        await until(pilot, lambda: priority.input_wait() == 0, "no input on its way")
-        view = app.tabs.active_view
-        made: list[AgentConfirmScreen] = []
-        drawn = frames_of(app, made)
-
-        def make() -> AgentConfirmScreen:
-            made.append(AgentConfirmScreen("Delete the build?", "It asks."))
-            return made[-1]
-
-        asking = asyncio.create_task(app.request_gate.ask(view, "question", make))
-        await until(pilot, lambda: bool(drawn), "the dialog drawn")
+        view = await settled(app, pilot)
+        dialogs = Dialogs(app)
+        asking = asyncio.create_task(app.request_gate.ask(view, "question", dialogs.make))
+        await until(pilot, lambda: bool(dialogs.drawn), "the dialog drawn")
         screen = app.screen
         assert isinstance(screen, AgentConfirmScreen) and screen.key_sink is not None and screen.keys_at_push is None
         screen.dismiss(False)
