@@ -15,6 +15,7 @@ from textual.app import App, ComposeResult
 
 from rat_tui.agents.spec import AgentSpec
 from rat_tui.app import RatApp
+from rat_tui.config import Config
 from rat_tui.protocol.transport import AgentProcess
 from rat_tui.state import store as store_module
 from rat_tui.state.models import EntryAdded, ReaderIdle
@@ -286,6 +287,13 @@ for line in sys.stdin:
 """
 
 
+# The flood agent at rat's own CPU priority (`agent_nice` 0): these tests need its burst written without a
+# pause. At the default (19), with the other test worker busy, it was held off the CPU mid-burst, and the
+# transcript drew at that pause, as it should (test_a_flood_s_first_draw_waits_for_it_to_pause: 5 runs of the
+# file in 8).
+UNPAUSED = Config(agent_nice=0)
+
+
 def flood_app(tmp_path: Path, go: Path | None = None) -> tuple[RatApp, Path]:
     """The app on FLOOD_AGENT, and the file that releases the agent's turn after the flood; with `go`, the
     flood itself waits for that file."""
@@ -296,7 +304,7 @@ def flood_app(tmp_path: Path, go: Path | None = None) -> tuple[RatApp, Path]:
     agent, release = tmp_path / "flood_agent.py", tmp_path / "release"
     agent.write_text(script)
     spec = AgentSpec(name="flood", argv=[sys.executable, str(agent), str(release)], env={}, is_demo=False)
-    return RatApp(spec, tmp_path), release
+    return RatApp(spec, tmp_path, config=UNPAUSED), release
 
 
 def _entry_lines(transcript) -> list[str]:
@@ -316,7 +324,7 @@ async def test_a_flood_s_end_shows_before_all_of_it_is_cut_and_the_whole_renders
     spec = AgentSpec(name="flood", argv=[sys.executable, str(agent)], env={}, is_demo=False)
 
     async def play(preview: bool) -> list[str]:
-        app = RatApp(spec, tmp_path)
+        app = RatApp(spec, tmp_path, config=UNPAUSED)
         async with app.run_test(size=(100, 30)) as pilot:
             session = view(app).session
             await until(pilot, lambda: session.state.status == "ready", "ready")
