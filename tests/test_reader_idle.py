@@ -562,7 +562,7 @@ def test_a_preview_scan_kept_across_a_cut_finds_what_a_scan_afresh_finds() -> No
     pieces = ["## Head {n}\n\n", "Text {n} with `code`.\n", "\n", "- item {n}\n", "  more of it\n", "1. one\n",
               "> quote {n}\n", "    indented\n", "```python\n", "```\n", "~~~\n", "````\n", "```` x\n",
               "``` a`b\n", "<div>\n", "| a | b |\n", "plain {n}\n", "plain {n}\n", "\n", "\n"]
-    scan = {"_pv_at": 0, "_pv_fence": "", "_pv_safe": -1, "_pv_base": 0, "_pv_spans": [], "_pv_safes": []}  # (as a region starts)
+    scan = {"_pv_at": 0, "_pv_fence": "", "_pv_base": 0, "_pv_spans": [], "_pv_safes": []}  # (as a region starts)
 
     def afresh(stream, lines: int) -> int:
         kept = {name: getattr(stream, name) for name in scan if hasattr(stream, name)}

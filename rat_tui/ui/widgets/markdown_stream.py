@@ -228,7 +228,7 @@ class MarkdownStream:
     __slots__ = ("line_count", "_refs", "_guess", "_merged", "_lines", "_chars", "_partial", "_partial_chars",
                  "_fresh", "_stopped", "_partial_fresh", "_no_list", "_parsed", "_covered", "_done", "_labels", "_relist",
                  "_newline_in", "_first", "_mode", "_fence", "_lang", "_code", "_code_line", "_given", "_top",
-                 "_closed", "_scanned", "_list", "_items", "_index", "_pv_at", "_pv_fence", "_pv_safe", "_pv_base",
+                 "_closed", "_scanned", "_list", "_items", "_index", "_pv_at", "_pv_fence", "_pv_base",
                  "_pv_spans", "_pv_safes")
 
     def __init__(self) -> None:
@@ -265,16 +265,19 @@ class MarkdownStream:
         self._list: ListInfo | None = None
         self._items: list[int] = []
         self._index = 0
-        # preview: the open region's lines scanned for fences so far, the fence open there, the last line
-        # from which its end may be parsed on its own (-1: none yet), and the fences the scan met, as
-        # [opening line, closing line or None, fence] numbered from the region's start when the scan began,
-        # `_pv_base` lines before the region's start now (what a cut needs to keep the scan: _keep_from)
+        self._reset_preview_scan()
+
+    def _reset_preview_scan(self) -> None:
+        """The preview's scan starts over (`_scan_preview`): the open region's lines scanned for fences so far,
+        the fence open there, the lines from which its end may be parsed on its own (PREVIEW_LINES back at most,
+        in order: the last is the preview's start), and the fences the scan met, as [opening line, closing line
+        or None, fence] numbered from the region's start when the scan began, `_pv_base` lines before the
+        region's start now (what a cut needs to keep the scan: _keep_preview_from)."""
         self._pv_at = 0
         self._pv_fence = ""
-        self._pv_safe = -1
         self._pv_base = 0
         self._pv_spans: list[list] = []
-        self._pv_safes: list[int] = []  # the scan's safe lines (`_pv_safe` the last), PREVIEW_LINES back at most
+        self._pv_safes: list[int] = []
 
     # -- feeding ------------------------------------------------------------------------------
 
@@ -353,8 +356,7 @@ class MarkdownStream:
     def _set_region(self, lines: list[str], mode: str) -> None:
         self._lines = lines
         self._parsed = self._covered = None
-        self._pv_at, self._pv_fence, self._pv_safe, self._pv_base, self._pv_spans = 0, "", -1, 0, []
-        self._pv_safes = []
+        self._reset_preview_scan()
         self._chars = sum(len(line) - 1 for line in lines)
         self._mode = mode
 
@@ -381,11 +383,9 @@ class MarkdownStream:
         span = spans[k - 1] if k else None
         open_at_start = span[2] if span is not None and (span[1] is None or span[1] >= at) else ""
         if start > self._pv_at or open_at_start != (self._fence if mode == "code" else ""):
-            self._pv_at, self._pv_fence, self._pv_safe, self._pv_base, self._pv_spans = 0, "", -1, 0, []
-            self._pv_safes = []
+            self._reset_preview_scan()
             return
         self._pv_at -= start
-        self._pv_safe = self._pv_safe - start if self._pv_safe > start else -1
         self._pv_safes = [safe - start for safe in self._pv_safes if safe > start]
         self._pv_base = at
         if k > 1:
@@ -745,10 +745,9 @@ class MarkdownStream:
         """The region's last safe line for a preview (see `preview_from`), -1 for none, scanned on from where
         the last scan stopped; the safe lines met are kept (`_pv_safes`), PREVIEW_LINES back at most."""
         lines = self._lines
-        at, fence, safe, spans, base = self._pv_at, self._pv_fence, self._pv_safe, self._pv_spans, self._pv_base
-        safes = self._pv_safes
+        at, fence, spans, base, safes = self._pv_at, self._pv_fence, self._pv_spans, self._pv_base, self._pv_safes
         if at == len(lines):
-            return safe
+            return safes[-1] if safes else -1
         if at == 0:
             fence = self._fence if self._mode == "code" else ""  # (code mode: the region is the fence's inside)
             spans.clear()
@@ -771,17 +770,16 @@ class MarkdownStream:
                 blank = True
                 continue
             if blank and i > 0 and not _NOT_RESYNC.match(line):
-                safe = i
                 safes.append(i)
             opened = _FENCE_LINE.match(line)
             if opened and (opened.group(1)[0] == "~" or "`" not in line[opened.end():]):
                 fence = opened.group(1)  # (a backtick fence's info string has no backtick)
                 spans.append([base + i, None, fence])
             blank = False
-        self._pv_at, self._pv_fence, self._pv_safe = len(lines), fence, safe
+        self._pv_at, self._pv_fence = len(lines), fence
         if safes and safes[0] < len(lines) - PREVIEW_LINES:
-            del safes[: bisect_left(safes, len(lines) - PREVIEW_LINES)]
-        return safe
+            del safes[: bisect_left(safes, len(lines) - PREVIEW_LINES)]  # (too far back to preview from)
+        return safes[-1] if safes else -1
 
     def tail(self, partial: bool = True) -> Block | None:
         """The open region as it stands (joined here, so O(tail), called once per frame at most)."""
