@@ -158,11 +158,11 @@ def input_first(driver_class: type[Driver]) -> type[Driver]:
         def start_application_mode(self) -> None:
             # (before the writer thread starts: it takes the file's write and flush as it does; again after
             # App.suspend, an external editor, when the watch is the file already and is told to priority again)
-            self._key_loop = asyncio.get_running_loop()
+            self._key_loop = loop = asyncio.get_running_loop()
             file = getattr(self, "_file", None)
             if file is not None:
                 if self._output is None:
-                    self._file = self._output = OutputWatch(file, asyncio.get_running_loop())
+                    self._file = self._output = OutputWatch(file, loop)
                 priority.when_written = self._output.when_written
             super().start_application_mode()
 

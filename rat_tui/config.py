@@ -178,8 +178,8 @@ class UiConfig:
 # CPU for 12-16 ms at a time in the middle of reading a pipe (0.2 ms of it CPU time), and the first key typed
 # into the flood echoed after over 50 ms in 16 runs of 21 (tabs20, bench/stress.py; up to 95 ms). At
 # 10, in 4 runs of 19 (up to 80 ms); at 19, in 1 of 16 (51 ms). The single-agent floods were no slower at 19
-# (4 alternating pairs against 10). An agent and what it starts itself then weigh 1.5% of a normal program,
-# but only while the CPU is short; on a machine with cores to spare nothing changes.
+# (4 alternating pairs against 10). While the CPU is short, an agent and what it starts itself then weigh
+# 15 against a normal program's 1024 (the kernel's weight for nice 19); with cores to spare nothing changes.
 AGENT_NICE = 19
 
 

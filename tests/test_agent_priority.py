@@ -13,7 +13,7 @@ import pytest
 from rat_tui.app import RatApp
 from rat_tui.config import AGENT_NICE, Config, validate_config
 from rat_tui.protocol import prespawn
-from rat_tui.protocol.transport import AgentProcess
+from rat_tui.protocol.transport import AgentProcess, lower_priority
 from rat_tui.ui.tabs.view import SessionView
 
 from .helpers.agents import first_line
@@ -88,9 +88,10 @@ async def test_the_agent_started_before_the_app_is_lowered_when_adopted(tmp_path
 
 
 async def test_an_agent_already_gone_is_no_error(tmp_path: Path) -> None:
-    agent = AgentProcess([sys.executable, "-c", "pass"], tmp_path, nice=5)
-    await agent.start()  # (it may be gone before it is lowered, or just after: either way the start succeeds)
-    assert await agent.wait() == 0
+    agent = AgentProcess([sys.executable, "-c", "pass"], tmp_path)
+    await agent.start()
+    assert await agent.wait() == 0 and agent.pid is not None
+    assert lower_priority(agent.pid, 5) == []  # gone (and reaped): nothing lowered, nothing raised
 
 
 @pytest.mark.slow

@@ -127,7 +127,7 @@ class KeyGuard:
     def key_arrived(self) -> None:
         """A key has just reached the driver (called on the loop as it arrives, ahead of the key's own hops): a
         dialog that opened by itself and is not drawn yet withdraws at once, not after the rest of its mounting
-        (40-60 ms of a form's callbacks came before the key's echo, and before the frame that withdrew it)."""
+        (in a trace of bench/stress.py `pattern`, 40-60 ms of its callbacks came before the key's echo)."""
         try:
             screen = self.screen  # type: ignore[attr-defined]
         except Exception:  # no screen (the app is starting or ending): nothing to withdraw
