@@ -86,7 +86,11 @@ async def test_an_agent_flooding_is_not_read_while_a_key_is_on_its_way(tmp_path,
 # 5,000 lines (65 KB): less than the stream's own flow control lets it buffer (128 KiB), so only the
 # reader's pause for a key can stop the pipe being read; then the agent waits for its stdin to close.
 SMALL_LINES = 5000
-SMALL_FLOOD = (f"import sys\nfor i in range({SMALL_LINES}): sys.stdout.write('{{\"n\": %d}}\\n' % i)\n"
+# Half the lines, then (once a line comes on its stdin) the other half: that half comes while the key is on its
+# way. (Written at once, all of it could be read before the key arrived, and then nothing came to be paused
+# for: the reader waits for data outside the key's checks. One clean-clone run in four timed out so.)
+SMALL_FLOOD = (f"import sys\nfor i in range({SMALL_LINES}):\n    sys.stdout.write('{{\"n\": %d}}\\n' % i)\n"
+               f"    if i == {SMALL_LINES // 2 - 1}: sys.stdout.flush(); sys.stdin.readline()\n"
                "sys.stdout.flush()\nsys.stdin.read()\n")
 
 
@@ -97,6 +101,7 @@ async def test_an_agent_s_pipe_is_not_read_while_a_key_is_on_its_way(tmp_path, c
     proc, lines, reader = await flooding(tmp_path, SMALL_FLOOD)
     pipe = proc._proc.stdout._transport
     priority.input_arrived(priority.KEY_WINDOW)
+    await proc.write_line(b"the other half")  # (it comes while the key is on its way)
     await until_true(lambda: not _reading(pipe), "the pipe to be paused")
     # Paused for the key: not closed (the agent is still there), not by the stream (it cannot fill up).
     assert not pipe.is_closing() and not proc._proc.stdout._paused

@@ -4,8 +4,10 @@
 
 Every line received on stdin is appended, raw, to the file named by env RAT_FAKE_RECORD (flushed at once);
 the requests it sends go to that name + ".sent", so answers can be checked against their method.
-With env RAT_FAKE_WRITTEN set, every line it writes to stdout is also appended there once the write
-returned (flushed at once): what a crash test compares the client's journal against.
+With env RAT_FAKE_WRITTEN set, every line it writes to stdout is also appended there (flushed at once) just
+before it is written: what a crash test compares the client's journal against (a prefix of it). Appended
+after the write, a line the client had read and journaled could be missing there when the test looked, the
+agent held off the CPU between the two writes (it runs below rat's priority).
 
 Script (every key optional):
 
@@ -178,20 +180,20 @@ class Wire:
 
     def write_line(self, text: str) -> None:
         data = text if text.endswith("\n") else text + "\n"
-        sys.stdout.buffer.write(data.encode("utf-8"))
-        sys.stdout.buffer.flush()
         if self.written is not None:
             self.written.write(data)
             self.written.flush()
+        sys.stdout.buffer.write(data.encode("utf-8"))
+        sys.stdout.buffer.flush()
 
     def write_bytes(self, data: bytes) -> None:
         data = data if data.endswith(b"\n") else data + b"\n"
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
         if self.written is not None:
             self.written.flush()
             self.written.buffer.write(data)
             self.written.buffer.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
 
     def write(self, msg: Any) -> None:
         line = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
