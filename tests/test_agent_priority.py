@@ -30,11 +30,15 @@ def own_nice() -> int:
 
 
 def autogroup_nice(pid: int | str) -> int | None:
-    """The nice value of the autogroup of `pid`; None where the kernel has none."""
+    """The nice value of the autogroup of `pid` (the file reads `/autogroup-N nice V`); None where the kernel
+    has none, or where /proc gives something else (a sandboxed kernel may give an empty file)."""
     try:
-        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
-    except (OSError, ValueError):
+        words = Path(f"/proc/{pid}/autogroup").read_text().split()
+    except OSError:
         return None
+    if len(words) != 3 or words[1] != "nice" or not words[2].lstrip("-").isdigit():
+        return None
+    return int(words[2])
 
 
 def autogroups_settable() -> bool:
