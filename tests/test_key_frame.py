@@ -133,6 +133,17 @@ async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(t
             RatApp._draw_key(screen, priority.serial())
             assert drawn[before:] == [], "the key's frame drew the transcript"
             await until(pilot, lambda: len(drawn) > before, "the transcript drawn at the next frame")
+            # Its scrollbar moved too (it follows the end): drawn over the transcript's region, the bar would
+            # have the compositor render the transcript's rows under it. Left to the next frame as well.
+            await pilot.pause()
+            before = len(drawn)
+            bar = transcript.vertical_scrollbar
+            transcript.refresh()
+            bar.refresh()
+            screen._dirty_widgets.update((transcript, bar))
+            RatApp._draw_key(screen, priority.serial())
+            assert drawn[before:] == [], "the key's frame drew the transcript under its scrollbar"
+            await until(pilot, lambda: len(drawn) > before, "the transcript and its bar drawn at the next frame")
             # Focused, the transcript is drawn in the key's frame.
             transcript.focus()
             await pilot.pause()
@@ -141,5 +152,75 @@ async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(t
             screen._dirty_widgets.add(transcript)
             RatApp._draw_key(screen, priority.serial())
             assert drawn[before:] == [True]
+    finally:
+        priority.reset()
+
+
+async def test_the_screens_frames_wait_for_a_key_on_its_way(tmp_path: Path, monkeypatch) -> None:
+    """A tick of the screen's timer that comes as a key arrives, before the app has seen it, draws nothing
+    (MainScreen._on_timer_update): the key's own frame comes first, the agent's new lines at a tick after it
+    (in traces of load50000's replay, the tick's frame took 20-29 ms and the key waited for it). A key never
+    drawn holds the screen's frames KEY_FRAME_HOLD at most; a click does not hold them."""
+    from rat_tui.ui.tabs import main_screen
+
+    release = tmp_path / "release"
+    script = {"turns": [[{"chunk": "A line of the flood, *emphasis* and `code`.\n\n", "repeat": 4000},
+                         {"wait_file": str(release)}]]}
+    app = RatApp(scripted(script, tmp_path), tmp_path)
+    frames: list[tuple[float, str]] = []  # each frame of the screen shown: (when, the composer's text then)
+    compositor_refresh = Screen._compositor_refresh
+
+    def recording_refresh(self: Screen) -> None:
+        if self is app.screen:
+            frames.append((priority.clock(), view(app).composer.text))
+        compositor_refresh(self)
+
+    monkeypatch.setattr(Screen, "_compositor_refresh", recording_refresh)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
+            composer, transcript = view(app).composer, view(app).transcript
+            composer.insert("flood please")
+            await pilot.press("enter")
+            await until(pilot, lambda: len(view(app).session.state.entries) >= 2, "the flood to begin")
+            composer.focus()
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, main_screen.MainScreen)
+
+            # A key arrives; the screen's timer ticks with the transcript's new lines before the app sees the key.
+            # (The hold made long: only the key's own frame may end it, however slow this machine.)
+            monkeypatch.setattr(main_screen, "KEY_FRAME_HOLD", 600.0)
+            priority.input_arrived(priority.KEY_WINDOW, key=True)  # as the app's driver does, as the key arrives
+            before = len(frames)
+            transcript.refresh()
+            screen._dirty_widgets.add(transcript)
+            screen._on_timer_update()
+            assert len(frames) == before, "the timer's tick drew before the key"
+            await pilot.press("x")
+            await until(pilot, lambda: len(frames) > before, "the key's frame")
+            assert frames[before][1] == "x", "the first frame after the key arrived does not show it"
+            await until(pilot, lambda: priority.input_wait() == 0, "the key's window to end")
+            monkeypatch.setattr(main_screen, "KEY_FRAME_HOLD", 0.05)
+
+            # A key that never reaches the screen (nothing calls input_done): the ticks draw once the hold is over.
+            arrived = priority.clock()
+            priority.input_arrived(priority.KEY_WINDOW, key=True)
+            before = len(frames)
+            transcript.refresh()
+            await until(pilot, lambda: len(frames) > before, "a frame once the hold is over")
+            assert frames[before][0] - arrived >= main_screen.KEY_FRAME_HOLD
+            priority.input_done(priority.serial())
+
+            # A click on its way does not hold the timer's frames.
+            priority.input_arrived()
+            before = len(frames)
+            transcript.refresh()
+            screen._dirty_widgets.add(transcript)
+            screen._on_timer_update()
+            assert len(frames) == before + 1, "a click held the timer's frame"
+            priority.input_done(priority.serial())
+            assert view(app).session.state.status != "ready", "the flood ended before the test did"
+            release.write_text("")
     finally:
         priority.reset()

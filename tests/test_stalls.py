@@ -596,3 +596,45 @@ def test_a_big_diff_s_rows_give_way_too_and_what_is_built_later_never_pauses() -
     assert calls[0] - before >= len(diff.hunks) >= 2000
     built = diff_cache.DiffCache(sync_chars=0)._build(("/p/big.py", old, new), pause)
     assert built.pause is None and built.unified
+
+
+MODELS_GIVE_WAY_CHECK = '''
+import sys, threading, time
+from rat_tui.protocol import priority, wire
+
+priority.clock = lambda: 0.0  # frozen: the key stays on its way until it is drawn
+priority.input_arrived(priority.KEY_WINDOW, key=True)
+done = threading.Event()
+worker = threading.Thread(target=lambda: (wire.schema_off_loop(), done.set()), daemon=True)
+worker.start()
+
+
+def pausing():
+    frame = sys._current_frames().get(worker.ident)
+    while frame is not None:
+        if frame.f_code.co_name in ("_pause_for_input", "_give_way"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+deadline = time.monotonic() + 20
+while not pausing():
+    if done.is_set() or time.monotonic() > deadline:
+        print("NEVER-PAUSED", done.is_set())
+        sys.exit(0)
+    time.sleep(0.0005)
+print("PAUSED", done.is_set())
+priority.input_done(priority.serial())  # the key is drawn
+print("IMPORTED", done.wait(20), type(wire.schema_off_loop().AgentMessageChunk).__name__)
+'''
+
+
+def test_the_models_imported_for_a_waiting_session_give_way_to_a_key(tmp_path) -> None:
+    """A session whose updates wait for the ACP models (a `session/load` replay just begun) imports them in an
+    executor's thread (`wire.schema_off_loop`). That import holds the GIL between statements; as the warm-up's,
+    it now pauses while a key is on its way to the screen, and goes on once the key is drawn. (It did not: a
+    key typed as load50000's replay began waited 17 ms for the loop to run at all, 54 ms to its echo.)"""
+    out = in_fresh_interpreter(MODELS_GIVE_WAY_CHECK, tmp_path)
+    assert "PAUSED False" in out.stdout, out.stdout + out.stderr
+    assert "IMPORTED True ModelMetaclass" in out.stdout, out.stdout + out.stderr

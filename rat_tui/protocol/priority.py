@@ -57,6 +57,7 @@ _input_at: float | None = None
 _until = 0.0  # when the window of the input on its way is over (`input_wait`)
 _serial = 0  # input events so far
 _keys = 0  # keys so far (`keys_arrived`)
+_key_last = False  # the input event on its way is a key (`key_on_its_way`)
 _gc_saved: tuple[int, int, int] | None = None  # the thresholds to put back (`_defer_gc`)
 _gc_lock = threading.Lock()  # (raised from the driver's thread, put back from the loop's)
 
@@ -65,12 +66,13 @@ def input_arrived(window: float | None = None, key: bool = False) -> None:
     """An input event has just arrived (called from the driver's thread); the work competing with it waits
     `window` seconds at most (INPUT_WINDOW; KEY_WINDOW for a key), or until it is drawn (`input_done`).
     `key`: it is a key (counted for `keys_arrived`)."""
-    global _input_at, _serial, _until, _keys
+    global _input_at, _serial, _until, _keys, _key_last
     now = clock()
     end = now + (INPUT_WINDOW if window is None else window)
     _until = max(_until, end) if _input_at is not None else end  # (a click after a key: the key's window holds)
     _serial += 1
     _keys += key
+    _key_last = key
     _input_at = now
     _defer_gc()
 
@@ -97,6 +99,13 @@ def keys_arrived() -> int:
     """How many keys have arrived so far, counted as they reach the driver's thread: a dialog on its way to the
     screen asks whether the user typed meanwhile (ui/screens/dialog.py), before the key itself is handled."""
     return _keys
+
+
+def key_on_its_way(hold: float) -> bool:
+    """Whether the input event on its way is a key that arrived less than `hold` seconds ago and is not drawn
+    yet (`input_done`): the screen's next frame waits for it (ui/tabs/main_screen.py)."""
+    at = _input_at
+    return at is not None and _key_last and clock() - at < hold
 
 
 def serial() -> int:

@@ -52,9 +52,9 @@ _waits = 0  # sleeps in `_give_way` (tests)
 def schema(*, give_way: bool = False) -> ModuleType:
     """The ACP models (`acp_models`, the SDK's update models), imported once (thread-safe).
 
-    `give_way`: from the warm-up's thread, which nothing waits on: the import pauses while a key the user
-    typed is on its way to the screen (`_give_way`). Any other call wants the models now: an import under
-    way stops pausing.
+    `give_way`: from a thread other than the loop's (the warm-up's, `schema_off_loop`): the import pauses while
+    a key the user typed is on its way to the screen (`_give_way`). A call without it (on the loop: a headless
+    session) wants the models now: an import under way stops pausing.
     """
     global _schema, _wanted
     if _schema is None:
@@ -64,6 +64,22 @@ def schema(*, give_way: bool = False) -> ModuleType:
             if _schema is None:
                 _schema = _import_models(give_way)
     return _schema
+
+
+def schema_off_loop() -> ModuleType:
+    """`schema`, from a thread the loop waits on (a session's updates held for the models, an executor's): the
+    import gives way to a key on its way to the screen, as the warm-up's does, its modules (pydantic's own, 0.14
+    s) and its model classes alike (GIVE_WAY_TOTAL s in all at most). Imported there without pausing, the
+    models held the GIL for 0.14-0.2 s as a `session/load` replay began, and a key typed then waited 17 ms for
+    the loop to run at all (54 ms to its echo, in a trace of load50000); the replay comes a key's frame later
+    at most."""
+    if _schema is not None:
+        return _schema
+    put_back = priority.imports_give_way(max(GIVE_WAY_TOTAL - _given_way, 0.0))
+    try:
+        return schema(give_way=True)
+    finally:
+        put_back()
 
 
 def _give_way() -> None:

@@ -367,7 +367,7 @@ class AgentSession:
     async def _release(self, gate: Callable[[], Awaitable[Any]]) -> None:
         try:
             await gate()  # the app's first frame comes first (RatApp.make_session)
-            await asyncio.get_running_loop().run_in_executor(None, wire.schema)
+            await asyncio.get_running_loop().run_in_executor(None, wire.schema_off_loop)
         except Exception:
             log.exception("importing the ACP models failed")  # parse_update says what it can per update
         while self._held:
@@ -389,7 +389,7 @@ class AgentSession:
         await self.updates_applied()
         if self.models_gate is not None and wire.needs_models(update):
             await self.models_gate()
-            await asyncio.get_running_loop().run_in_executor(None, wire.schema)
+            await asyncio.get_running_loop().run_in_executor(None, wire.schema_off_loop)
 
     async def updates_applied(self) -> None:
         """Wait until no update is held for the models' import (a turn's end comes after its updates)."""
