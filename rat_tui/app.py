@@ -320,6 +320,16 @@ class RatApp(KeyGuard, App[None]):
 
     # -- frames --------------------------------------------------------------------------------
 
+    def refresh(self, *, repaint: bool = True, layout: bool = False, recompose: bool = False) -> RatApp:
+        """Textual's, but the refresh that ends the removal of a dialog withdrawn before it was drawn (Textual 8.2's
+        `_prune`, once the dialog is gone) does not repaint the screen beneath whole (MainScreen.uncovered_undrawn)."""
+        screen = self.screen_stack[-1] if self.screen_stack else None
+        if getattr(screen, "_undrawn_cover", False) and not recompose:
+            screen.end_undrawn_cover()  # type: ignore[union-attr]
+            self.check_idle()
+            return self
+        return super().refresh(repaint=repaint, layout=layout, recompose=recompose)
+
     def _display(self, screen: Screen, renderable) -> None:
         """Every frame goes to the terminal here (Textual 8.2): its time is kept for `draw_now`."""
         if renderable is not None:

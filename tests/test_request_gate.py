@@ -100,21 +100,50 @@ async def settled(app: RatApp, pilot):
 async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_it_before_it_is_drawn(
         tmp_path: Path) -> None:
     """The dialog is pushed; before its first frame, a key reaches the driver (typed with nothing on screen
-    to answer): the dialog withdraws without being drawn, the key reaches the composer, the request waits."""
+    to answer): the dialog withdraws without being drawn, the key reaches the composer, the request waits.
+    The screen beneath, never covered on the terminal, is not drawn anew whole (its transcript is not rendered
+    again for the key's frame), and the toast that says the request waits comes after the key's frame."""
+    from rat_tui.ui.widgets.transcript import Transcript
+
     app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
+    events: list[str] = []  # the transcript rendered, the key's window ended, a toast: in order
+    render_lines, input_done, notify = Transcript.render_lines, priority.input_done, app.notify
+
+    def recording_render(self, crop):
+        events.append("transcript rendered")
+        return render_lines(self, crop)
+
+    def recording_done(seen: int) -> None:
+        events.append("key drawn")
+        input_done(seen)
+
+    def recording_notify(*args, **kwargs):
+        events.append("toast")
+        return notify(*args, **kwargs)
+
     async with app.run_test(size=(100, 30)) as pilot:
         view = await settled(app, pilot)
         dialogs = Dialogs(app)
         drawn = dialogs.drawn
-        asking = asyncio.create_task(app.request_gate.ask(view, "question", dialogs.make))
-        await asyncio.sleep(0)
-        assert dialogs.made and app.request_gate.showing is not None  # pushed, not shown yet
-        priority.input_arrived(priority.KEY_WINDOW, key=True)  # the driver's thread marks the key as it arrives
-        await pilot.press("y")
-        await until(pilot, lambda: app.request_gate.waiting(view) == 1 and "request waiting" in
-                    str(view.status_bar.render()), "the request waiting, announced")
-        assert view.composer.text == "y" and not drawn and len(app.screen_stack) == 1 and not asking.done()
-        await until(pilot, lambda: priority.input_wait() == 0, "the key drawn")
+        Transcript.render_lines = recording_render  # type: ignore[method-assign]
+        priority.input_done = recording_done
+        app.notify = recording_notify  # type: ignore[method-assign]
+        try:
+            asking = asyncio.create_task(app.request_gate.ask(view, "question", dialogs.make))
+            await asyncio.sleep(0)
+            assert dialogs.made and app.request_gate.showing is not None  # pushed, not shown yet
+            priority.input_arrived(priority.KEY_WINDOW, key=True)  # the driver's thread marks the key as it arrives
+            await pilot.press("y")
+            await until(pilot, lambda: app.request_gate.waiting(view) == 1 and "request waiting" in
+                        str(view.status_bar.render()), "the request waiting, announced")
+            assert view.composer.text == "y" and not drawn and len(app.screen_stack) == 1 and not asking.done()
+            await until(pilot, lambda: priority.input_wait() == 0, "the key drawn")
+            await until(pilot, lambda: "toast" in events, "the toast")
+        finally:
+            Transcript.render_lines = render_lines  # type: ignore[method-assign]
+            priority.input_done = input_done
+        assert events.index("key drawn") < events.index("toast"), events
+        assert "transcript rendered" not in events[:events.index("toast")], events  # (the toast lays the screen out)
         assert app.request_gate.open_next()  # the deliberate key opens it, drawn this time
         await until(pilot, lambda: isinstance(app.screen, AgentConfirmScreen) and len(drawn) > 0, "the dialog drawn")
         app.screen.dismiss(True)

@@ -73,6 +73,9 @@ class AgentDialog(DismissOnce, Dialog[T]):
     armed_at: float = math.inf
     # `priority.keys_arrived()` as the dialog was pushed by itself (RequestGate._show); None once it has shown.
     keys_at_push: int | None = None
+    # Whether the screen beneath had a whole repaint due as the dialog was pushed (RequestGate._show): withdrawn
+    # before it was drawn, the dialog leaves that screen as it was (`withdraw_unseen`).
+    repaint_beneath = True
 
     def on_mount(self) -> None:
         self.rearm()
@@ -95,6 +98,10 @@ class AgentDialog(DismissOnce, Dialog[T]):
         if pushed is None or self.key_sink is None or self._done or priority.keys_arrived() == pushed:
             return False
         self.keys_at_push = None
+        stack = self.app.screen_stack
+        beneath = stack[-2] if len(stack) > 1 and stack[-1] is self else None
+        if beneath is not None and hasattr(beneath, "uncovered_undrawn"):
+            beneath.uncovered_undrawn(self.repaint_beneath)  # (MainScreen: not drawn anew whole, nothing was covered)
         self.dismiss(Withdrawn())
         return True
 

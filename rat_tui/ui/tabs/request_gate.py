@@ -144,6 +144,8 @@ class RequestGate:
             except Exception:
                 pass
             screen.keys_at_push = priority.keys_arrived()  # a key typed before it shows withdraws it unseen
+            beneath = self.app.screen  # (Textual 8.2: a whole repaint due, or the screen in what its next frame draws)
+            screen.repaint_beneath = beneath._repaint_required or beneath in beneath._dirty_widgets
         item.screen, self.showing = screen, item
 
         def answered(result: Any) -> None:
@@ -162,6 +164,17 @@ class RequestGate:
     # -- announcing -------------------------------------------------------------------------------
 
     def _announce(self, item: Pending, withdrawn: bool = False) -> None:
+        """The bell and a toast: the request waits. While a key is on its way (the key that withdrew the dialog, as
+        a rule) they come once it is drawn: the toast's mount lays the screen out again, and in the key's frame
+        it made that frame longer (bench/stress.py `pattern`). The status bar says it at once (`_changed`)."""
+        if (wait := priority.input_wait()) > 0:
+            priority.call_after_input(asyncio.get_running_loop(), wait, lambda: self._announce_now(item, withdrawn))
+        else:
+            self._announce_now(item, withdrawn)
+
+    def _announce_now(self, item: Pending, withdrawn: bool) -> None:
+        if item.future.done() or item.screen is not None:
+            return  # answered, or opened, meanwhile
         agent = item.view.session.state.agent_name
         where = ""
         tabs = getattr(self.app, "tabs", None)
