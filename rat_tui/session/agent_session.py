@@ -714,6 +714,7 @@ class AgentSession:
                 count = len(turn.files)
                 self.store.dispatch(reducer.add_notice,
                                     f"{count} file{'' if count == 1 else 's'} changed in this turn · F3 to review", "info")
+            self.store.deliver_soon()  # the turn is over: its end on screen now, not at the frame's pace
 
     def _track_write(self, write: FileWrite) -> None:
         self.changes.record(str(write.path), write.old_text, write.new_text, "write")

@@ -22,6 +22,9 @@ from .tab_ui import TabUI
 from ...session.agent_session import AgentSession
 from ...state import reducer
 from ...state.models import (
+    CANCELLED,
+    ERROR,
+    READY,
     Change,
     EntryAdded,
     EntryChanged,
@@ -142,6 +145,9 @@ class SessionView(Vertical):
         self._plan_panel: PlanPanel | None = None
         self._plan_behind = False  # a replay's plan not drawn yet: drawn once the replay is over (_on_changes)
         self._backlog: deque[Change] = deque()  # a big delivery's changes not handled yet (_drain)
+        # The agent's last line read (Connection.last_inbound) when a turn was seen over: its burst is over then
+        # (`_last_inbound`).
+        self._turn_over_inbound = -1.0
         self._queue_view: PromptQueueView | None = None
         self._row = Horizontal()
         # Kept, not queried: a card with a location asks for it as each update comes (`_follow_along`).
@@ -156,8 +162,15 @@ class SessionView(Vertical):
         yield StatusBar()
 
     def _last_inbound(self) -> float:
+        """When the agent's last line was read (Transcript.activity: a burst goes on while lines came less than
+        BURST_QUIET ago), or 0.0 once the turn is over with nothing read since: the agent answered the prompt,
+        so nothing more of its burst is coming, and the transcript draws its end at once instead of waiting
+        BURST_QUIET (8 ms) for a pause (the end of a 2,000-chunk answer, bench/breakdown.py --timeline)."""
         connection = self.session.connection
-        return connection.last_inbound if connection is not None else 0.0
+        if connection is None:
+            return 0.0
+        last = connection.last_inbound
+        return 0.0 if last <= self._turn_over_inbound else last
 
     def _burst_began(self) -> float:
         connection = self.session.connection
@@ -175,6 +188,12 @@ class SessionView(Vertical):
         if self.session.store.burst_end_due:
             return True  # (its delivery is scheduled: however late a key made it, it comes and draws)
         return connection.last_inbound > connection.idle_at and time.monotonic() - connection.last_inbound < FLOOD_STALE
+
+    def _turn_over_seen(self) -> None:
+        """The session's status changed: a turn that ended (ready, cancelled, failed) ends the agent's burst."""
+        connection = self.session.connection
+        if connection is not None and self.session.state.status in (READY, CANCELLED, ERROR):
+            self._turn_over_inbound = connection.last_inbound
 
     @property
     def transcript(self) -> Transcript:
@@ -322,6 +341,7 @@ class SessionView(Vertical):
                     self.composer.set_commands(list(self.session.state.commands))
                 elif change.name == "status":
                     self.flow.status_changed()
+                    self._turn_over_seen()
         for key in cards:
             if key in added:
                 continue  # (a tool call and its first update in one batch: one card, not two)
