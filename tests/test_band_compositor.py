@@ -77,14 +77,9 @@ async def test_a_frame_of_the_top_and_the_foot_leaves_what_is_between_unrendered
 async def test_every_partial_frame_of_the_app_under_a_flood_writes_what_textuals_would(tmp_path, monkeypatch) -> None:
     """The real app, an agent flooding the transcript, keys typed one by one meanwhile: each partial frame is
     written as Textual's compositor would have written it from the same regions."""
-    from rat_tui.app import RatApp
+    from .helpers.app import flood_app, start_flood, until, view
 
-    from .helpers.app import scripted, until, view
-
-    release = tmp_path / "release"
-    script = {"turns": [[{"chunk": "A line of the flood, *emphasis* and `code`.\n\n", "repeat": 3000},
-                         {"wait_file": str(release)}]]}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app, release = flood_app(tmp_path, 3000)
     compared: list[int] = []
     ours = BandCompositor.render_partial_update
 
@@ -102,12 +97,7 @@ async def test_every_partial_frame_of_the_app_under_a_flood_writes_what_textuals
 
     monkeypatch.setattr(BandCompositor, "render_partial_update", checked)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
-        composer = view(app).composer
-        composer.insert("flood please")
-        await pilot.press("enter")
-        await until(pilot, lambda: len(view(app).session.state.entries) >= 2, "the flood to begin")
-        composer.focus()
+        await start_flood(pilot, app)
         for key in "typed meanwhile":
             await pilot.press(key if key != " " else "space")
         release.write_text("")

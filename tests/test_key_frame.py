@@ -17,14 +17,11 @@ from textual.screen import Screen
 from rat_tui.app import RatApp
 from rat_tui.protocol import priority
 
-from .helpers.app import scripted, until, view
+from .helpers.app import flood_app, start_flood, until, view
 
 
 async def test_a_keys_window_ends_after_the_frame_that_shows_it(tmp_path: Path, monkeypatch) -> None:
-    release = tmp_path / "release"
-    script = {"turns": [[{"chunk": "A line of the flood, *emphasis* and `code`.\n\n", "repeat": 4000},
-                         {"wait_file": str(release)}]]}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app, release = flood_app(tmp_path)
     drawn: list[str] = []  # the composer's text in each frame that drew it
     ends: list[tuple[int, str, str]] = []  # at each input_done: (key, its text now, its text as last drawn)
 
@@ -53,11 +50,7 @@ async def test_a_keys_window_ends_after_the_frame_that_shows_it(tmp_path: Path, 
     monkeypatch.setattr(priority, "input_done", recording_done)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
-            composer = view(app).composer
-            composer.insert("flood please")
-            await pilot.press("enter")
-            await until(pilot, lambda: len(view(app).session.state.entries) >= 2, "the flood to begin")
+            composer = (await start_flood(pilot, app)).composer
             typed = ["a", "b", "backspace", "c", "backspace", "backspace", "d", "e"]
             ours: list[int] = []
             for key in typed:
@@ -86,10 +79,7 @@ async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(t
     frame comes: it is left to the next frame, which draws it; focused, it is drawn in the key's frame."""
     from rat_tui.ui.widgets.transcript import Transcript
 
-    release = tmp_path / "release"
-    script = {"turns": [[{"chunk": "A line of the flood, *emphasis* and `code`.\n\n", "repeat": 4000},
-                         {"wait_file": str(release)}]]}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app, release = flood_app(tmp_path)
     in_key_frame = [False]
     drawn: list[bool] = []  # each time the transcript is drawn: inside a key's frame?
     draw_key, render_lines = RatApp._draw_key, Transcript.render_lines
@@ -109,13 +99,8 @@ async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(t
     monkeypatch.setattr(Transcript, "render_lines", recording_render_lines)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
-            composer, transcript = view(app).composer, view(app).transcript
-            composer.insert("flood please")
-            await pilot.press("enter")
-            await until(pilot, lambda: len(view(app).session.state.entries) >= 2, "the flood to begin")
-            composer.focus()
-            await pilot.pause()
+            tab = await start_flood(pilot, app)
+            composer, transcript = tab.composer, tab.transcript
             for key in "typed during the flood":
                 priority.input_arrived()  # as the app's driver does, in its thread, as the key arrives
                 await pilot.press(key if key != " " else "space")
@@ -163,10 +148,7 @@ async def test_the_screens_frames_wait_for_a_key_on_its_way(tmp_path: Path, monk
     drawn holds the screen's frames KEY_FRAME_HOLD at most; a click does not hold them."""
     from rat_tui.ui.tabs import main_screen
 
-    release = tmp_path / "release"
-    script = {"turns": [[{"chunk": "A line of the flood, *emphasis* and `code`.\n\n", "repeat": 4000},
-                         {"wait_file": str(release)}]]}
-    app = RatApp(scripted(script, tmp_path), tmp_path)
+    app, release = flood_app(tmp_path)
     frames: list[tuple[float, str]] = []  # each frame of the screen shown: (when, the composer's text then)
     compositor_refresh = Screen._compositor_refresh
 
@@ -178,13 +160,7 @@ async def test_the_screens_frames_wait_for_a_key_on_its_way(tmp_path: Path, monk
     monkeypatch.setattr(Screen, "_compositor_refresh", recording_refresh)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
-            composer, transcript = view(app).composer, view(app).transcript
-            composer.insert("flood please")
-            await pilot.press("enter")
-            await until(pilot, lambda: len(view(app).session.state.entries) >= 2, "the flood to begin")
-            composer.focus()
-            await pilot.pause()
+            transcript = (await start_flood(pilot, app)).transcript
             screen = app.screen
             assert isinstance(screen, main_screen.MainScreen)
 

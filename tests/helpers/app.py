@@ -106,3 +106,26 @@ async def palette_offers(pilot: Pilot, app: App, text: str) -> None:
         return index is not None and text in str(options.get_option_at_index(index).prompt)
 
     await until(pilot, offered, f"the palette to offer {text!r}")
+
+
+FLOOD_LINE = "A line of the flood, *emphasis* and `code`.\n\n"
+
+
+def flood_app(tmp_path: Path, repeat: int = 4000) -> tuple[RatApp, Path]:
+    """The app on a scripted agent whose turn floods the transcript (`repeat` markdown lines), then waits for the
+    file it returns (the release) to exist before it ends."""
+    release = tmp_path / "release"
+    script = {"turns": [[{"chunk": FLOOD_LINE, "repeat": repeat}, {"wait_file": str(release)}]]}
+    return RatApp(scripted(script, tmp_path), tmp_path), release
+
+
+async def start_flood(pilot: Pilot, app: RatApp) -> SessionView:
+    """Once the agent is ready, send the prompt of a `flood_app`, wait for its flood to begin, and give the composer
+    the focus (for what is typed during the flood); the tab's view."""
+    await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
+    view(app).composer.insert("flood please")
+    await pilot.press("enter")
+    await until(pilot, lambda: len(view(app).session.state.entries) >= 2, "the flood to begin")
+    view(app).composer.focus()
+    await pilot.pause()
+    return view(app)
