@@ -107,9 +107,21 @@ FLOOD = 20_000
 ROUNDS = 10
 
 
+FLOOD_BURST = 500  # chunks written with no pause between them
+FLOOD_PAUSE = 0.02  # seconds between two bursts
+
+
 def flood_script() -> dict:
-    """20,000 chunks with no pause: the agent writes as fast as the pipe takes them (a paragraph each)."""
-    return {"turns": [[{"chunk": f"line {n:05d} of the flood\n\n"} for n in range(FLOOD)]]}
+    """20,000 chunks (a paragraph each) in bursts of FLOOD_BURST the agent writes as fast as the pipe takes them,
+    FLOOD_PAUSE apart. rat draws a flood as it pauses, so a kill once a chunk is on screen falls inside the flood.
+    With no pause at all, rat could read the whole flood before its first frame of it, and the kill came after
+    the flood's end: in 2 rounds of 10 in one run in three (stop 30's code and stop 31's alike)."""
+    steps: list[dict] = []
+    for n in range(FLOOD):
+        if n and n % FLOOD_BURST == 0:
+            steps.append({"sleep": FLOOD_PAUSE})
+        steps.append({"chunk": f"line {n:05d} of the flood\n\n"})
+    return {"turns": [steps]}
 
 
 def numbers_on(screen: str) -> set[int]:
