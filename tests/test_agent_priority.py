@@ -13,7 +13,7 @@ import pytest
 from rat_tui.app import RatApp
 from rat_tui.config import AGENT_NICE, Config, validate_config
 from rat_tui.protocol import prespawn
-from rat_tui.protocol.transport import AgentProcess, lower_priority
+from rat_tui.protocol.transport import AgentProcess, autogroup_nice, lower_priority
 from rat_tui.ui.tabs.view import SessionView
 
 from .helpers.agents import first_line
@@ -27,18 +27,6 @@ CHILD_NICE = [sys.executable, "-c", "import subprocess, sys\nfor line in sys.std
 
 def own_nice() -> int:
     return os.getpriority(os.PRIO_PROCESS, 0)
-
-
-def autogroup_nice(pid: int | str) -> int | None:
-    """The nice value of the autogroup of `pid` (the file reads `/autogroup-N nice V`); None where the kernel
-    has none, or where /proc gives something else (a sandboxed kernel may give an empty file)."""
-    try:
-        words = Path(f"/proc/{pid}/autogroup").read_text().split()
-    except OSError:
-        return None
-    if len(words) != 3 or words[1] != "nice" or not words[2].lstrip("-").isdigit():
-        return None
-    return int(words[2])
 
 
 def autogroups_settable() -> bool:

@@ -45,10 +45,7 @@ async def test_a_request_arriving_as_a_key_is_on_its_way_waits_for_it_and_the_ke
         await until(pilot, lambda: app.request_gate.waiting(view) == 1 and "request waiting" in
                     str(view.status_bar.render()), "the request waiting, announced")
         assert not made and view.composer.text == "y" and not asking.done()
-        assert app.request_gate.open_next()  # the deliberate key opens it
-        await until(pilot, lambda: isinstance(app.screen, AgentConfirmScreen), "the dialog")
-        app.screen.dismiss(True)
-        assert await asking is True
+        await opened_and_answered(app, pilot, asking)
 
 
 async def test_a_request_with_no_key_on_its_way_opens_at_once(tmp_path: Path) -> None:
@@ -90,6 +87,14 @@ class Dialogs:
         return self.made[-1]
 
 
+async def opened_and_answered(app: RatApp, pilot, asking: asyncio.Task, shown=lambda: True) -> None:
+    """The deliberate key opens the waiting request (`shown` once its dialog is on screen), answered yes."""
+    assert app.request_gate.open_next()
+    await until(pilot, lambda: isinstance(app.screen, AgentConfirmScreen) and shown(), "the dialog")
+    app.screen.dismiss(True)
+    assert await asking is True
+
+
 async def settled(app: RatApp, pilot):
     """The app's tab, its agent ready and no input on its way."""
     await until(pilot, lambda: app.first_session.state.status == "ready", "ready")
@@ -98,7 +103,7 @@ async def settled(app: RatApp, pilot):
 
 
 async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_it_before_it_is_drawn(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The dialog is pushed; before its first frame, a key reaches the driver (typed with nothing on screen
     to answer): the dialog withdraws without being drawn, the key reaches the composer, the request waits.
     The screen beneath, never covered on the terminal, is not drawn anew whole (its transcript is not rendered
@@ -125,29 +130,22 @@ async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_i
         view = await settled(app, pilot)
         dialogs = Dialogs(app)
         drawn = dialogs.drawn
-        Transcript.render_lines = recording_render  # type: ignore[method-assign]
-        priority.input_done = recording_done
-        app.notify = recording_notify  # type: ignore[method-assign]
-        try:
-            asking = asyncio.create_task(app.request_gate.ask(view, "question", dialogs.make))
-            await asyncio.sleep(0)
-            assert dialogs.made and app.request_gate.showing is not None  # pushed, not shown yet
-            priority.input_arrived(priority.KEY_WINDOW, key=True)  # the driver's thread marks the key as it arrives
-            await pilot.press("y")
-            await until(pilot, lambda: app.request_gate.waiting(view) == 1 and "request waiting" in
-                        str(view.status_bar.render()), "the request waiting, announced")
-            assert view.composer.text == "y" and not drawn and len(app.screen_stack) == 1 and not asking.done()
-            await until(pilot, lambda: priority.input_wait() == 0, "the key drawn")
-            await until(pilot, lambda: "toast" in events, "the toast")
-        finally:
-            Transcript.render_lines = render_lines  # type: ignore[method-assign]
-            priority.input_done = input_done
+        monkeypatch.setattr(Transcript, "render_lines", recording_render)
+        monkeypatch.setattr(priority, "input_done", recording_done)
+        monkeypatch.setattr(app, "notify", recording_notify)
+        asking = asyncio.create_task(app.request_gate.ask(view, "question", dialogs.make))
+        await asyncio.sleep(0)
+        assert dialogs.made and app.request_gate.showing is not None  # pushed, not shown yet
+        priority.input_arrived(priority.KEY_WINDOW, key=True)  # the driver's thread marks the key as it arrives
+        await pilot.press("y")
+        await until(pilot, lambda: app.request_gate.waiting(view) == 1 and "request waiting" in
+                    str(view.status_bar.render()), "the request waiting, announced")
+        assert view.composer.text == "y" and not drawn and len(app.screen_stack) == 1 and not asking.done()
+        await until(pilot, lambda: priority.input_wait() == 0, "the key drawn")
+        await until(pilot, lambda: "toast" in events, "the toast")
         assert events.index("key drawn") < events.index("toast"), events
         assert "transcript rendered" not in events[:events.index("toast")], events  # (the toast lays the screen out)
-        assert app.request_gate.open_next()  # the deliberate key opens it, drawn this time
-        await until(pilot, lambda: isinstance(app.screen, AgentConfirmScreen) and len(drawn) > 0, "the dialog drawn")
-        app.screen.dismiss(True)
-        assert await asking is True
+        await opened_and_answered(app, pilot, asking, lambda: len(drawn) > 0)  # drawn this time
 
 
 async def test_a_dialog_pushed_by_itself_with_no_key_since_is_drawn(tmp_path: Path) -> None:

@@ -216,6 +216,19 @@ class _Adopted:
             self._popen.send_signal(sig)
 
 
+def autogroup_nice(pid: int | str) -> int | None:
+    """The nice value of the autogroup of process `pid` ("self": this one): `/proc/PID/autogroup` reads
+    `/autogroup-N nice V`. None where the kernel has none, or gives something else (a sandboxed kernel may give
+    an empty file)."""
+    try:
+        words = Path(f"/proc/{pid}/autogroup").read_text().split()
+    except OSError:
+        return None
+    if len(words) != 3 or words[1] != "nice" or not words[2].lstrip("-").isdigit():
+        return None
+    return int(words[2])
+
+
 def lower_priority(pid: int, steps: int) -> list[str]:
     """Lower the CPU priority of process `pid` (an agent, just started in a session of its own) and of what
     it starts `steps` nice steps below this process's own; what was lowered, for the log.
@@ -236,11 +249,11 @@ def lower_priority(pid: int, steps: int) -> list[str]:
     except OSError as error:
         log.info("could not lower the priority of pid %s: %s", pid, error)
     try:
-        own = Path("/proc/self/autogroup").read_text().split()
-        group = min(19, int(own[-1]) + steps) if len(own) >= 3 and own[-2] == "nice" else steps
+        own = autogroup_nice("self")
+        group = min(19, own + steps) if own is not None else steps
         Path(f"/proc/{pid}/autogroup").write_text(str(group))
         lowered.append(f"autogroup nice {group}")
-    except (OSError, ValueError) as error:
+    except OSError as error:
         log.debug("no autogroup priority for pid %s: %s", pid, error)
     return lowered
 

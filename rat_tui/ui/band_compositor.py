@@ -1,10 +1,9 @@
 """Provides BandCompositor: Textual's compositor, but a partial frame renders only the widgets under what changed.
 
 Textual 8.2 draws a partial frame (`Compositor.render_partial_update`) from one crop, the box around every
-region that changed, and renders each widget that box overlaps, whole. So a frame where the tab bar (at the top)
-and the composer (at the foot) changed rendered every row of the transcript between them, to keep none: a key
-typed as a request was withdrawn, with the tab bar relabelled, rendered the transcript in its frame; so did a
-tabs20 frame with a tab's badge turning and a key in the composer.
+region that changed, and renders each widget that box overlaps, whole. So a frame where a region near the top
+and the composer (at the foot) changed rendered every row of the transcript between them, to keep none: the
+frame of a key that withdrew a dialog rendered the transcript (tests/test_request_gate.py's withdrawal).
 
 Textual also takes every widget whose clip (its container's area) the crop overlaps, not its region: a frame of
 the composer alone could render the transcript above it, in the same container.

@@ -37,6 +37,11 @@ class MainScreen(StyledOnce, Screen):
         super().__init__(*args, **kwargs)
         self._compositor = BandCompositor()  # (Textual 8.2 makes its own in Screen.__init__, used from the first frame)
 
+    def whole_repaint_due(self) -> bool:
+        """Whether the next frame repaints the whole screen (Textual 8.2: the flag a `refresh()` sets, or the screen in
+        the set of what that frame draws); asked as a dialog is pushed over it, for `uncovered_undrawn`."""
+        return self._repaint_required or self in self._dirty_widgets
+
     def uncovered_undrawn(self, repaint_before_push: bool) -> None:
         """A dialog pushed over this screen is being popped before it was ever drawn (AgentDialog.withdraw_unseen):
         the terminal still shows this screen as it was last drawn, so it repaints only what changed since.

@@ -144,8 +144,8 @@ class RequestGate:
             except Exception:
                 pass
             screen.keys_at_push = priority.keys_arrived()  # a key typed before it shows withdraws it unseen
-            beneath = self.app.screen  # (Textual 8.2: a whole repaint due, or the screen in what its next frame draws)
-            screen.repaint_beneath = beneath._repaint_required or beneath in beneath._dirty_widgets
+            due = getattr(self.app.screen, "whole_repaint_due", None)  # (MainScreen)
+            screen.repaint_beneath = due() if due is not None else True
         item.screen, self.showing = screen, item
 
         def answered(result: Any) -> None:
