@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
+from textual.css.query import NoMatches
 
 from ...protocol import priority
 from ..screens.dialog import AgentDialog, Withdrawn, send_key_to
@@ -82,8 +83,16 @@ class RequestGate:
 
     # -- opening ----------------------------------------------------------------------------------
 
+    def _tabs(self) -> Any:
+        """The app's SessionTabs; None without them: a test app, or the app shutting down, its screen's widgets
+        gone (`RatApp.tabs` queries them: NoMatches). A request cancelled then still ends cleanly (`ask`)."""
+        try:
+            return getattr(self.app, "tabs", None)
+        except NoMatches:
+            return None
+
     def _active_view(self) -> SessionView | None:
-        tabs = getattr(self.app, "tabs", None)
+        tabs = self._tabs()
         try:
             return tabs.active_view if tabs is not None else None
         except Exception:  # no tabs mounted (a test app, or shutting down)
@@ -129,7 +138,7 @@ class RequestGate:
         item = next((i for i in waiting if i.view is active), None) or next(iter(waiting), None)
         if item is None:
             return False
-        tabs = getattr(self.app, "tabs", None)
+        tabs = self._tabs()
         if tabs is not None and item.view is not active:
             tabs.show_view(item.view)
         self._show(item, by_itself=False)
@@ -177,7 +186,7 @@ class RequestGate:
             return  # answered, or opened, meanwhile
         agent = item.view.session.state.agent_name
         where = ""
-        tabs = getattr(self.app, "tabs", None)
+        tabs = self._tabs()
         if tabs is not None and item.view is not self._active_view():
             number = next((n for n, v in enumerate(tabs.views, start=1) if v is item.view), None)
             where = f" in tab {number}" if number else " in another tab"
@@ -195,7 +204,7 @@ class RequestGate:
         return self.app.get_key_display(Binding(OPEN_KEY, "open_request"))
 
     def _changed(self) -> None:
-        tabs = getattr(self.app, "tabs", None)
+        tabs = self._tabs()
         try:
             views = set(tabs.views) if tabs is not None else set()
         except Exception:
