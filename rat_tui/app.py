@@ -330,6 +330,28 @@ class RatApp(KeyGuard, App[None]):
             return self
         return super().refresh(repaint=repaint, layout=layout, recompose=recompose)
 
+    def _prune(self, *nodes: Widget, parent=None):
+        """Textual's, but what follows a removal (its parent laid out again, the mouse's widget found anew) runs
+        once. Textual 8.2 runs it at every await of the removal: once from its own `call_next`, once more for a
+        caller that awaits it too (`await screen.remove()` as a screen is popped, `await widget.remove()`), so the
+        parent was laid out twice. For a dialog's removal the parent is the app: the second `refresh(layout=True)`
+        repainted the whole screen beneath a dialog withdrawn before it was drawn, just after the key's frame
+        (MainScreen.uncovered_undrawn ended with the first)."""
+        removal = super()._prune(*nodes, parent=parent)
+        follow_up = removal._post_remove
+        if follow_up is not None:
+            done = False
+
+            def once() -> object:
+                nonlocal done
+                if done:
+                    return None
+                done = True
+                return follow_up()
+
+            removal._post_remove = once
+        return removal
+
     def _display(self, screen: Screen, renderable) -> None:
         """Every frame goes to the terminal here (Textual 8.2): its time is kept for `draw_now`."""
         if renderable is not None:

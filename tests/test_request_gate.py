@@ -13,7 +13,7 @@ from rat_tui.app import RatApp
 from rat_tui.protocol import priority
 from rat_tui.ui.screens.confirm import AgentConfirmScreen
 
-from .helpers.app import scripted_named, until
+from .helpers.app import at_rest, scripted_named, until
 
 
 @pytest.fixture
@@ -96,9 +96,8 @@ async def opened_and_answered(app: RatApp, pilot, asking: asyncio.Task, shown=la
 
 
 async def settled(app: RatApp, pilot):
-    """The app's tab, its agent ready and no input on its way."""
-    await until(pilot, lambda: app.first_session.state.status == "ready", "ready")
-    await until(pilot, lambda: priority.input_wait() == 0, "no input on its way")
+    """The app's tab, its agent ready and nothing left to draw (`at_rest`)."""
+    await until(pilot, lambda: app.first_session.state.status == "ready" and at_rest(app), "ready, at rest")
     return app.tabs.active_view
 
 
@@ -106,13 +105,16 @@ async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_i
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The dialog is pushed; before its first frame, a key reaches the driver (typed with nothing on screen
     to answer): the dialog withdraws without being drawn, the key reaches the composer, the request waits.
-    The screen beneath, never covered on the terminal, is not drawn anew whole (its transcript is not rendered
-    again for the key's frame), and the toast that says the request waits comes after the key's frame."""
+    The screen beneath, never covered on the terminal, is not drawn anew whole: its transcript is not rendered
+    again, neither in the key's frame nor once the dialog's removal is over (Textual 8.2 laid the app out twice as
+    it ended, RatApp._prune), and the toast that says the request waits comes after the key's frame. (The toast
+    is recorded, not shown: shown over the transcript, it has the rows beneath it rendered.)"""
+    from rat_tui.ui.tabs.main_screen import MainScreen
     from rat_tui.ui.widgets.transcript import Transcript
 
     app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
-    events: list[str] = []  # the transcript rendered, the key's window ended, a toast: in order
-    render_lines, input_done, notify = Transcript.render_lines, priority.input_done, app.notify
+    events: list[str] = []  # the transcript rendered, the key drawn, the toast, the removal over: in order
+    render_lines, input_done, end_cover = Transcript.render_lines, priority.input_done, MainScreen.end_undrawn_cover
 
     def recording_render(self, crop):
         events.append("transcript rendered")
@@ -122,9 +124,9 @@ async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_i
         events.append("key drawn")
         input_done(seen)
 
-    def recording_notify(*args, **kwargs):
-        events.append("toast")
-        return notify(*args, **kwargs)
+    def recording_end(self) -> None:
+        events.append("removal over")
+        end_cover(self)
 
     async with app.run_test(size=(100, 30)) as pilot:
         view = await settled(app, pilot)
@@ -132,7 +134,8 @@ async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_i
         drawn = dialogs.drawn
         monkeypatch.setattr(Transcript, "render_lines", recording_render)
         monkeypatch.setattr(priority, "input_done", recording_done)
-        monkeypatch.setattr(app, "notify", recording_notify)
+        monkeypatch.setattr(MainScreen, "end_undrawn_cover", recording_end)
+        monkeypatch.setattr(app, "notify", lambda *args, **kwargs: events.append("toast"))
         asking = asyncio.create_task(app.request_gate.ask(view, "question", dialogs.make))
         await asyncio.sleep(0)
         assert dialogs.made and app.request_gate.showing is not None  # pushed, not shown yet
@@ -141,10 +144,10 @@ async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_i
         await until(pilot, lambda: app.request_gate.waiting(view) == 1 and "request waiting" in
                     str(view.status_bar.render()), "the request waiting, announced")
         assert view.composer.text == "y" and not drawn and len(app.screen_stack) == 1 and not asking.done()
-        await until(pilot, lambda: priority.input_wait() == 0, "the key drawn")
-        await until(pilot, lambda: "toast" in events, "the toast")
+        await until(pilot, lambda: "toast" in events and "removal over" in events and not dialogs.made[0].is_attached
+                    and at_rest(app), "the toast, the dialog's removal over, everything drawn")
         assert events.index("key drawn") < events.index("toast"), events
-        assert "transcript rendered" not in events[:events.index("toast")], events  # (the toast lays the screen out)
+        assert "transcript rendered" not in events, events
         await opened_and_answered(app, pilot, asking, lambda: len(drawn) > 0)  # drawn this time
 
 
@@ -159,3 +162,19 @@ async def test_a_dialog_pushed_by_itself_with_no_key_since_is_drawn(tmp_path: Pa
         assert isinstance(screen, AgentConfirmScreen) and screen.key_sink is not None and screen.keys_at_push is None
         screen.dismiss(False)
         assert await asking is False
+
+
+async def test_a_request_still_waiting_as_the_app_ends_ends_cleanly_when_cancelled(
+        tmp_path: Path, long_input_window: None) -> None:
+    """Cancelled once the app's widgets are gone (its agent's task cancelled at shutdown), a waiting request
+    ends as cancelled: it used to raise NoMatches looking for the tabs, a traceback in the log at exit."""
+    app = RatApp(scripted_named({}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await settled(app, pilot)
+        priority.input_arrived()  # a key on its way: the request waits, announced
+        asking = asyncio.create_task(app.request_gate.ask(view, "question", Dialogs(app).make))
+        await until(pilot, lambda: app.request_gate.waiting(view) == 1, "the request waiting")
+    assert not asking.done()
+    asking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asking

@@ -51,6 +51,25 @@ def transcript_flushed(transcript) -> bool:
     return not (transcript._flush_pending or transcript._dirty or transcript._cycle)
 
 
+def at_rest(app: RatApp) -> bool:
+    """Whether the app's tab has nothing left to draw: no input on its way, what the agent sent delivered and
+    drawn, no tab label put off (SessionTabs puts off a change of width for QUIET_RELABEL), and nothing of the
+    screen waiting for a frame: no layout, repaint or scroll asked for by the screen or any widget (a widget's
+    own flags reach the screen at its next idle), a scrollbar's included. A test that asserts what a frame does
+    NOT draw starts from here, so that nothing drawn late from before is taken for the frame's own doing."""
+    from rat_tui.protocol import priority
+
+    screen, tab = app.screen, view(app)
+    if (priority.input_wait() or not delivered(tab.session) or not transcript_flushed(tab.transcript)
+            or app.tabs._deferred or app.tabs._retrying or screen._dirty_widgets):
+        return False
+    for widget in [screen, *screen.walk_children(with_self=False)]:
+        bars = [bar for bar in (widget._vertical_scrollbar, widget._horizontal_scrollbar) if bar is not None]
+        if any(node._repaint_required or node._layout_required or node._scroll_required for node in [widget, *bars]):
+            return False
+    return True
+
+
 def view(app: RatApp) -> SessionView:
     return app.query_one(SessionView)
 

@@ -738,6 +738,30 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             seg.strips = None
         self._rendered.clear()
 
+    # What the scrollbars were last updated for (`_scroll_update`), see `_size_updated`.
+    _bars_for: tuple | None = None
+
+    def _bars_key(self, size: Size) -> tuple:
+        styles = self.styles
+        return (size, self.virtual_size, self.show_vertical_scrollbar, self.show_horizontal_scrollbar,
+                styles.gutter.totals, styles.overflow_x, styles.overflow_y, styles.scrollbar_size_vertical,
+                styles.scrollbar_size_horizontal, styles.scrollbar_gutter)
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        """Textual's (ScrollView), but a layout of the screen that changes nothing the scrollbars show leaves them
+        alone. Textual 8.2 compares the virtual size the compositor gives (the region's, less the bar) with the
+        transcript's own (its lines), which differ whenever the content is not exactly one screen high; so every
+        layout of the screen (a toast, a tab's label, the composer growing, a dialog's removal) refreshed the
+        vertical bar, and the bar, drawn over the transcript's region, had the compositor render every visible row
+        of the transcript again. The content's own changes update the bars as they come (`_sync_size`)."""
+        if self._size == size and self._bars_for == self._bars_key(size):
+            return self._container_size != container_size  # (what Textual returns when nothing changed)
+        return super()._size_updated(size, virtual_size, container_size, layout)
+
+    def _scroll_update(self, virtual_size: Size) -> None:
+        super()._scroll_update(virtual_size)
+        self._bars_for = self._bars_key(self._size)
+
     def _sync_size(self) -> None:
         size = Size(self._width, self._rows.total)
         if self.virtual_size != size:
