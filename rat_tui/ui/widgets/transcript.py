@@ -751,9 +751,10 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         """Textual's (ScrollView), but a layout of the screen that changes nothing the scrollbars show leaves them
         alone. Textual 8.2 compares the virtual size the compositor gives (the region's, less the bar) with the
         transcript's own (its lines), which differ whenever the content is not exactly one screen high; so every
-        layout of the screen (a toast, a tab's label, the composer growing, a dialog's removal) refreshed the
-        vertical bar, and the bar, drawn over the transcript's region, had the compositor render every visible row
-        of the transcript again. The content's own changes update the bars as they come (`_sync_size`)."""
+        layout of the screen (a toast, a tab label of a new width, a dialog's removal) refreshed the vertical bar,
+        and the bar, drawn over the transcript's region, had the compositor render every visible row of the
+        transcript again. The content's own changes update the bars as they come (`_sync_size`); a new size, a
+        scrollbar shown or hidden, or a new style goes through Textual's as before."""
         if self._size == size and self._bars_for == self._bars_key(size):
             return self._container_size != container_size  # (what Textual returns when nothing changed)
         return super()._size_updated(size, virtual_size, container_size, layout)
