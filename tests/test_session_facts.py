@@ -35,7 +35,8 @@ async def test_usage_title_and_notice_from_the_agent(tmp_path: Path, record_file
         await until(pilot, lambda: app.session.state.status == "ready", "the end of the first turn")
         bar = view(app).status_bar
         assert bar.usage_text == "ctx ▰▰▰▰▱ 85% 170k/200k  $3.50" and bar.context_level == "warning"
-        assert "Fix the login bug" in labels(app)[0]
+        # (a label of a new width waits until the agent is quiet: SessionTabs._put_off)
+        await until(pilot, lambda: "Fix the login bug" in labels(app)[0], "the title in the tab")
         assert "Fix the login bug" in str(bar.render())
         # The notice: a line in the transcript and a toast.
         assert "Rate limited\nRetrying in 30 s." in view(app).transcript.plain_text
@@ -43,7 +44,7 @@ async def test_usage_title_and_notice_from_the_agent(tmp_path: Path, record_file
         await pilot.press(*"again", "enter")
         await until(pilot, lambda: "two" in view(app).transcript.plain_text, "the second turn")
         await until(pilot, lambda: app.session.state.title is None, "the title cleared")
-        await pilot.pause()
         # A null title clears it: the tab falls back to the first prompt, the status bar drops it.
-        assert "Fix the login bug" not in labels(app)[0] and "please look at auth.py" in labels(app)[0]
+        await until(pilot, lambda: "Fix the login bug" not in labels(app)[0] and "please look at auth.py" in
+                    labels(app)[0], "the tab's label back to the first prompt")
         assert "Fix the login bug" not in str(view(app).status_bar.render())
