@@ -182,7 +182,9 @@ async def test_a_first_prompt_s_title_waits_for_the_agent_to_pause(tmp_path: Pat
         assert first - asked >= tab_bar.QUIET_RELABEL
         if first - asked < tab_bar.MAX_RELABEL_DELAY:
             assert not [t for t in arrived if first - tab_bar.QUIET_RELABEL < t <= first], "laid out mid-stream"
-        assert sum(1 for t in arrived if asked < t < first) >= 50, "the title did not wait for the stream"
+        # Lines kept coming once QUIET_RELABEL had passed since the prompt, and the title waited for them. (Not a
+        # count of lines: on a loaded machine the agent itself pauses, and the title rightly goes in that pause.)
+        assert any(asked + tab_bar.QUIET_RELABEL <= t < first for t in arrived), "the title did not wait for the stream"
 
 
 async def test_a_frame_drawn_while_a_closed_tab_s_composer_is_pruned_draws_it_blank(tmp_path: Path) -> None:
