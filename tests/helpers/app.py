@@ -84,10 +84,12 @@ def labels(app: RatApp) -> list[str]:
 
 
 def steady(app: App) -> None:
-    """Stop every text cursor on the screen blinking, so a snapshot does not depend on the blink phase (nor does
-    it on when an agent paused: conftest's labels_at_once_in_snapshots)."""
-    for widget in app.screen.query("TextArea, Input"):
-        widget.cursor_blink = False
+    """Stop every text cursor blinking, so a snapshot does not depend on the blink phase (nor does it on when an
+    agent paused: conftest's labels_at_once_in_snapshots): on every screen of the stack, since a dialog shows the
+    screen beneath it, the composer's cursor with it."""
+    for screen in app.screen_stack:
+        for widget in screen.query("TextArea, Input"):
+            widget.cursor_blink = False
 
 
 def screen_text(app: App) -> str:
