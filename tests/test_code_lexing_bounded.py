@@ -123,6 +123,11 @@ async def test_the_transcript_colours_a_long_block_a_slice_per_turn(lexed: list[
         for start in range(0, len(DOC), 20_000):
             transcript.append_text("a", DOC[start : start + 20_000])
             await pilot.pause()
+        # (a flush that cost more than PACED_FLUSH waits on a timer: past any number of pauses on a loaded machine)
+        for _ in range(2000):
+            if not transcript.pending:
+                break
+            await pilot.pause(0.01)
         assert "END" in transcript.visible_text()
         assert waited  # pieces on screen were drawn plain, waiting for their colours
         for _ in range(2000):
