@@ -28,6 +28,8 @@ REQUEST_CANCELLED = -32800
 CANCEL_REQUEST = "$/cancel_request"
 
 # Limits on what one message may be (checked at the edge, before anything else looks at it).
+# A pause this long between two of the agent's lines ends a burst (`burst_began`; the transcript's BURST_QUIET).
+BURST_GAP = 0.008
 MAX_DEPTH = 200  # nesting of objects and arrays; json.loads itself dies of RecursionError near 1,000
 INT_LIMIT = 2**63  # integers beyond a signed 64-bit one are clamped: a float of them overflows
 RequestHandler = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -135,7 +137,9 @@ class Connection:
         # When the agent last sent anything (monotonic): a silent agent during a turn looks hung.
         self.last_inbound = time.monotonic()
         self.idle_at = 0.0  # when the reader last found every line the agent wrote routed (its pipe drained)
-        self.burst_began = 0.0  # when the first line since the reader was last idle came (a burst's start)
+        # When the burst being read began: its first line after a pause of BURST_GAP or more, the reader idle
+        # then (`_route_line`).
+        self.burst_began = 0.0
         # Hears every error answer to our requests (method, error) before the waiter does.
         self.on_error: Callable[[str, RpcError], None] | None = None
         # The ACP version the agent answered `initialize` with (None before); `codec` maps a protocol
@@ -295,7 +299,9 @@ class Connection:
     def _route_line(self, line: bytes) -> None:
         """Route one line; a malformed message is logged, answered where it is a request, and dropped."""
         now = time.monotonic()
-        if self.idle_at >= self.last_inbound:
+        if self.idle_at >= self.last_inbound and now - self.last_inbound >= BURST_GAP:
+            # Not at every line the reader found drained before it: an agent writing a line every few ms is drained
+            # after each, and a burst begun anew at each line held the transcript's drawing until the agent paused.
             self.burst_began = now
         self.last_inbound = now
         message = self._parse(line)

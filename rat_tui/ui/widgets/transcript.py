@@ -23,6 +23,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from ...protocol import priority
+from ...protocol.router import BURST_GAP
 from ..line_memo import MemoLines, lean_vertical_scrollbar
 from ..loop_hop import from_any_thread
 from . import markdown_stream
@@ -35,7 +36,7 @@ NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
 # transcript takes about a quarter of the UI thread in a flood, and reading the agent the rest.
 FLUSH_SPACING = 3
 MAX_FLUSH_GAP = 0.1
-BURST_QUIET = 0.008  # the agent has written nothing for this long: a burst of lines paused (or ended)
+BURST_QUIET = BURST_GAP  # the agent has written nothing for this long: a burst of lines paused (or ended)
 PARK_POLL = 0.02  # what a flood left to cut is looked at again this often, until it is read
 PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper ones come at once
 # A flush cuts at most this many new lines into blocks (about 5 ms of parsing), of one message or of
