@@ -324,8 +324,8 @@ class RatApp(KeyGuard, App[None]):
         """Textual's, but the refresh that ends the removal of a dialog withdrawn before it was drawn (Textual 8.2's
         `_prune`, once the dialog is gone) does not repaint the screen beneath whole (MainScreen.uncovered_undrawn)."""
         screen = self.screen_stack[-1] if self.screen_stack else None
-        if getattr(screen, "_undrawn_cover", False) and not recompose:
-            screen.end_undrawn_cover()  # type: ignore[union-attr]
+        if isinstance(screen, MainScreen) and screen._undrawn_cover and not recompose:
+            screen.end_undrawn_cover()
             self.check_idle()
             return self
         return super().refresh(repaint=repaint, layout=layout, recompose=recompose)

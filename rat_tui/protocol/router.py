@@ -27,9 +27,10 @@ INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 CANCEL_REQUEST = "$/cancel_request"
 
-# Limits on what one message may be (checked at the edge, before anything else looks at it).
 # A pause this long between two of the agent's lines ends a burst (`burst_began`; the transcript's BURST_QUIET).
 BURST_GAP = 0.008
+
+# Limits on what one message may be (checked at the edge, before anything else looks at it).
 MAX_DEPTH = 200  # nesting of objects and arrays; json.loads itself dies of RecursionError near 1,000
 INT_LIMIT = 2**63  # integers beyond a signed 64-bit one are clamped: a float of them overflows
 RequestHandler = Callable[[dict[str, Any]], Awaitable[Any]]

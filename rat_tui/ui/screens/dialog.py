@@ -20,6 +20,7 @@ from textual import events
 from textual.screen import ModalScreen
 
 from ...protocol import priority
+from ..tabs.main_screen import MainScreen
 from .modal_answer import DismissOnce
 from .modal_footer import ModalFooter
 
@@ -100,8 +101,8 @@ class AgentDialog(DismissOnce, Dialog[T]):
         self.keys_at_push = None
         stack = self.app.screen_stack
         beneath = stack[-2] if len(stack) > 1 and stack[-1] is self else None
-        if beneath is not None and hasattr(beneath, "uncovered_undrawn"):
-            beneath.uncovered_undrawn(self.repaint_beneath)  # (MainScreen: not drawn anew whole, nothing was covered)
+        if isinstance(beneath, MainScreen):
+            beneath.uncovered_undrawn(self.repaint_beneath)  # (not drawn anew whole: nothing of it was covered)
         self.dismiss(Withdrawn())
         return True
 

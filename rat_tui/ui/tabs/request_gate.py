@@ -28,6 +28,7 @@ from textual.css.query import NoMatches
 
 from ...protocol import priority
 from ..screens.dialog import AgentDialog, Withdrawn, send_key_to
+from .main_screen import MainScreen
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -153,8 +154,8 @@ class RequestGate:
             except Exception:
                 pass
             screen.keys_at_push = priority.keys_arrived()  # a key typed before it shows withdraws it unseen
-            due = getattr(self.app.screen, "whole_repaint_due", None)  # (MainScreen)
-            screen.repaint_beneath = due() if due is not None else True
+            beneath = self.app.screen
+            screen.repaint_beneath = beneath.whole_repaint_due() if isinstance(beneath, MainScreen) else True
         item.screen, self.showing = screen, item
 
         def answered(result: Any) -> None:
