@@ -451,23 +451,20 @@ class RatApp(KeyGuard, App[None]):
             self._problems.append(f"Could not prune the history: {error}")
         return journal
 
-    def on_text_area_changed(self, event) -> None:
+    def on_prompt_composer_draft_changed(self, event) -> None:
         """The composer's draft goes to the journal (debounced there), so a crash or a restart keeps it."""
         from .ui.tabs.view import SessionView
-        from .ui.widgets.prompt import PromptComposer
 
-        if not isinstance(event.text_area, PromptComposer):
-            return  # a dialog's text area, not a draft
-        view = next((node for node in event.text_area.ancestors if isinstance(node, SessionView)), None)
+        view = next((node for node in event.composer.ancestors if isinstance(node, SessionView)), None)
         journal = self.sessions.journal(view.session) if view is not None else None
-        if journal is not None and event.text_area is view.composer:
-            journal.set_draft(event.text_area.text)
+        if journal is not None and event.composer is view.composer:
+            journal.set_draft(event.text)
 
     def _restore_draft(self, session: AgentSession) -> None:
         journal = self.sessions.journal(session)
         view = next((v for v in self.tabs.views if v.session is session), None)
         if journal is not None and journal.draft and view is not None and not view.composer.text:
-            view.composer.text = journal.draft
+            view.composer.restore_draft(journal.draft)
 
     def action_history(self) -> None:
         if self.history is None:

@@ -59,6 +59,18 @@ class PromptComposer(TextArea):
         text: str
 
     @dataclass
+    class DraftChanged(Message):
+        """The composer's text changed, whoever changed it (the app journals it as the session's draft).
+
+        Textual stops a message's bubbling at the widget whose handler posted it: `TextArea.Changed` of a
+        clear done by the view (a prompt sent) never reached the app, so the last sent prompt stayed the
+        journal's draft. This one is posted by the composer itself, so it bubbles all the way up.
+        """
+
+        composer: "PromptComposer"
+        text: str
+
+    @dataclass
     class SendNext(Message):
         """Enter on an empty composer."""
 
@@ -229,6 +241,15 @@ class PromptComposer(TextArea):
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._menu_dismissed = False
         self._refresh_menu()
+        if not self.text:
+            self.border_title = None  # a restored draft sent or emptied: no longer one
+        self.post_message(self.DraftChanged(self, self.text))
+
+    def restore_draft(self, text: str) -> None:
+        """A draft journaled by an earlier run: shown marked, the cursor at its end (typing goes on from there)."""
+        self.text = text
+        self.move_cursor(self.document.end)
+        self.border_title = "draft restored"
 
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
         self._refresh_menu()
