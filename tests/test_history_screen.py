@@ -184,3 +184,33 @@ async def test_an_rpc_log_replays_and_the_palette_offers_history(tmp_path: Path,
         text = view.transcript.plain_text
         assert "log this" in text and "logged answer" in text
         assert view.composer.placeholder.startswith("This is a recorded session")
+
+
+async def test_down_in_the_search_box_chooses_the_session_enter_opens(tmp_path: Path) -> None:
+    """↓ typed in the search box moves the selection (the focus stays there), and Enter opens that session,
+    not the top one; typing more keeps the chosen session while it is still listed."""
+    zebra = scripted_in({"turns": [[{"chunk": "Zebras have stripes."}]]}, tmp_path / "zoo", "zebra-agent")
+    app = RatApp(zebra, tmp_path / "zoo")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")
+        await prompt(pilot, app, "tell me about zebras", "Zebras have stripes.")
+        other = scripted_in({"turns": [[{"chunk": "Roses need water."}]]}, tmp_path / "garden", "rose-agent")
+        await app.open_session(other, tmp_path / "garden")
+        await until(pilot, lambda: app.tabs.active_view.session.state.status == "ready", "second ready")
+        await prompt(pilot, app, "tell me about roses", "Roses need water.")
+
+        await pilot.press("ctrl+r")
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        assert [info.agent for info in screen.rows] == ["rose-agent", "zebra-agent"]
+        await pilot.press(*"tell")
+        await until(pilot, lambda: "matching 'tell'" in str(screen.status.render()), "the search")
+        await pilot.press("down")
+        assert screen.search.has_focus and screen.selected is not None and screen.selected.agent == "zebra-agent"
+        await pilot.press(*" me")  # the search refined: the chosen session is still listed, still chosen
+        await until(pilot, lambda: "matching 'tell me'" in str(screen.status.render()), "the refined search")
+        assert screen.selected.agent == "zebra-agent"
+        await pilot.press("up", "down", "enter")
+        transcript_screen = app.screen
+        assert isinstance(transcript_screen, HistoryTranscriptScreen)
+        assert transcript_screen.info.agent == "zebra-agent"

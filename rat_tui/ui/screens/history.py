@@ -76,6 +76,12 @@ class HistoryScreen(StyledOnce, Screen[None]):
         Binding("slash", "focus_search", "Search", id="history.search", show=False,
                 tooltip="Search by text, agent:NAME, cwd:DIR, date:YYYY-MM-DD"),
         Binding("delete", "delete", "Delete", id="history.delete", tooltip="Delete the selected session"),
+        # From the search box too (the table has its own): the selection moves while the focus stays where
+        # typing refines the search, so Enter opens the session ↓ chose, not the top one.
+        Binding("down", "move(1)", "Next", show=False),
+        Binding("up", "move(-1)", "Previous", show=False),
+        Binding("pagedown", "move(10)", "Page down", show=False),
+        Binding("pageup", "move(-10)", "Page up", show=False),
     ]
 
     table = getters.query_one("#history-table", DataTable)
@@ -109,10 +115,15 @@ class HistoryScreen(StyledOnce, Screen[None]):
             log.exception("history search failed")
             self.rows = []
             self.notify(f"Search failed: {error}", severity="error")
+        chosen = self.selected
         self.table.clear()
         for info in self.rows:
             self.table.add_row(when(info.updated), clean(info.agent_title or info.agent), clean(short_dir(info.cwd)),
                                clean(info.label[:80]) or "(no prompt)", str(info.messages), key=str(info.id))
+        # The session chosen before stays chosen while it is still listed (a search refined, or Enter on it).
+        kept = next((i for i, info in enumerate(self.rows) if chosen is not None and info.id == chosen.id), 0)
+        if self.rows:
+            self.table.move_cursor(row=kept, animate=False)
         found = f"{len(self.rows)} session{'' if len(self.rows) == 1 else 's'}"  # never-prompted ones are not listed
         self.status.update(f"History · {found}" + (f" matching {query!r}" if query else "")
                            + " · Enter opens · Del deletes · Esc closes")
@@ -148,6 +159,10 @@ class HistoryScreen(StyledOnce, Screen[None]):
         self.journal.flush()
         fresh = self.journal.session(info.id) or info
         self.app.push_screen(HistoryTranscriptScreen(self.journal, fresh))
+
+    def action_move(self, rows: int) -> None:
+        if self.rows:
+            self.table.move_cursor(row=max(0, min(len(self.rows) - 1, self.table.cursor_row + rows)), animate=False)
 
     def action_focus_search(self) -> None:
         self.search.focus()
