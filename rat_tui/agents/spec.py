@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,6 +37,8 @@ class AgentSpec:
     """The profile's instructions (session/setup.py joins them with the global and project ones)."""
     system_prompt_mode: str = "append"
     additional_directories: tuple[str, ...] = ()
+    title: str | None = None
+    """The profile's `title` (the name shown in pickers), if it set one."""
 
 
 def demo_agent() -> AgentSpec:
@@ -47,13 +49,25 @@ def demo_agent() -> AgentSpec:
 def agent_choices(config: Config, launched: AgentSpec) -> list[AgentSpec]:
     """The agents a new tab can start: the one rat was launched with, the demo, every profile."""
     choices = [launched, demo_agent(), *(profile_spec(name, config.agents[name]) for name in config.agents)]
-    seen: set[tuple[str, ...]] = set()
-    unique = []
+    # Two profiles of one command line are two choices when anything else differs (a protocol, an env, the
+    # defaults): only a spec that would start the very same agent in the very same way is dropped.
+    unique: list[AgentSpec] = []
     for spec in choices:
-        if tuple(spec.argv) not in seen:
-            seen.add(tuple(spec.argv))
+        if not any(replace(spec, name=kept.name, title=kept.title) == kept for kept in unique):
             unique.append(spec)
     return unique
+
+
+def short_command(argv: list[str]) -> str:
+    """A command line as a person reads it: each path by its file name (`node …/dist/index.js` is `node
+    index.js`), so a picker row shows which program runs without a full Node install path."""
+    return " ".join(os.path.basename(arg) if os.sep in arg and not arg.startswith("-") else arg for arg in argv)
+
+
+def spec_label(spec: AgentSpec) -> str:
+    """How a picker names an agent: its profile's title (else its key), its command, its ACP version if 2."""
+    version = "  · ACP v2" if spec.protocol == 2 else ""
+    return f"{spec.title or spec.name}  —  {short_command(spec.argv)}{version}"
 
 
 def _overrides(client_tools: Any) -> Any:
@@ -72,5 +86,5 @@ def profile_spec(name: str, profile: AgentProfile) -> AgentSpec:
         client_tools=_overrides(profile.client_tools),
         protocol=profile.protocol,
         system_prompt=profile.system_prompt, system_prompt_mode=profile.system_prompt_mode,
-        additional_directories=tuple(profile.additional_directories),
+        additional_directories=tuple(profile.additional_directories), title=profile.title,
     )

@@ -28,6 +28,12 @@ class NewSession(NamedTuple):
     """Start in a fresh git worktree (a new branch) of the repository holding `cwd`."""
 
 
+class WorktreeBox(Checkbox):
+    """The worktree box: Space ticks it, Enter starts (as the hint says everywhere on this screen), not a toggle."""
+
+    BINDINGS = [Binding("enter", "screen.start", "Start", show=False)]
+
+
 class NewSessionScreen(ModalFooter, ModalScreen[NewSession | None]):
     """Dismisses with a NewSession (agent spec, absolute cwd, in a worktree?), or None when cancelled.
 
@@ -65,15 +71,17 @@ class NewSessionScreen(ModalFooter, ModalScreen[NewSession | None]):
             yield OptionList(*options)
             yield Label("Working directory", markup=False)
             yield Input(str(self.cwd), id="cwd")
-            yield Checkbox("In a fresh git worktree (a new branch of the directory's repository)", self.worktree,
-                           id="worktree")
+            yield WorktreeBox("In a fresh git worktree (a new branch of the directory's repository)", self.worktree,
+                              id="worktree")
             yield Static("", classes="error", markup=False)
             yield Static("↑↓ pick an agent · Tab to the directory and the worktree box (Space) · Enter starts · "
                          "Esc cancels", classes="hint")
 
     @staticmethod
     def _label(spec: Any) -> str:
-        return f"{spec.name}  —  {' '.join(spec.argv)}"[:120]
+        from ...agents.spec import spec_label
+
+        return spec_label(spec)[:120]
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
@@ -84,6 +92,9 @@ class NewSessionScreen(ModalFooter, ModalScreen[NewSession | None]):
         self._start()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._start()
+
+    def action_start(self) -> None:
         self._start()
 
     def _start(self) -> None:
