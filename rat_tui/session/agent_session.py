@@ -605,6 +605,11 @@ class AgentSession:
             return "The agent has exited: Alt+R restarts it."
         if self.login.needed:
             return "The agent needs a login first: Alt+L picks a method."
+        if self.state.status == ERROR and self.session_id is None:
+            # A failed start: say what failed and what to do next, not only that nothing is there.
+            why = self.state.status_detail.rstrip(".") or "it failed"
+            return (f"The agent did not start ({why}). Alt+R tries again; Ctrl+N starts another agent (the demo "
+                    "among them) and Ctrl+P → Agents lists the installed ones. Your prompt stays here.")
         if self.session_id is None or self.state.status == STARTING:
             return "The agent is not ready yet." if self.state.status == STARTING else "There is no session."
         return None
