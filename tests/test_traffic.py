@@ -361,6 +361,26 @@ async def test_filter_by_method_direction_and_id() -> None:
         assert app.closed
 
 
+async def test_filter_by_the_kind_of_an_update_kept_as_bytes() -> None:
+    """`plan` finds the plan updates: a routed line is kept as its bytes, and its kind is read from them."""
+
+    class NoProcess:
+        async def write_line(self, line: bytes) -> None: ...
+
+    traffic = TrafficLog()
+    connection = Connection(NoProcess(), lambda method, params: None, traffic=traffic)  # type: ignore[arg-type]
+    plan = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {
+        "sessionUpdate": "plan", "entries": [{"content": "chunk", "priority": "high", "status": "pending"}]}}}
+    for line in (chunk(1), plan, chunk(2)):
+        connection._route_line(json.dumps(line).encode())
+    assert [record.update_kind for record in traffic.records] == ["agent_message_chunk", "plan", "agent_message_chunk"]
+    app = TrafficApp(traffic)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: len(table_rows(app)) == 3, "the rows")
+        await pilot.press("slash", *"plan")
+        await until(pilot, lambda: [row[0] for row in table_rows(app)] == ["2"], "the plan update alone")
+
+
 async def test_enter_shows_the_redacted_json_of_a_row() -> None:
     app = TrafficApp(fixed_traffic())
     async with app.run_test(size=(100, 30)) as pilot:

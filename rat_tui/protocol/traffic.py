@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -19,6 +20,9 @@ DEFAULT_LIMIT = 5_000
 # recording costs a tuple. A big message (a file read, a long answer) is redacted at once instead: that
 # cuts its long strings, so the ring never pins megabytes; its JSON was just built or parsed anyway.
 EAGER_REDACT_BYTES = 32 * 1024
+
+# The kind of a session/update kept as bytes (v1 and v2 name it alike); a kind is a short snake_case word.
+UPDATE_KIND = re.compile(rb'"sessionUpdate"\s*:\s*"([a-z_]{1,64})"')
 
 TrafficListener = Callable[["TrafficRecord"], None]
 
@@ -74,6 +78,22 @@ class TrafficRecord:
                 payload = clean(payload[:200].decode("utf-8", "replace"))
             self._payload = payload
         return payload
+
+    @property
+    def update_kind(self) -> str | None:
+        """A `session/update`'s kind (`plan`, `tool_call`, `agent_message_chunk`, ...), for the inspector's filter.
+
+        A line kept as its bytes is searched, not decoded: filtering a flood stays a scan of bytes.
+        """
+        if self.method != "session/update":
+            return None
+        payload = self._payload
+        if type(payload) is bytes:
+            found = UPDATE_KIND.search(payload)
+            return found.group(1).decode("ascii") if found else None
+        update = payload.get("params", {}).get("update") if isinstance(payload, dict) else None
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        return kind if isinstance(kind, str) else None
 
     @property
     def is_error(self) -> bool:

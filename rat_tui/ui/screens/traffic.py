@@ -40,12 +40,14 @@ def format_time(timestamp: float) -> str:
 
 
 def matches(record: TrafficRecord, terms: list[str]) -> bool:
-    """Every term must match: "in"/"out" the direction, anything else a substring of method or id."""
+    """Every term must match: "in"/"out" the direction, anything else a substring of the method, the id or an
+    update's kind (`plan` finds the plan updates)."""
     for term in terms:
         if term in ARROWS:
             if record.direction != term:
                 return False
-        elif term not in (record.method or "").lower() and term not in ("" if record.id is None else str(record.id)).lower():
+        elif (term not in (record.method or "").lower() and term not in ("" if record.id is None else str(record.id)).lower()
+              and term not in (record.update_kind or "")):
             return False
     return True
 
