@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
+import ssl
 import time
 import urllib.error
 import urllib.request
@@ -128,8 +130,23 @@ def current(path: Path | None = None, max_age: float = MAX_AGE) -> tuple[Registr
 
 
 def _reason(error: BaseException) -> str:
+    """Why the registry could not be used, in words: `[Errno -2] Name or service not known` is no reason a
+    person reads ("offline: the registry's host name could not be looked up" is)."""
+    if isinstance(error, urllib.error.HTTPError):
+        return f"the registry answered HTTP {error.code} {error.reason}"
     if isinstance(error, urllib.error.URLError) and error.reason:
-        return str(error.reason)
+        inner = error.reason
+        if isinstance(inner, socket.gaierror):
+            return "offline: the registry's host name could not be looked up"
+        if isinstance(inner, ConnectionRefusedError):
+            return "the registry refused the connection"
+        if isinstance(inner, (TimeoutError, socket.timeout)):
+            return "timed out"
+        if isinstance(inner, ssl.SSLCertVerificationError):
+            return f"its TLS certificate could not be verified ({inner.verify_message})"
+        if isinstance(inner, OSError) and inner.strerror:
+            return inner.strerror[0].lower() + inner.strerror[1:]
+        return str(inner)
     if isinstance(error, TimeoutError):
         return "timed out"
     if isinstance(error, json.JSONDecodeError):
