@@ -810,11 +810,21 @@ class RatApp(KeyGuard, App[None]):
                 self.exit()
             self.update_title()
 
-        if view.session.state.status in ("exited", "error"):
+        session = view.session
+        # Ask only when closing loses something: a running turn, prompts queued behind it, a request waiting,
+        # words typed and not sent. An idle tab closes at once; its history keeps the session (Ctrl+R).
+        losing = [what for what, lost in (
+            ("a turn is running", session.state.status == "working" or session.busy),
+            (f"{len(session.prompts.queue)} queued prompt(s)", bool(session.prompts.queue)),
+            (f"{self.request_gate.waiting(view)} request(s) waiting", bool(self.request_gate.waiting(view))),
+            ("the composer holds unsent text", bool(view.composer.text.strip())),
+        ) if lost]
+        if not losing or session.state.status in ("exited", "error"):
             self.call_later(close)
             return
         self.push_screen(
-            ConfirmScreen("Close session", f"Stop {view.session.state.agent_name} and close this tab?"), callback=close
+            ConfirmScreen("Close session", f"Stop {session.state.agent_name} and close this tab? "
+                          f"({'; '.join(losing)})"), callback=close
         )
 
     async def action_quit(self) -> None:

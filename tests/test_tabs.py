@@ -41,10 +41,13 @@ async def test_two_sessions_run_in_tabs_with_badges(tmp_path: Path, record_file:
         await until(pilot, lambda: "first answer" in first.transcript.plain_text, "first answer")
         await pilot.press("alt+2")
         assert app.session is second and "✓" not in labels(app)[1]
-        await pilot.press("alt+1", "alt+w")
+        await pilot.press("alt+1", *"half", "alt+w")  # unsent words: closing asks first
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the close question")
-        await pilot.press("y")
+        await pilot.press("n")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "the question closed")
+        await pilot.press(*["backspace"] * 4, "alt+w")  # idle and nothing typed: closes at once
         await until(pilot, lambda: len(app.tabs.views) == 1, "the tab to close")
+        assert not isinstance(app.screen, ConfirmScreen)
         assert app.session is second
     assert "session/close" in [m.get("method") for m in received(record_file)]
 

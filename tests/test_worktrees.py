@@ -176,9 +176,7 @@ async def test_a_session_in_a_fresh_worktree_from_ctrl_n_to_merge(repo: Path, tm
         await until(pilot, lambda: session.state.status == "ready", "the agent in the worktree")
 
         (Path(session.cwd) / "app.py").write_text("print('from the worktree')\n")  # the agent's work
-        await pilot.press("alt+w")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the close question")
-        await pilot.press("y")
+        await pilot.press("alt+w")  # idle: no question before the worktree's own
         await until(pilot, lambda: isinstance(app.screen, WorktreeEndScreen), "the worktree question")
         end = app.screen
         await until(pilot, lambda: end.status is not None and bool(end.query(".summary"))
