@@ -71,7 +71,8 @@ def help_text(app) -> str:
     from rat_tui.ui.screens.help import HelpScreen
 
     assert isinstance(app.screen, HelpScreen)
-    return "\n".join(f"{row.area} | {row.keys} | {row.what}" for row in app.screen.rows) + f"\nAREA {app.screen.focus_area}"
+    return "\n".join(f"{row.area} | {row.keys} | {row.what} | {row.ident}" for row in app.screen.rows) \
+        + f"\nAREA {app.screen.focus_area}"
 
 
 async def test_f1_shows_the_keys_of_the_focused_area_as_remapped(tmp_path: Path) -> None:
@@ -86,7 +87,8 @@ async def test_f1_shows_the_keys_of_the_focused_area_as_remapped(tmp_path: Path)
         await pilot.press("f1")  # 1. the prompt
         text = help_text(app)
         assert "AREA Prompt" in text and "Prompt | enter | Send the prompt" in text
-        assert "Session | f12 | Show or hide the plan" in text  # as remapped
+        assert "Session | f12 | Show or hide the plan | session.toggle_plan" in text  # as remapped, with its id
+        assert "MainScreen" not in text
         assert "Everywhere | ^q" in text
         await pilot.press("escape")
         await pilot.press("?")  # `?` on an empty prompt does the same
@@ -111,14 +113,14 @@ def test_snapshot_help_screen(snap_compare) -> None:
 
     from .helpers.harness import RatThemedApp
 
-    rows = [KeyRow("Transcript", "t", "Expand or collapse the nearest thought or long update"),
-            KeyRow("Transcript", "end", "Jump to the end and follow"),
-            KeyRow("Session", "esc", "Cancel the running turn"),
-            KeyRow("Session", "f2", "Show or hide the plan"),
-            KeyRow("Session", "x", "Expand or collapse the tool call nearest the bottom of the view"),
-            KeyRow("Session", "f10, ^o", "Pick the agent's model"),
-            KeyRow("Everywhere", "f1", "The keys that work where the focus is"),
-            KeyRow("Everywhere", "^q", "Quit")]
+    rows = [KeyRow("Transcript", "t", "Expand or collapse the nearest thought or long update", "transcript.toggle"),
+            KeyRow("Transcript", "end", "Jump to the end and follow", "transcript.end"),
+            KeyRow("Session", "esc", "Cancel the running turn", "session.cancel"),
+            KeyRow("Session", "f2", "Show or hide the plan", "session.toggle_plan"),
+            KeyRow("Session", "x", "Expand or collapse the tool call nearest the bottom of the view", "session.expand"),
+            KeyRow("Session", "f10, ^o", "Pick the agent's model", "session.model"),
+            KeyRow("Everywhere", "f1", "The keys that work where the focus is", "app.help"),
+            KeyRow("Everywhere", "^q", "Quit", "app.quit")]
 
     class HelpApp(RatThemedApp):
         def on_mount(self) -> None:

@@ -21,6 +21,7 @@ AREAS = {
     "PromptComposer": "Prompt",
     "Transcript": "Transcript",
     "SessionView": "Session",
+    "MainScreen": "Session",
     "RatApp": "Everywhere",
     "ReplayApp": "Everywhere",
     "PermissionScreen": "Permission request",
@@ -46,6 +47,8 @@ class KeyRow:
     area: str
     keys: str
     what: str
+    ident: str = ""
+    """The binding's id: the name `[keymap]` in config.toml remaps it by."""
 
 
 def key_rows(screen: Screen) -> list[KeyRow]:
@@ -68,7 +71,7 @@ def key_rows(screen: Screen) -> list[KeyRow]:
         shown = app.get_key_display(Binding(key, binding.action))
         if row is None:
             what = binding.tooltip or binding.description
-            grouped[ident] = KeyRow(area_name(node), shown, what)
+            grouped[ident] = KeyRow(area_name(node), shown, what, binding.id or "")
             order.append(ident)
         elif shown not in row.keys.split(", "):
             row.keys += f", {shown}"
@@ -96,14 +99,15 @@ class HelpScreen(Dialog[None]):
             table = Table(box=None, show_header=False, expand=True, padding=(0, 1))
             table.add_column("key", style="bold", no_wrap=True)
             table.add_column("what", ratio=1)
+            table.add_column("keymap id", style="dim", no_wrap=True)
             area = None
             for row in self.rows:
                 if row.area != area:
                     area = row.area
-                    table.add_row(Text(area, style="underline"), "")
-                table.add_row(row.keys, row.what)
+                    table.add_row(Text(area, style="underline"), "", "")
+                table.add_row(row.keys, row.what, row.ident)
             yield Static(table, id="keys")
-            yield Static("Esc, F1 or q closes · Ctrl+P lists every command", id="hint")
+            yield Static("Esc, F1 or q closes · Ctrl+P lists every command · ids remap keys ([keymap])", id="hint")
 
     def action_close(self) -> None:
         self.dismiss(None)
