@@ -124,6 +124,8 @@ def test_request_from_a_background_tab_never_covers_the_current_one(tmp_path: Pa
         type_slowly(tmux, TYPED, release, release_after=3)
         screen = tmux.wait_for("always 1")
         screen = tmux.wait_for("⚠ ")  # the first tab's badge
+        # and a reminder in the current tab's status bar that lasts (the toast fades)
+        screen = tmux.wait_for("⚠ 1 request waiting in tab 1 · ^g opens")
         assert "asks for permission" not in screen
         assert TYPED in screen
         assert answers(record) == []
@@ -136,6 +138,7 @@ def test_request_from_a_background_tab_never_covers_the_current_one(tmp_path: Pa
         assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "reject"}
         tmux.keys("M-2")  # Alt+2 (ESC 2 in tmux) back to the second tab: the draft is whole
         screen = tmux.wait_for(TYPED)
+        assert "request waiting" not in screen  # answered: the reminder is gone
         quit_app(tmux)
     finally:
         tmux.kill()

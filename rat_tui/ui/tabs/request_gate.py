@@ -210,9 +210,20 @@ class RequestGate:
             views = set(tabs.views) if tabs is not None else set()
         except Exception:
             views = set()
-        for view in views | {item.view for item in self.pending}:
+        try:
+            numbers = {view: n for n, view in enumerate(tabs.views, start=1)} if tabs is not None else {}
+        except Exception:
+            numbers = {}
+        counts = {view: self.waiting(view) for view in views | {item.view for item in self.pending}}
+        try:
+            key = self.key_display()
+        except Exception:  # no screen left: the app is ending, no status bar to tell
+            return
+        for view, count in counts.items():
+            # What waits in the other tabs shows here too, so it stays in sight where the user is typing.
+            others = {numbers[v]: n for v, n in counts.items() if v is not view and n and v in numbers}
             try:
-                view.status_bar.set_waiting(self.waiting(view), self.key_display())  # type: ignore[union-attr]
+                view.status_bar.set_waiting(count, key, sum(others.values()), tuple(sorted(others)))  # type: ignore[union-attr]
             except Exception:
                 pass  # the view is being removed
         for callback in list(self.on_change):

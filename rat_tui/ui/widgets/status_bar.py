@@ -41,11 +41,16 @@ class StatusBar(Static):
     # Agent requests of this tab waiting for a deliberate key (ui/tabs/request_gate.py), and that key.
     waiting: int = 0
     waiting_key: str = "Ctrl+G"
+    # Requests waiting in other tabs, and those tabs' numbers: the reminder stays in sight in the tab the user
+    # works in (a toast fades, a badge on another tab's label is easily missed).
+    waiting_elsewhere: int = 0
+    waiting_tabs: tuple[int, ...] = ()
     _state: SessionState | None = None
 
-    def set_waiting(self, count: int, key: str = "Ctrl+G") -> None:
-        if (count, key) != (self.waiting, self.waiting_key):
+    def set_waiting(self, count: int, key: str = "Ctrl+G", elsewhere: int = 0, tabs: tuple[int, ...] = ()) -> None:
+        if (count, key, elsewhere, tabs) != (self.waiting, self.waiting_key, self.waiting_elsewhere, self.waiting_tabs):
             self.waiting, self.waiting_key = count, key
+            self.waiting_elsewhere, self.waiting_tabs = elsewhere, tabs
             if self._state is not None:
                 self.show(self._state)
 
@@ -83,13 +88,14 @@ class StatusBar(Static):
             detail = state.status_detail.splitlines()[0][:60]
             parts.append(Part(Text(f"({detail})", style="dim"), PRIORITIES["detail"], prefix=" ", shorten="end"))
         warn = variables.get("warning", "")
-        if self.waiting:
-            count = self.waiting
+        if self.waiting or self.waiting_elsewhere:
+            count = self.waiting or self.waiting_elsewhere
+            where = "" if self.waiting else " in tab " + ", ".join(map(str, self.waiting_tabs))
             parts.append(Part(
-                Text(f"⚠ {count} request{'s' if count != 1 else ''} waiting · {self.waiting_key} opens",
+                Text(f"⚠ {count} request{'s' if count != 1 else ''} waiting{where} · {self.waiting_key} opens",
                      style=f"bold reverse {warn}".strip()),
                 PRIORITIES["waiting"], essential=True,
-                compact=Text(f"⚠ {count} waiting · {self.waiting_key}", style=f"bold reverse {warn}".strip())))
+                compact=Text(f"⚠ {count} waiting{where} · {self.waiting_key}", style=f"bold reverse {warn}".strip())))
         elif state.pending_permissions:
             count = state.pending_permissions
             parts.append(Part(
