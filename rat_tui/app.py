@@ -228,6 +228,7 @@ class RatApp(KeyGuard, App[None]):
         self._now_frame_at = 0.0  # when the last frame draw_now asked for was drawn
         self.config_path = config_path  # where settings chosen in the UI are saved (None: not saved)
         self._saving_settings = False
+        self._code_theme_pushed = False  # a Rich theme for inline code pushed on the console (light themes)
         self.config = config or Config()
         self._problems = list(problems or [])
         self._themes, theme_problems = load_themes()
@@ -534,6 +535,7 @@ class RatApp(KeyGuard, App[None]):
         self.set_class(True, f"-theme-{name}")
         self.set_class(dark, "-dark-mode")
         self.set_class(not dark, "-light-mode")
+        self._inline_code_style()
 
     def on_mount(self) -> None:
         if self.config.keymap:
@@ -672,7 +674,23 @@ class RatApp(KeyGuard, App[None]):
         if problem:
             self.notify(problem, title="Settings", severity="warning", timeout=6)
 
+    def _inline_code_style(self) -> None:
+        """Rich draws Markdown's `inline code` as bold cyan on black, its own default: a black box on a light
+        theme. A light theme gets its primary colour on its panel colour instead (a dark one keeps Rich's)."""
+        from rich.style import Style
+        from rich.theme import Theme
+
+        if self._code_theme_pushed:
+            self.console.pop_theme()
+            self._code_theme_pushed = False
+        theme = self.current_theme
+        if not theme.dark:
+            style = Style(bold=True, color=theme.primary, bgcolor=theme.panel or theme.surface or None)
+            self.console.push_theme(Theme({"markdown.code": style}))
+            self._code_theme_pushed = True
+
     def watch_theme(self, theme: str) -> None:
+        self._inline_code_style()
         if self._saving_settings and theme != self.config.theme:
             self.config.theme = theme
             self.save_ui_setting("theme", theme)

@@ -114,3 +114,32 @@ async def test_themes_apply_in_a_textual_app(theme_name: str) -> None:
         failed = app.query_one("#tool-failed", Static)
         expected = app.current_theme.variables.get("tool-failed", THEME_VARIABLE_DEFAULTS["tool-failed"])
         assert failed.styles.color == Color.parse(expected)
+
+
+async def test_inline_code_is_no_black_box_on_the_light_theme(tmp_path: Path) -> None:
+    """Rich's default draws `inline code` on black; on rat-light it is the theme's primary on its panel, and
+    switching back to a dark theme brings Rich's own style back."""
+    from rat_tui.agents.spec import demo_agent
+    from rat_tui.app import RatApp
+    from rat_tui.config import Config
+    from rat_tui.ui.widgets.markdown_stream import markdown, parse
+
+    def code_style(app: RatApp):
+        tokens, _ = parse("run `make test` now", {})
+        lines = markdown_lines(app, tokens)
+        [segment] = [s for line in lines for s in line if s.text == "make test"]
+        return segment.style
+
+    def markdown_lines(app: RatApp, tokens):
+        console = app.console
+        return console.render_lines(markdown(tokens, "default"), console.options.update_width(40))
+
+    app = RatApp(demo_agent(), tmp_path, config=Config(theme="rat-light"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        light = code_style(app)
+        assert light.bgcolor is not None and light.bgcolor.triplet.hex == app.current_theme.panel.lower()
+        assert light.color.triplet.hex == app.current_theme.primary.lower()
+        app.theme = "rat-dark"
+        await pilot.pause()
+        dark = code_style(app)
+        assert dark.bgcolor.name == "black" and dark.color.name == "cyan"
