@@ -363,13 +363,25 @@ def _write_in(dir_fd: int, path: Path, content: str) -> FileWrite:
     if old_bytes is not None and _uses_crlf(old_bytes):
         content = content.replace("\r\n", "\n").replace("\n", "\r\n")
     data = content.encode("utf-8")
+    replace_in(dir_fd, name, data, None if old_stat is None else old_stat.st_mode & 0o7777,
+               None if old_stat is None else (old_stat.st_uid, old_stat.st_gid))
+    old_text = None if old_bytes is None else old_bytes.decode("utf-8", "replace")
+    return FileWrite(path=path, old_text=old_text, new_text=content)
+
+
+def replace_in(dir_fd: int, name: str, data: bytes, mode: int | None = None,
+               owner: tuple[int, int] | None = None) -> None:
+    """Make `name` in the (checked) directory `dir_fd` hold exactly `data`, atomically: a temp file beside
+    it, written and fsynced, renamed over it, the rename fsynced. `mode` (else the umask's) and `owner`
+    (kept where we may) are set on the temp file first. The one atomic write of rat-tui: the agent's
+    writes (fs/write_text_file) and the change review's reverts and their undo use it."""
     temp, fd = _create_temp(name, dir_fd)
     try:
-        if old_stat is not None:
-            os.fchmod(fd, old_stat.st_mode & 0o7777)
-            if (old_stat.st_uid, old_stat.st_gid) != (os.getuid(), os.getgid()):
-                with contextlib.suppress(OSError):  # only root or the group's member may keep them
-                    os.fchown(fd, old_stat.st_uid, old_stat.st_gid)
+        if mode is not None:
+            os.fchmod(fd, mode)
+        if owner is not None and owner != (os.getuid(), os.getgid()):
+            with contextlib.suppress(OSError):  # only root or the group's member may keep them
+                os.fchown(fd, *owner)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
@@ -385,8 +397,6 @@ def _write_in(dir_fd: int, path: Path, content: str) -> FileWrite:
         raise
     with contextlib.suppress(OSError):  # make the rename itself durable; some filesystems refuse it
         os.fsync(dir_fd)
-    old_text = None if old_bytes is None else old_bytes.decode("utf-8", "replace")
-    return FileWrite(path=path, old_text=old_text, new_text=content)
 
 
 def _create_temp(name: str, dir_fd: int) -> tuple[str, int]:
