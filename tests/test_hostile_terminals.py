@@ -5,6 +5,7 @@ is killed with it by terminal/kill and when the session ends; a thousand creates
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import threading
@@ -18,7 +19,7 @@ from rat_tui.protocol import terminals
 from rat_tui.protocol.router import INVALID_PARAMS
 from rat_tui.session.agent_session import AgentSession
 
-from .helpers.agents import received, scripted_argv
+from .helpers.agents import scripted_argv
 from .helpers.harness import finish, wait_for
 
 # Forks, leaves for a new session, forks again (the daemon), writes the daemon's pid; the first child exits.
@@ -50,7 +51,16 @@ def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def answers(record: Path) -> dict:
-    return {m["id"]: m for m in received(record) if "method" not in m and isinstance(m.get("id"), int)}
+    """rat's answers the agent recorded so far (a line it is still writing is left for the next look)."""
+    found = {}
+    for line in record.read_text().splitlines() if record.exists() else []:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if "method" not in message and isinstance(message.get("id"), int):
+            found[message["id"]] = message
+    return found
 
 
 async def started(tmp_path: Path, turns: list) -> tuple[AgentSession, asyncio.Task]:
