@@ -723,7 +723,9 @@ def open_journal(path: Path) -> tuple[HistoryJournal | None, str | None]:
     try:
         return HistoryJournal(path), None
     except (sqlite3.Error, OSError) as error:
-        log.exception("cannot open the history journal %s", path)
+        # Expected (a corrupt, locked, read-only or foreign file, a directory): no traceback; the caller logs
+        # the problem, once (RatApp.report_problem). Any other exception is a bug and keeps its traceback.
+        log.debug("cannot open the history journal %s: %s: %s", path, type(error).__name__, error)
         return None, f"History is off: cannot open {path} ({error})."
 
 

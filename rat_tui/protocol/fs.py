@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import itertools
 import logging
 import os
 import secrets
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .router import INTERNAL_ERROR, INVALID_PARAMS, RequestHandler, RpcError
+from .router import INT_LIMIT, INTERNAL_ERROR, INVALID_PARAMS, RequestHandler, RpcError
 
 log = logging.getLogger("rat.fs")
 
@@ -84,6 +83,9 @@ class FileAccess:
             content = await asyncio.to_thread(_read_lines, path, line, limit, self._scope(path))
         except OutsideScope as error:
             raise RpcError(ACCESS_DENIED, f"Access denied: {error.strerror}") from None
+        except ReadTooLarge as error:
+            log.info("fs/read_text_file refused: %s", error)
+            raise RpcError(INVALID_PARAMS, str(error), {"path": str(path), "maxBytes": error.cap}) from None
         except (FileNotFoundError, NotADirectoryError):
             if self.missing_file_empty:
                 return {"content": ""}
@@ -153,9 +155,28 @@ def _optional_count(params: dict[str, Any], key: str) -> int | None:
     value = params.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise RpcError(INVALID_PARAMS, f"{key} must be a non-negative integer")
+    # The router reads an integer past 64 bits as INT_LIMIT - 1 (clamped): that value, and any beyond it,
+    # is no line number or count of a real file, and islice could not take it.
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < MAX_COUNT:
+        raise RpcError(INVALID_PARAMS, f"{key} must be a non-negative integer below {MAX_COUNT}")
     return value
+
+
+MAX_COUNT = INT_LIMIT - 1
+
+
+# What one fs/read_text_file answer may hold, in UTF-8 bytes of the text sent: a whole file or a slice of
+# lines past it (or a single line longer than it) is refused, never read whole into memory.
+MAX_READ_BYTES = 16 * 1024 * 1024
+_SKIP_CHUNK = 1024 * 1024  # lines before `line` are skipped in pieces of at most this many characters
+
+
+class ReadTooLarge(ValueError):
+    def __init__(self, path: Path, cap: int, line: int | None) -> None:
+        where = f" from line {line}" if line else ""
+        super().__init__(f"Cannot read {path}{where}: the text is over the {cap // (1024 * 1024)} MiB read cap "
+                         f"(ask for fewer lines with line and limit)")
+        self.cap = cap
 
 
 class OutsideScope(OSError):
@@ -256,19 +277,38 @@ def open_file(path: Path, scope: Scope | None) -> int:
     return fd
 
 
-def _read_lines(path: Path, line: int | None, limit: int | None, scope: Scope | None = None) -> str:
+def _read_lines(path: Path, line: int | None, limit: int | None, scope: Scope | None = None,
+                cap: int = MAX_READ_BYTES) -> str:
     """The text from 1-based `line`, at most `limit` lines; streams so a slice of a big file is cheap.
 
     newline="" keeps "\\r\\n" as it is on disk: the agent edits by exact text match. The file is
-    judged on the descriptor that is read (`scope`), not on its name.
+    judged on the descriptor that is read (`scope`), not on its name. At most `cap` bytes (UTF-8, as
+    sent) are kept, and no read asks for more than that: past it, ReadTooLarge (a line of any length
+    included: never read whole, nor a line skipped before `line`).
     """
     fd = open_file(path, scope)
     with open(fd, encoding="utf-8", errors="replace", newline="") as file:
-        if line is None and limit is None:
-            return file.read()
-        start = max((line or 1) - 1, 0)
-        stop = None if limit is None else start + limit
-        return "".join(itertools.islice(file, start, stop))
+        for _ in range(max((line or 1) - 1, 0)):
+            piece = file.readline(_SKIP_CHUNK)
+            while piece and not piece.endswith(("\n", "\r")):
+                piece = file.readline(_SKIP_CHUNK)
+            if not piece:
+                return ""
+        parts: list[str] = []
+        used = 0
+        count = 0
+        while limit is None or count < limit:
+            # A character is at least one byte: reading cap - used + 1 characters is enough to know.
+            text = file.readline(cap - used + 1)
+            if not text:
+                break
+            used += len(text.encode("utf-8", "surrogatepass"))
+            if used > cap:
+                raise ReadTooLarge(path, cap, line)
+            parts.append(text)
+            if text.endswith(("\n", "\r")):
+                count += 1
+        return "".join(parts)
 
 
 def _require_regular(info: os.stat_result, path: Path) -> None:
@@ -323,13 +363,25 @@ def _write_in(dir_fd: int, path: Path, content: str) -> FileWrite:
     if old_bytes is not None and _uses_crlf(old_bytes):
         content = content.replace("\r\n", "\n").replace("\n", "\r\n")
     data = content.encode("utf-8")
+    replace_in(dir_fd, name, data, None if old_stat is None else old_stat.st_mode & 0o7777,
+               None if old_stat is None else (old_stat.st_uid, old_stat.st_gid))
+    old_text = None if old_bytes is None else old_bytes.decode("utf-8", "replace")
+    return FileWrite(path=path, old_text=old_text, new_text=content)
+
+
+def replace_in(dir_fd: int, name: str, data: bytes, mode: int | None = None,
+               owner: tuple[int, int] | None = None) -> None:
+    """Make `name` in the (checked) directory `dir_fd` hold exactly `data`, atomically: a temp file beside
+    it, written and fsynced, renamed over it, the rename fsynced. `mode` (else the umask's) and `owner`
+    (kept where we may) are set on the temp file first. The one atomic write of rat-tui: the agent's
+    writes (fs/write_text_file) and the change review's reverts and their undo use it."""
     temp, fd = _create_temp(name, dir_fd)
     try:
-        if old_stat is not None:
-            os.fchmod(fd, old_stat.st_mode & 0o7777)
-            if (old_stat.st_uid, old_stat.st_gid) != (os.getuid(), os.getgid()):
-                with contextlib.suppress(OSError):  # only root or the group's member may keep them
-                    os.fchown(fd, old_stat.st_uid, old_stat.st_gid)
+        if mode is not None:
+            os.fchmod(fd, mode)
+        if owner is not None and owner != (os.getuid(), os.getgid()):
+            with contextlib.suppress(OSError):  # only root or the group's member may keep them
+                os.fchown(fd, *owner)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
@@ -345,8 +397,6 @@ def _write_in(dir_fd: int, path: Path, content: str) -> FileWrite:
         raise
     with contextlib.suppress(OSError):  # make the rename itself durable; some filesystems refuse it
         os.fsync(dir_fd)
-    old_text = None if old_bytes is None else old_bytes.decode("utf-8", "replace")
-    return FileWrite(path=path, old_text=old_text, new_text=content)
 
 
 def _create_temp(name: str, dir_fd: int) -> tuple[str, int]:

@@ -12,6 +12,7 @@ import os
 import pty
 import signal
 import struct
+import subprocess
 import termios
 import uuid
 from collections.abc import Callable
@@ -37,6 +38,12 @@ PTY_COLUMNS, PTY_ROWS = 120, 40
 # A PTY has no end of input; programs that read stdin would wait for ever. An EOF (^D) queued on
 # an empty line makes the first read see end-of-file, as with /dev/null.
 PTY_EOF = b"\x04"
+# Terminals one session may hold at once (created and not yet released); past it terminal/create is refused.
+MAX_TERMINALS = 64
+TERMINAL_LIMIT = -32000  # JSON-RPC's implementation-defined server error range, as fs.ACCESS_DENIED
+# Set in every command's environment: how kill finds a process that left the command's session and process
+# group (setsid, a daemon's double fork) but kept the environment it was started with.
+MARK_VARIABLE = "RAT_TERMINAL_ID"
 
 
 def _unknown(terminal_id: Any) -> RpcError:
@@ -46,7 +53,7 @@ def _unknown(terminal_id: Any) -> RpcError:
 class _Terminal:
     """One command: its process, the retained output and its exit status."""
 
-    def __init__(self, terminal_id: str, process: asyncio.subprocess.Process, fd: int, byte_limit: int) -> None:
+    def __init__(self, terminal_id: str, process: _Child, fd: int, byte_limit: int) -> None:
         self.id = terminal_id
         self.process = process
         self.fd = fd  # PTY master or pipe read end, non-blocking
@@ -114,6 +121,7 @@ class TerminalManager:
         self.on_output = on_output
         self.on_exit = on_exit
         self._terminals: dict[str, _Terminal] = {}
+        self._starting = 0  # creations under way (counted against MAX_TERMINALS)
 
     def handlers(self) -> dict[str, RequestHandler]:
         return {
@@ -133,15 +141,30 @@ class TerminalManager:
         args = [arg for arg in params.get("args") or [] if isinstance(arg, str)]
         # Real agents send a whole shell line ("echo a && ls") with no args: only a shell runs that.
         argv = [command, *args] if args else ["/bin/sh", "-c", command]
+        _no_nul("command", command)
+        for arg in args:
+            _no_nul("args", arg)
+        if isinstance(params.get("cwd"), str):
+            _no_nul("cwd", params["cwd"])
         cwd = self._cwd(params.get("cwd"))
         limit = params.get("outputByteLimit")
         if limit is None:
             limit = DEFAULT_BYTE_LIMIT
         elif isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise RpcError(INVALID_PARAMS, "outputByteLimit must be a non-negative integer")
-        env = _environment(params.get("env"))
         terminal_id = f"term_{uuid.uuid4().hex[:16]}"
-        process, fd = await _spawn(argv, cwd, env)
+        env = _environment(params.get("env"))
+        env[MARK_VARIABLE] = terminal_id
+        if len(self._terminals) + self._starting >= MAX_TERMINALS:
+            raise RpcError(TERMINAL_LIMIT, f"Too many terminals: {MAX_TERMINALS} are open in this session "
+                                           "(release one with terminal/release first)")
+        self._starting += 1
+        try:
+            # The fork runs in a worker thread (a big process forks slowly; a thousand of them froze the UI),
+            # and the exit is watched without a thread per child (_Child).
+            process, fd = await asyncio.to_thread(_spawn, argv, cwd, env)
+        finally:
+            self._starting -= 1
         LIVE_GROUPS.add(process.pid)  # its own session: a SIGHUP handler can stop it (transport.py)
         terminal = _Terminal(terminal_id, process, fd, limit)
         self._terminals[terminal_id] = terminal
@@ -273,6 +296,9 @@ class TerminalManager:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(terminal.process.pid, signal.SIGKILL)
             LIVE_GROUPS.discard(terminal.process.pid)
+        # What left the group (setsid, a daemon) is found by the command's session id, its ancestry and the
+        # mark in its environment, and killed too: nothing a command started outlives it.
+        await asyncio.to_thread(kill_tree, terminal.process.pid, terminal.id)
         if terminal.watcher is not None and not terminal.exited.is_set():
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(terminal.exited.wait(), KILL_WAIT_SECONDS)
@@ -322,23 +348,114 @@ def _open_pty() -> tuple[int, int]:
     return master, slave
 
 
-async def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[asyncio.subprocess.Process, int]:
-    """Start the command in its own session on a PTY (pipes if none can be had); returns its reader fd."""
+def _no_nul(what: str, value: str) -> None:
+    if "\0" in value:
+        raise RpcError(INVALID_PARAMS, f"{what} contains a NUL byte")
+
+
+class _Child:
+    """A command's process (subprocess.Popen, started in a worker thread), its exit awaited on a pidfd
+    where Linux has one: no watcher thread per child, as asyncio's own child watcher starts on 3.11."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
+    async def wait(self) -> int:
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # no pidfd (not Linux, an old kernel): a thread waits
+            return await asyncio.to_thread(self.popen.wait)
+        loop = asyncio.get_running_loop()
+        ended = loop.create_future()
+        loop.add_reader(pidfd, lambda: ended.done() or ended.set_result(None))
+        try:
+            await ended
+        finally:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+        return self.popen.wait()
+
+
+def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[_Child, int]:
+    """Start the command in its own session on a PTY (pipes if none can be had); returns its reader fd.
+    Runs in a worker thread. Both ends of the PTY (or pipe) are closed on every failure."""
+    for name, value in env.items():
+        if "\0" in name or "\0" in value or "=" in name:
+            raise RpcError(INVALID_PARAMS, f"env variable {name!r} contains a NUL byte or '='")
     try:
         read_fd, write_fd = _open_pty()
         stdin: int = write_fd
     except OSError as error:
         log.info("no PTY (%s); running the command on pipes", error)
         read_fd, write_fd = os.pipe()
-        stdin = asyncio.subprocess.DEVNULL
+        stdin = subprocess.DEVNULL
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv, stdin=stdin, stdout=write_fd, stderr=write_fd, cwd=cwd, env=env, start_new_session=True
-        )
-    except OSError as error:
+        popen = subprocess.Popen(argv, stdin=stdin, stdout=write_fd, stderr=write_fd, cwd=cwd, env=env,
+                                 start_new_session=True, close_fds=True)
+    except (OSError, ValueError, subprocess.SubprocessError) as error:
         os.close(read_fd)
-        raise RpcError(INTERNAL_ERROR, f"Cannot start {argv[0]!r}: {error.strerror or error}") from None
+        detail = error.strerror if isinstance(error, OSError) and error.strerror else error
+        code = INVALID_PARAMS if isinstance(error, ValueError) else INTERNAL_ERROR
+        raise RpcError(code, f"Cannot start {argv[0]!r}: {detail}") from None
+    except BaseException:
+        os.close(read_fd)
+        raise
     finally:
         os.close(write_fd)  # the child holds its copy; ours would keep the output open for ever
     os.set_blocking(read_fd, False)
-    return process, read_fd
+    return _Child(popen), read_fd
+
+
+def kill_tree(pid: int, terminal_id: str) -> int:
+    """SIGKILL every process (of ours) that belongs to the command `pid` started as terminal `terminal_id`:
+    its session (`pid` is the session id: start_new_session), its descendants, and any process whose
+    environment carries the terminal's mark (one that called setsid and was orphaned). Reads /proc (Linux);
+    elsewhere only the process group is reached. Returns how many were signalled.
+
+    Unprivileged, a cgroup per command would need a delegated cgroup tree, which a desktop session has
+    only under systemd and a container rarely: /proc works for any user."""
+    try:
+        entries = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return 0
+    mark = f"{MARK_VARIABLE}={terminal_id}".encode()
+    me, uid = os.getpid(), os.getuid()
+    parents: dict[int, int] = {}
+    chosen: set[int] = set()
+    for other in entries:
+        if other == me:
+            continue
+        try:
+            with open(f"/proc/{other}/stat", "rb") as file:
+                fields = file.read().rsplit(b")", 1)[1].split()
+            if os.stat(f"/proc/{other}").st_uid != uid or fields[0] == b"Z":
+                continue
+            parents[other] = int(fields[1])
+            if int(fields[3]) == pid or int(fields[2]) == pid:  # its session or process group
+                chosen.add(other)
+                continue
+            with open(f"/proc/{other}/environ", "rb") as file:
+                if mark in file.read().split(b"\0"):
+                    chosen.add(other)
+        except (OSError, IndexError, ValueError):
+            continue
+    changed = True
+    while changed:  # descendants of anything chosen
+        changed = False
+        for other, parent in parents.items():
+            if parent in chosen and other not in chosen:
+                chosen.add(other)
+                changed = True
+    killed = 0
+    for other in chosen:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(other, signal.SIGKILL)
+            killed += 1
+    if killed:
+        log.info("terminal %s: %d process(es) of its tree killed", terminal_id, killed)
+    return killed

@@ -346,6 +346,43 @@ TOOL_FIELDS = {"title": "title", "kind": "kind", "status": "status", "content": 
                "rawInput": "raw_input", "rawOutput": "raw_output", "_meta": "meta"}
 
 
+def checked_tool_fields(call_id: str, call: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a (v1-shaped) v2 tool call as v1 checks them: the same update read by `wire.parse_update`
+    (its plain-shape checks, else the ACP models: a field of the wrong type reads as absent, a content or
+    location item that fails is skipped), in ToolCallEntry attribute names. What was dropped is logged
+    once, on one line: the tool call is shown without it."""
+    given = {key: call[key] for key in TOOL_FIELDS if key in call}
+    dropped: list[str] = []
+    for key in ("content", "locations"):  # the one check that fails the whole update in v1: not a list
+        if key in given and given[key] is not None and not isinstance(given[key], list):
+            dropped.append(f"{key} ({type(given.pop(key)).__name__})")
+    parsed = wire.parse_update({"sessionUpdate": "tool_call_update", "toolCallId": call_id, **given})
+    if isinstance(parsed, wire.UnknownUpdate):  # (not expected once the lists are checked: keep nothing unchecked)
+        dropped.append(str(parsed.problem))
+        parsed = None
+    fields: dict[str, Any] = {}
+    for key, value in given.items():
+        target = TOOL_FIELDS[key]
+        if parsed is None:
+            if value is None or key in ("rawInput", "rawOutput"):
+                fields[target] = value
+            else:
+                dropped.append(f"{key} ({type(value).__name__})")
+            continue
+        checked = getattr(parsed, "field_meta" if key == "_meta" else target)
+        if key in ("content", "locations") and checked is not None:
+            checked = [item if isinstance(item, dict) else item.model_dump(by_alias=True, exclude_none=True, mode="json")
+                       for item in checked]
+            if isinstance(value, list) and len(checked) < len(value):
+                dropped.append(f"{len(value) - len(checked)} of {len(value)} {key} items")
+        elif value is not None and checked is None:
+            dropped.append(f"{key} ({type(value).__name__})")
+        fields[target] = checked
+    if dropped:
+        log.warning("v2 tool_call_update %r: malformed fields dropped: %s", call_id, ", ".join(dropped))
+    return fields
+
+
 @dataclass
 class UpdateMapper:
     """Maps each v2 `update` to what the reducer applies (a list: usually one item). Keeps the state the
@@ -371,12 +408,13 @@ class UpdateMapper:
             text = "".join(_block_text(block) for block in blocks)
             return [MessageUpsert(V1_MESSAGE_KINDS[kind], str(raw["messageId"]), text)]
         if kind == "tool_call_update":
-            call = v1_tool_call(raw)
-            fields = {TOOL_FIELDS[k]: v for k, v in call.items() if k in TOOL_FIELDS}
-            return [ToolCallPatch(str(raw["toolCallId"]), fields)]
+            call_id = str(raw["toolCallId"])
+            return [ToolCallPatch(call_id, checked_tool_fields(call_id, v1_tool_call(raw)))]
         if kind == "tool_call_content_chunk":
+            call_id = str(raw["toolCallId"])
             items = v1_tool_call({"content": [raw["content"]]})["content"]
-            return [ToolContentAppend(str(raw["toolCallId"]), tuple(items))]
+            checked = checked_tool_fields(call_id, {"content": items})
+            return [ToolContentAppend(call_id, tuple(checked.get("content") or ()))]
         if kind == "terminal_update":
             return [self._terminal(raw)]
         if kind == "terminal_output_chunk":

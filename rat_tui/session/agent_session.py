@@ -399,6 +399,10 @@ class AgentSession:
 
     def _apply(self, params: dict[str, Any]) -> None:
         update = params.get("update")
+        if not isinstance(params.get("sessionId"), str):
+            # No session named (absent, null, a number): not ours to show, whatever is loading or not.
+            log.warning("update without a sessionId ignored: %r", params.get("sessionId"))
+            return
         if params.get("sessionId") not in (self.session_id, self.opener.loading):
             # A subagent's own updates go to its child state (state/children.py); others are not ours.
             if children.find(self.state, params.get("sessionId")) is None:

@@ -195,6 +195,12 @@ class ChangeTracker:
         """Whether a file lies in the session's directory (symlinks resolved)."""
         return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(self.cwd))
 
+    def offered(self, change: FileChange) -> bool:
+        """Whether the review lists a change: a file in the session's directory, or one rat-tui wrote outside
+        it itself after the user allowed that write. A diff an agent names outside is never offered (a record
+        of one, from a stored manifest, included): nothing may be written there."""
+        return self.in_scope(change.path) or change.source == "write"
+
     def _scope(self, change: FileChange) -> Scope:
         """Where a revert may write: the session's directory; outside it, only the very file that rat-tui
         wrote there itself after the user allowed it (a `write` record), never one an agent's diff names."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..protocol.fs import Scope, _create_temp, open_directory
+from ..protocol.fs import Scope, open_directory, replace_in
 
 _SEQUENCE = itertools.count(1)  # orders the steps of several trackers: the newest revert is undone first
 
@@ -52,23 +52,7 @@ def put_back(state: FileBytes, scope: Scope) -> None:
         return
     directory = open_directory(target.parent, scope, create=True)
     try:
-        temp, fd = _create_temp(target.name, directory)
-        try:
-            if state.mode is not None:
-                os.fchmod(fd, state.mode)
-            view = memoryview(state.data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-            os.close(fd)
-            fd = -1
-            os.replace(temp, target.name, src_dir_fd=directory, dst_dir_fd=directory)
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(temp, dir_fd=directory)
-            raise
+        replace_in(directory, target.name, state.data, state.mode)
     finally:
         os.close(directory)
 

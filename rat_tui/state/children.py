@@ -11,6 +11,7 @@ parent's store tells its widgets `EntryChanged(card)` and `ChildChanged` with th
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .models import (
@@ -51,30 +52,50 @@ def block_text(block: Any) -> str:
     return f"\n```json\n{json.dumps(block, indent=2, ensure_ascii=False)}\n```\n"
 
 
+def _top(state: SessionState) -> SessionState:
+    while state.parent is not None:
+        state = state.parent
+    return state
+
+
+def _is_under(child: ChildSessionEntry, state: SessionState) -> bool:
+    """Whether `child` is a child of `state` at any depth (walks up: never recursive)."""
+    owner = child.state.parent
+    while owner is not None:
+        if owner is state:
+            return True
+        owner = owner.parent
+    return False
+
+
 def find(state: SessionState, session_id: Any) -> ChildSessionEntry | None:
-    """The child (at any depth) with this sessionId, or None."""
-    if not isinstance(session_id, str) or not state.children:
+    """The child (at any depth) with this sessionId, or None: one lookup in the top state's index."""
+    if not isinstance(session_id, str):
         return None
-    child = state.children.get(session_id)
-    if child is not None:
-        return child
-    for child in state.children.values():
-        found = find(child.state, session_id)
-        if found is not None:
-            return found
-    return None
+    top = _top(state)
+    child = top.descendants.get(session_id)
+    if child is None or (state is not top and not _is_under(child, state)):
+        return None
+    return child
 
 
 def running_count(state: SessionState) -> int:
     """Children (at any depth) running or waiting on the user: the tab badge counts them."""
-    return sum(1 + running_count(c.state) if c.running else running_count(c.state) for c in state.children.values())
+    return sum(1 for child in all_children(state) if child.running)
 
 
 def all_children(state: SessionState) -> list[ChildSessionEntry]:
+    """Every child at any depth, depth first in announcement order (an explicit stack: chains of any depth)."""
     found: list[ChildSessionEntry] = []
-    for child in state.children.values():
+    stack = [iter(state.children.values())]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            continue
         found.append(child)
-        found.extend(all_children(child.state))
+        if child.state.children:
+            stack.append(iter(child.state.children.values()))
     return found
 
 
@@ -83,9 +104,12 @@ def subagent_update(state: SessionState, update: SubagentUpdate, new_key: Any) -
     child = state.children.get(update.session_id)
     created = child is None
     if child is None:
-        child_state = SessionState(agent_name=state.agent_name, session_id=update.session_id, cwd=state.cwd)
+        child_state = SessionState(agent_name=state.agent_name, session_id=update.session_id, cwd=state.cwd,
+                                   parent=state)
         child = ChildSessionEntry(new_key(state, "c"), update.session_id, child_state)
+        child_state.owner = child
         state.children[update.session_id] = child
+        _top(state).descendants.setdefault(update.session_id, child)
     fields = update.fields_set
     if "title" in fields:
         child.title = update.title
@@ -120,16 +144,52 @@ def apply_child(state: SessionState, session_id: str, update: Any, apply: Any) -
     """Apply a parsed update sent under a child's sessionId (at any depth) to that child's state.
 
     `apply` is reducer.apply_update (passed in: the reducer imports this module)."""
-    child = state.children.get(session_id)
-    if child is not None:
-        changes = apply(child.state, update)
-        _note_activity(child, changes, update)
-        return [EntryChanged(child.key), ChildChanged(child.key, child.child_id, tuple(changes))]
-    for child in state.children.values():
-        if find(child.state, session_id) is not None:
-            inner = apply_child(child.state, session_id, update, apply)
-            return [EntryChanged(child.key), ChildChanged(child.key, child.child_id, tuple(inner))]
-    return []
+    child = find(state, session_id)
+    if child is None:
+        return []
+    changes = apply(child.state, update)
+    _note_activity(child, changes, update)
+    # The cards from `state`'s own down to the child's: each wraps what changed beneath it, as seen from its own
+    # state. Only the top level is built here; the levels beneath are built when read (a full-screen view of
+    # a child reads down to it), so a chain of any depth costs a walk up, not a nested event per level.
+    path = [child]
+    while child.state.parent is not state and child.state.parent is not None and child.state.parent.owner is not None:
+        child = child.state.parent.owner
+        path.append(child)
+    path.reverse()
+    return _nested(path, 0, tuple(changes))
+
+
+def _nested(path: list[ChildSessionEntry], level: int, changes: tuple[Change, ...]) -> list[Change]:
+    card = path[level]
+    inner: Any = changes if level == len(path) - 1 else _Beneath(path, level + 1, changes)
+    return [EntryChanged(card.key), ChildChanged(card.key, card.child_id, inner)]
+
+
+class _Beneath(Sequence):
+    """The changes beneath a card on a path to a deeper child: read as the tuple of them, built when read."""
+
+    __slots__ = ("_path", "_level", "_changes")
+
+    def __init__(self, path: list[ChildSessionEntry], level: int, changes: tuple[Change, ...]) -> None:
+        self._path, self._level, self._changes = path, level, changes
+
+    def _built(self) -> list[Change]:
+        return _nested(self._path, self._level, self._changes)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._built()[index]
+
+    def __len__(self) -> int:
+        return 2
+
+    def __iter__(self) -> Iterator[Change]:
+        return iter(self._built())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def session_message(state: SessionState, update: SessionMessage | SessionMessageChunk, new_key: Any) -> list[Change]:
@@ -245,10 +305,10 @@ def set_pending(state: SessionState, child_id: str, count: int) -> list[Change]:
 
 def _top_card(state: SessionState, child: ChildSessionEntry) -> ChildSessionEntry:
     """The card in this session's own transcript that holds `child` (itself, or an ancestor)."""
-    for top in state.children.values():
-        if top is child or find(top.state, child.child_id) is child:
-            return top
-    return child
+    top = child
+    while top.state.parent is not None and top.state.parent is not state and top.state.parent.owner is not None:
+        top = top.state.parent.owner
+    return top
 
 
 def toggle_card(state: SessionState, key: str) -> list[Change]:

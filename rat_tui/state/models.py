@@ -203,6 +203,11 @@ class SessionState:
     compactions: dict[str, CompactionEntry] = field(default_factory=dict)
     # Subagent sessions this session owns, by their sessionId (state/children.py).
     children: dict[str, ChildSessionEntry] = field(default_factory=dict)
+    # For a child's state: the state that owns it and its card there; for the top session's state: every
+    # child at any depth by its sessionId (children.find is one lookup, not a walk of the tree).
+    parent: SessionState | None = field(default=None, compare=False, repr=False)
+    owner: ChildSessionEntry | None = field(default=None, compare=False, repr=False)
+    descendants: dict[str, ChildSessionEntry] = field(default_factory=dict, compare=False, repr=False)
     # session_message ids -> (transcript, role, key) they were filed under, for their later chunks.
     message_routes: dict[str, Any] = field(default_factory=dict)
     # What the last non-empty message chunk was: "id" (had a messageId), "discrete" (a background

@@ -176,6 +176,11 @@ def _tool_call(state: SessionState, update: Any) -> list[Change]:
     return _patch_tool_call(state, update.tool_call_id, patch)
 
 
+# What a ToolCallEntry field may hold (raw_input / raw_output: any JSON).
+_FIELD_TYPES: dict[str, Any] = {"title": str, "status": str, "name": (str, type(None)), "kind": (str, type(None)),
+                                "content": (list, type(None)), "locations": (list, type(None)), "meta": (dict, type(None))}
+
+
 def _patch_tool_call(state: SessionState, call_id: str, fields: dict[str, Any], meta_by_key: bool = False) -> list[Change]:
     """Create the tool call on first sight, else patch it: title and status are never cleared; content
     and locations replace (None clears); v2's `_meta` patches by key (`meta_by_key`)."""
@@ -187,6 +192,9 @@ def _patch_tool_call(state: SessionState, call_id: str, fields: dict[str, Any], 
     for target, value in fields.items():
         if target in ("title", "status") and value is None:
             continue
+        expected = _FIELD_TYPES.get(target)
+        if expected is not None and not isinstance(value, expected):
+            continue  # (the wire mappings check these; never a value the cards cannot draw)
         if target in ("content", "locations"):
             value = [item for item in value or [] if isinstance(item, dict)]
         elif target == "meta" and isinstance(value, dict):

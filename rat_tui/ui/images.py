@@ -98,14 +98,40 @@ def cell_size() -> tuple[int, int]:
         return 10, 20
 
 
-def decode(data: str | bytes) -> Any:
+# The formats rat shows, by the mime types ACP agents send for them (an ImageContent's `mimeType`; the
+# models' own image inputs are these four). No other Pillow plugin ever sees an agent's bytes: EPS would
+# run Ghostscript on them, and the rarer plugins are attack surface for nothing drawn.
+FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/jpg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP"}
+ALLOWED = ("PNG", "JPEG", "GIF", "WEBP")
+# Pixels an image may have to be decoded at all, read from its header before any is decoded: more than an
+# 8K screen (33 MP), far below Pillow's own bomb limit (179 MP, about 700 MB as RGBA).
+MAX_DECODE_PIXELS = 40_000_000
+
+
+def announced_mime(caption: str) -> str | None:
+    """The mime type a placeholder (`[image: image/png, 12 KB, …]`, state/media.py) announces, if any."""
+    if caption.startswith("[image: "):
+        mime = caption[len("[image: "):].split(",", 1)[0].split("]", 1)[0].strip().lower()
+        return mime if "/" in mime else None
+    return None
+
+
+def decode(data: str | bytes, mime: str | None = None) -> Any:
     """A PIL image from base64 text or raw bytes, fully loaded and at most MAX_PIXELS on a side.
 
+    Only PNG, JPEG, GIF and WEBP are decoded; with `mime` (what the agent announced), only that format.
+    The size is read from the header first: an image over MAX_DECODE_PIXELS is refused before decoding.
     Runs in a thread (never on the UI's loop): decoding a screenshot takes tens of milliseconds.
-    Raises ValueError with a readable reason for data that is not an image.
+    Raises ValueError with a readable reason for data that is not an image rat shows.
     """
     from PIL import Image, UnidentifiedImageError
 
+    formats: tuple[str, ...] = ALLOWED
+    if mime is not None:
+        wanted = FORMATS.get(mime.lower())
+        if wanted is None:
+            raise ValueError(f"refused: {mime} is not a format rat shows (PNG, JPEG, GIF, WEBP)")
+        formats = (wanted,)
     if isinstance(data, str):
         try:
             raw = base64.b64decode(data, validate=False)
@@ -116,12 +142,45 @@ def decode(data: str | bytes) -> Any:
     if len(raw) > MAX_BYTES:
         raise ValueError(f"larger than {MAX_BYTES // (1024 * 1024)} MB")
     try:
-        image = Image.open(io.BytesIO(raw))
+        image = Image.open(io.BytesIO(raw), formats=formats)
+    except UnidentifiedImageError as error:
+        what = f"not {mime}" if mime is not None else "not a PNG, JPEG, GIF or WEBP image"
+        raise ValueError(f"refused: the bytes are {what}{_sniffed(raw)}") from error
+    except Image.DecompressionBombError as error:  # past Pillow's own limit, checked in open: the same refusal
+        from ..state.media import image_dimensions
+
+        raise ValueError(_too_big(image_dimensions(raw[:64]) or (0, 0))) from error
+    except (OSError, ValueError) as error:
+        raise ValueError(f"cannot decode the image: {error}") from error
+    if image.size[0] * image.size[1] > MAX_DECODE_PIXELS:
+        image.close()
+        raise ValueError(_too_big(image.size))
+    try:
+        if max(image.size) > MAX_PIXELS:
+            image.draft("RGB", (MAX_PIXELS, MAX_PIXELS))  # (JPEG: decoded at a fraction of its size)
         image.load()
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as error:
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
         raise ValueError(f"cannot decode the image: {error}") from error
     if max(image.size) > MAX_PIXELS:
         image.thumbnail((MAX_PIXELS, MAX_PIXELS))
     if image.mode not in ("RGB", "RGBA"):
         image = image.convert("RGBA")
     return image
+
+
+def _too_big(size: tuple[int, int]) -> str:
+    return f"refused: {size[0]}×{size[1]} is more than {MAX_DECODE_PIXELS // 1_000_000} megapixels"
+
+
+_MAGIC = ((b"%!PS", "PostScript"), (b"\xc5\xd0\xd3\xc6", "EPS"), (b"\x89PNG", "PNG"), (b"\xff\xd8", "JPEG"),
+          (b"GIF8", "GIF"), (b"BM", "BMP"), (b"%PDF", "PDF"), (b"II*\x00", "TIFF"), (b"MM\x00*", "TIFF"))
+
+
+def _sniffed(raw: bytes) -> str:
+    """`` (they look like EPS)`` when the first bytes name a format."""
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return " (they look like WEBP)"
+    for magic, name in _MAGIC:
+        if raw.startswith(magic):
+            return f" (they look like {name})"
+    return ""

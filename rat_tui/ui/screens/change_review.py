@@ -84,12 +84,14 @@ class ChangeReviewScreen(StyledOnce, Screen[None]):
 
     def _build_rows(self) -> None:
         for number, tracker in enumerate(self.trackers):
-            turns = [turn for turn in reversed(tracker.turns) if turn.files]
+            # Only what may be reverted is offered (ChangeTracker.offered): never a file outside the
+            # working directory that an agent's diff named.
+            turns = [turn for turn in reversed(tracker.turns) if any(tracker.offered(c) for c in turn.files)]
             if turns and number > 0:
                 self.rows.append(Row(tracker))
             for turn in turns:
                 self.rows.append(Row(tracker, turn))
-                self.rows.extend(Row(tracker, turn, change) for change in turn.files)
+                self.rows.extend(Row(tracker, turn, change) for change in turn.files if tracker.offered(change))
 
     def compose(self) -> ComposeResult:
         yield Static("Files the agent changed · original → on disk now", classes="title", markup=False)
@@ -117,7 +119,7 @@ class ChangeReviewScreen(StyledOnce, Screen[None]):
             label = f"Earlier session · {row.tracker.created.replace('T', ' ')}"
             return Option(Content(label), id=f"row-{index}", disabled=True)
         if row.change is None:
-            count = len(row.turn.files)
+            count = sum(1 for change in row.turn.files if row.tracker.offered(change))
             label = f"Turn {row.turn.turn} · {_short(row.turn.prompt)} · {count} file{'' if count == 1 else 's'}"
             return Option(Content(label), id=f"row-{index}", disabled=True)
         return Option(self._file_label(row), id=f"row-{index}")
@@ -127,6 +129,8 @@ class ChangeReviewScreen(StyledOnce, Screen[None]):
         assert change is not None
         diff = FileDiff(change.path, change.original, row.tracker.current_text(change.path) or "")
         name = "  " + row.tracker.display_path(change.path) + "  "
+        if not row.tracker.in_scope(change.path):
+            name += "(outside the working directory: written with your approval)  "
         if not diff.hunks:
             return Content.assemble(name, ("unchanged", "dim"))  # reverted, or the agent undid it
         return Content.assemble(name, (f"+{diff.added}", self._colour("diff-added", "success")), " ",

@@ -27,10 +27,12 @@ class ImageView(Vertical):
     ImageView > .image { margin: 0 0 1 0; }
     """
 
-    def __init__(self, data: str | bytes, caption: str, *, id: str | None = None) -> None:
+    def __init__(self, data: str | bytes, caption: str, *, mime: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.data = data
         self.caption = caption
+        # What the agent announced (its placeholder says it): only that format is decoded.
+        self.mime = mime if mime is not None else images.announced_mime(caption)
         self.picture: Any = None
         """The decoded PIL image once ready (None until then, or when it cannot be drawn)."""
         self.drawn: Any = None
@@ -47,7 +49,7 @@ class ImageView(Vertical):
     @work(thread=True, exclusive=True, group="image-decode")
     def decode(self) -> None:
         try:
-            picture = images.decode(self.data)
+            picture = images.decode(self.data, self.mime)
         except ValueError as error:
             log.warning("image not shown: %s", error)
             self.app.call_from_thread(self._failed, str(error))

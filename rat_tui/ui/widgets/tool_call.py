@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, Callable
 
 from rich.console import Group, RenderableType
@@ -13,6 +14,8 @@ from ...state import diff_cache
 from ...state.media import annotation_badge, media_placeholder
 from ...state.models import TerminalState, ToolCallEntry
 from ...protocol.sanitize import clean, clean_ansi
+
+log = logging.getLogger("rat.ui")
 
 KIND_ICONS = {
     "read": "📖",
@@ -83,6 +86,20 @@ def absolute_title(call: ToolCallEntry) -> str | None:
 
 
 def render_tool_call(
+    call: ToolCallEntry, terminals: dict[str, TerminalState], colours: dict[str, str] | None = None,
+    on_diff_ready: Callable[[], None] | None = None,
+) -> RenderableType:
+    """The card (`_render_tool_call`); a call it cannot draw shows as one line saying so, never stops the app
+    (the last line of defence: the reducer stores only fields of the right types)."""
+    try:
+        return _render_tool_call(call, terminals, colours, on_diff_ready)
+    except Exception as error:
+        log.warning("tool call %r could not be drawn: %s: %s", call.tool_call_id, type(error).__name__, error)
+        return Text(f"⚠ tool call {clean(str(call.tool_call_id))} could not be drawn ({type(error).__name__})",
+                    style="dim italic")
+
+
+def _render_tool_call(
     call: ToolCallEntry, terminals: dict[str, TerminalState], colours: dict[str, str] | None = None,
     on_diff_ready: Callable[[], None] | None = None,
 ) -> RenderableType:
