@@ -27,6 +27,12 @@ INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 CANCEL_REQUEST = "$/cancel_request"
 
+# Requests whose answers may be big (a file's text, a terminal's output) are served this many at a time: an agent
+# asking for a large file forty times at once had every copy read and held before the first answer was queued,
+# and an agent that stopped reading its input never takes any of them (issue 45).
+BULKY_METHODS = frozenset({"fs/read_text_file", "terminal/output"})
+BULKY_AT_ONCE = 2
+
 # A pause this long between two of the agent's lines ends a burst (`burst_began`; the transcript's BURST_QUIET).
 BURST_GAP = 0.008
 
@@ -133,6 +139,7 @@ class Connection:
         self._pending: dict[int, tuple[asyncio.Future[Any], str, float]] = {}
         self._asked: dict[int, str] = {}  # request id -> the method asked for, when the codec renamed it
         self._serving: dict[Any, asyncio.Task[None]] = {}
+        self._bulky = asyncio.Semaphore(BULKY_AT_ONCE)
         self._closed = False
         self.malformed_lines = 0
         # When the agent last sent anything (monotonic): a silent agent during a turn looks hung.
@@ -443,7 +450,23 @@ class Connection:
         started = time.monotonic()
         handler = self.handlers.get(method)
         response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-        if getattr(self.process, "backed_up", False):  # its answer could not be sent: skip the work (a big read)
+        bulky = method in BULKY_METHODS
+        if bulky:
+            await self._bulky.acquire()
+        try:
+            await self._serve_one(request_id, method, params, handler, response, started, bulky)
+        finally:
+            if bulky:
+                self._bulky.release()
+
+    def _not_reading(self, bulky: bool) -> bool:
+        """Whether an answer could not be sent now: the queue is full (or, for a big answer, the agent is stalled)."""
+        process = self.process
+        return getattr(process, "backed_up", False) or (bulky and getattr(process, "stalled", False))
+
+    async def _serve_one(self, request_id: Any, method: str, params: Any, handler: RequestHandler | None,
+                         response: dict[str, Any], started: float, bulky: bool) -> None:
+        if self._not_reading(bulky):  # its answer could not be sent: skip the work (a big read)
             log.warning("dropped the agent's %s request: it is not reading its input", method)
             return
         try:

@@ -1,0 +1,142 @@
+"""Hostile agents against rat-tui's I/O: an agent that stops reading its input, requests held back at quit,
+request ids of every JSON type. Real agent subprocesses over real pipes; the real app in tmux where only a
+terminal shows it (a freeze, the exit code, the processes left after quit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rat_tui.protocol.transport import AgentProcess, WriteBackedUp
+
+from .helpers.harness import wait_for
+from .test_hostile_agent import CapturedTmux, alive, descendants, hostile_argv, needs_tmux, rss_kib, tmux_env, wait_gone
+
+
+def echo_seconds(tmux: CapturedTmux, typed: str, letters: str) -> tuple[float, str]:
+    """Type `letters` one at a time, each once the one before is on the screen; the worst echo (seconds)."""
+    worst = 0.0
+    for letter in letters:
+        typed += letter
+        sent = time.monotonic()
+        tmux.keys("-l", letter)
+        tmux.wait_for(typed, timeout=20)
+        worst = max(worst, time.monotonic() - sent)
+    return worst, typed
+
+
+# -- 5. an agent that stops reading its input ------------------------------------------------------
+
+
+async def test_a_send_to_an_agent_that_stopped_reading_returns_at_once(tmp_path: Path) -> None:
+    """The writer task waits on the pipe, never the sender: sends return at once, and past the bound are refused."""
+    agent = AgentProcess([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path)  # never reads its stdin
+    await agent.start()
+    try:
+        agent.max_queued_bytes = 4 * 1024 * 1024
+        big = b"x" * (1024 * 1024)
+        started = time.monotonic()
+        sent = refused = 0
+        for _ in range(40):
+            try:
+                await agent.write_line(big)
+                sent += 1
+            except WriteBackedUp:
+                refused += 1
+        took = time.monotonic() - started
+        assert took < 1.0, f"sending took {took:.2f} s"
+        assert 3 <= sent <= 5 and refused == 40 - sent
+        assert agent.queued_bytes <= agent.max_queued_bytes
+        assert agent.stalled  # the refusal said so (the session shows it as stuck)
+    finally:
+        started = time.monotonic()
+        await agent.close(0.25)
+        assert time.monotonic() - started < 2.0
+    assert agent.returncode is not None
+
+
+async def test_messages_reach_a_reading_agent_in_order(tmp_path: Path) -> None:
+    script = "import sys\nfor line in sys.stdin: print(line.strip()[-6:], flush=True)"
+    agent = AgentProcess([sys.executable, "-c", script], tmp_path)
+    await agent.start()
+    got: list[bytes] = []
+    reader = asyncio.create_task(agent.read_lines(got.append))
+    try:
+        for n in range(300):
+            agent.send_line(b"y" * (n * 100) + b"%06d" % n)  # 4.5 MB in all, queued faster than it is read
+        await wait_for(lambda: len(got) == 300, 60, "every line echoed")
+        assert got == [b"%06d" % n for n in range(300)]
+        assert agent.queued_bytes == 0
+    finally:
+        reader.cancel()
+        await agent.close()
+
+
+def start_deaf(tmp_path: Path, tabs: int = 1) -> tuple[CapturedTmux, int, Path]:
+    """rat in tmux on the deaf agent (stops reading, ignores SIGTERM, a grandchild in its group), which asks for
+    a 10 MB file forty times once prompted; (tmux, rat's pid, the project)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    big = project / "big.txt"
+    big.write_text(("x" * 1023 + "\n") * 10240)  # 10 MB
+    args = {"big_file": str(big), "reads": 40, "child_pid": str(tmp_path / "child.pid")}
+    env = {**tmux_env(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    tmux = CapturedTmux(env)
+    tmux.start_captured([sys.executable, "-m", "rat_tui", "--cwd", str(project), "--", *hostile_argv("deaf", args)],
+                        project, tmp_path / "pane.bytes")
+    tmux.wait_for("ready")
+    return tmux, tmux.pid(), project
+
+
+@pytest.mark.slow
+@needs_tmux
+def test_an_agent_that_stops_reading_freezes_nothing_and_quit_ends_it(tmp_path: Path) -> None:
+    tmux, rat, _ = start_deaf(tmp_path)
+    try:
+        before = rss_kib(rat)
+        tmux.keys("-l", "go")
+        tmux.keys("Enter")
+        tmux.wait_for("deaf now")
+        tmux.wait_for("stuck: not reading its input")  # the queue for it is full: the status bar says so
+        tree = descendants(rat)
+        assert len(tree) >= 2  # the agent and its grandchild
+        rss = rss_kib(rat)
+        print(f"rat's RSS: {before // 1024} MB before, {rss // 1024} MB with forty 10 MB answers the agent never takes")
+        assert rss - before < 150 * 1024, f"rat grew by {(rss - before) // 1024} MB"
+        tmux.keys("Escape")  # cancel: the agent never reads it, and the app must not wait for it to
+        tmux.wait_for("cancelling")
+        worst, typed = echo_seconds(tmux, "", "second prompt")
+        print(f"worst key echo after Esc: {worst * 1000:.0f} ms")
+        tmux.keys("Enter")  # queued behind the turn that never ends
+        tmux.wait_for("1. second prompt")  # in the queue
+        # Another tab, its composer typed in.
+        tmux.keys("C-n")
+        tmux.wait_for("New session")
+        tmux.keys("Enter")
+        tmux.wait_until(lambda screen: "● ready" in screen and "New session" not in screen, "the second tab")
+        worst_tab, _ = echo_seconds(tmux, "", "other tab")
+        print(f"worst key echo in another tab: {worst_tab * 1000:.0f} ms")
+        tree |= descendants(rat)
+        started = time.monotonic()
+        tmux.keys("C-q")
+        tmux.wait_for("Stop it and quit?")  # a turn is running: Ctrl+Q asks first
+        tmux.keys("C-q")
+        wait_gone(rat, 10)
+        took = time.monotonic() - started
+        assert not alive(rat), "Ctrl+Q did not quit"
+        print(f"quit took {took:.2f} s")
+        assert took < 4.0, f"quit took {took:.2f} s"  # 2 s, and the confirmation's round trip through tmux
+        for pid in tree:
+            wait_gone(pid, 3)
+        left = [pid for pid in tree if alive(pid)]
+        assert not left, f"processes left behind: {left}"
+        logs = "".join(log.read_text() for log in (tmp_path / "state").rglob("*.log"))
+        assert "rat crashed" not in logs
+    finally:
+        tmux.kill()
