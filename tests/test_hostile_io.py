@@ -6,6 +6,7 @@ terminal shows it (a freeze, the exit code, the processes left after quit).
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from pathlib import Path
@@ -138,5 +139,81 @@ def test_an_agent_that_stops_reading_freezes_nothing_and_quit_ends_it(tmp_path: 
         assert not left, f"processes left behind: {left}"
         logs = "".join(log.read_text() for log in (tmp_path / "state").rglob("*.log"))
         assert "rat crashed" not in logs
+    finally:
+        tmux.kill()
+
+
+# -- 4. quitting after a request was held back ------------------------------------------------------
+
+
+PERMISSION = {"method": "session/request_permission", "params": {
+    "sessionId": "$SESSION", "toolCall": {"toolCallId": "t1", "title": "Run the tests", "kind": "execute",
+                                          "rawInput": {"command": "make test"}},
+    "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}}
+FORM = {"method": "elicitation/create", "params": {
+    "sessionId": "$SESSION", "mode": "form", "message": "Your name please",
+    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string", "title": "Name"}}}}}
+
+
+@pytest.mark.slow
+@needs_tmux
+@pytest.mark.parametrize("case", ["permission answered", "permission waiting", "form waiting",
+                                  "big diff answered", "big diff waiting", "big form waiting"])
+def test_quit_after_a_request_was_held_back_exits_cleanly(tmp_path: Path, case: str) -> None:
+    from rat_tui.ui.screens.dialog import GRACE_SECONDS
+
+    from .helpers.agents import scripted_argv
+
+    project = tmp_path / "project"
+    project.mkdir()
+    release = tmp_path / "release"
+    request = FORM if case.startswith("form") else PERMISSION
+    if case.startswith("big diff"):  # its preview diffed in a worker thread
+        old = "".join(f"value_{i} = compute({i})\n" for i in range(20000))
+        new = old.replace("compute(5", "compute(55")
+        request = json.loads(json.dumps(PERMISSION))
+        request["params"]["toolCall"].update(kind="edit", content=[
+            {"type": "diff", "path": str(project / "big.py"), "oldText": old, "newText": new}])
+    elif case.startswith("big form"):  # its fields mounted in batches
+        request = json.loads(json.dumps(FORM))
+        request["params"]["requestedSchema"]["properties"] = {
+            f"f{i}": {"type": "string", "title": f"Field {i}"} for i in range(1000)}
+    argv = scripted_argv({"turns": [[{"wait_file": str(release)}, {"request": request}, {"chunk": "answered"}]]},
+                         tmp_path)
+    env = {**tmux_env(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    tmux = CapturedTmux(env)
+    rc = tmp_path / "rc"
+    line = " ".join("'" + part.replace("'", "'\\''") + "'"
+                    for part in [sys.executable, "-m", "rat_tui", "--cwd", str(project), "--", *argv])
+    tmux.start(["sh", "-c", f"{line}; echo $? > '{rc}'; sleep 60"], project)
+    try:
+        tmux.wait_for("ready")
+        tmux.keys("-l", "go")
+        tmux.keys("Enter")
+        tmux.wait_for("working")
+        tmux.keys("-l", "a draft")  # the user is typing: the request is held back
+        tmux.wait_for("a draft")
+        release.write_text("")
+        tmux.wait_for("1 request waiting")  # announced, Ctrl+G opens it
+        if case.endswith("answered"):
+            tmux.keys("C-g")
+            tmux.wait_for("asks for permission")
+            time.sleep(GRACE_SECONDS + 0.5)  # a dialog takes no key typed within its grace period
+            tmux.keys("y")
+            tmux.wait_for("answered")
+            tmux.keys("C-q")
+        else:
+            tmux.keys("C-q")
+            tmux.wait_for("Stop it and quit?")  # a turn is running: Ctrl+Q asks first
+            tmux.keys("C-q")
+        deadline = time.monotonic() + 15
+        while not rc.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert rc.exists(), f"rat did not exit; the screen was:\n{tmux.screen()}"
+        logs = "".join(log.read_text() for log in (tmp_path / "state").rglob("*.log"))
+        assert "rat crashed" not in logs and "LookupError" not in logs, logs[-3000:]
+        assert rc.read_text().strip() == "0", f"exit code {rc.read_text().strip()}; screen:\n{tmux.screen()}"
     finally:
         tmux.kill()
