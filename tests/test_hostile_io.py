@@ -217,3 +217,59 @@ def test_quit_after_a_request_was_held_back_exits_cleanly(tmp_path: Path, case: 
         assert rc.read_text().strip() == "0", f"exit code {rc.read_text().strip()}; screen:\n{tmux.screen()}"
     finally:
         tmux.kill()
+
+
+# -- 2. what the permission dialog shows is what runs ----------------------------------------------
+
+
+def test_clean_shows_format_characters_visibly_and_finds_lookalike_scripts() -> None:
+    import unicodedata
+
+    from rat_tui.protocol.sanitize import clean, code_points, invisible_count, line_is_clean, mixed_script_words
+
+    every_cf = [chr(code) for code in range(0x110000) if unicodedata.category(chr(code)) == "Cf"]
+    shown = clean("a" + "b".join(every_cf) + "c")
+    assert not [char for char in shown if unicodedata.category(char) == "Cf"]
+    assert invisible_count(shown) == len(every_cf) and "⟨U+202E⟩" in shown and "⟨U+FEFF⟩" in shown
+    assert clean(shown) == shown  # cleaning twice changes nothing
+    for char in every_cf:  # the router's quick check of a line sees each one, raw and escaped
+        assert not line_is_clean(json.dumps({"t": char}, ensure_ascii=False).encode()), hex(ord(char))
+        assert not line_is_clean(json.dumps({"t": char}).encode()), hex(ord(char))
+    assert line_is_clean(json.dumps({"t": "café ✓ 日本"}, ensure_ascii=False).encode())
+    assert mixed_script_words("rm -rf /tmp/\u0440\u0430th bash café αβγ") == ["\u0440\u0430th"]
+    assert code_points("b\u0430sh \u202e") == "b\\u0430sh \\u202e"
+
+
+@pytest.mark.slow
+async def test_permission_dialog_shows_invisible_characters_and_flags_them(tmp_path: Path) -> None:
+    import unicodedata
+
+    from rat_tui.app import RatApp
+    from rat_tui.ui.screens.permission import PermissionScreen
+
+    from .helpers.app import scripted, screen_text, state_word, until
+
+    command = "rm -rf ./build\u202e# txt.gpj\u2066\u200b && c\u0430t notes\ufeff"  # Cyrillic а in "cat"
+    request = json.loads(json.dumps(PERMISSION))
+    request["params"]["toolCall"]["title"] = "Clean the build\u200d"
+    request["params"]["toolCall"]["rawInput"] = {"command": command}
+    script = {"turns": [[{"request": request}, {"chunk": "done"}]]}
+    project = tmp_path / "project"
+    project.mkdir()
+    app = RatApp(scripted(script, tmp_path), project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await pilot.press(*"go")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission dialog")
+        await pilot.pause()
+        text = screen_text(app)
+        invisible = [hex(ord(char)) for char in text if unicodedata.category(char) == "Cf"]
+        assert not invisible, invisible
+        assert "rm -rf ./build⟨U+202E⟩# txt.gpj⟨U+2066⟩⟨U+200B⟩ && c\u0430t notes⟨U+FEFF⟩" in text
+        assert "contains 5 invisible characters" in text and "mixes lookalike scripts: c\u0430t" in text
+        assert "r: raw command" in text
+        screen = app.screen
+        screen.action_raw_command()  # what r does (a key this soon is the grace period's: held back)
+        await pilot.pause()
+        assert "c\\u0430t" in screen_text(app)
