@@ -15,6 +15,7 @@ import pytest
 
 from rat_tui.protocol.transport import AgentProcess, WriteBackedUp
 
+from .helpers.agents import received
 from .helpers.harness import wait_for
 from .test_hostile_agent import CapturedTmux, alive, descendants, hostile_argv, needs_tmux, rss_kib, tmux_env, wait_gone
 
@@ -273,3 +274,47 @@ async def test_permission_dialog_shows_invisible_characters_and_flags_them(tmp_p
         screen.action_raw_command()  # what r does (a key this soon is the grace period's: held back)
         await pilot.pause()
         assert "c\\u0430t" in screen_text(app)
+
+
+# -- 12. every request id answered per JSON-RPC ----------------------------------------------------
+
+
+@pytest.fixture
+def record_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """What the agent received, without conftest's schema check (the ids here are odd on purpose)."""
+    path = tmp_path / "received.jsonl"
+    monkeypatch.setenv("RAT_FAKE_RECORD", str(path))
+    return path
+
+
+async def test_every_request_id_is_answered_per_json_rpc(tmp_path: Path, record_file: Path) -> None:
+    from types import SimpleNamespace
+
+    from rat_tui.protocol.router import INVALID_REQUEST, METHOD_NOT_FOUND
+    from rat_tui.session.agent_session import AgentSession
+
+    from .helpers.agents import scripted_argv
+    from .helpers.harness import finish
+
+    valid = ["a string", 7, -3, 1.5, 2**70, -(2**70), 0.0, 1e300]
+    invalid = ['{"an": "object"}', "true", "false", "[1, 2]"]
+    steps = [{"raw": json.dumps({"jsonrpc": "2.0", "id": ident, "method": "x/unknown", "params": {}})} for ident in valid]
+    steps += [{"raw": '{"jsonrpc":"2.0","id":' + ident + ',"method":"x/unknown","params":{}}'} for ident in invalid]
+    steps += [{"raw": '{"jsonrpc":"2.0","id":1267650600228229401496703205376,"method":"x/unknown"}'},  # 2**100, as written
+              {"sleep": 0.3}, {"chunk": "end"}]
+    command = SimpleNamespace(name="ids", argv=scripted_argv({"turns": [steps]}, tmp_path), env={})
+    session = AgentSession(command, tmp_path)
+    task = asyncio.create_task(session.run())
+    try:
+        await wait_for(lambda: session.state.status == "ready", what="handshake")
+        session.start_prompt("go")
+        expected = len(valid) + len(invalid) + 1
+        answers = lambda: [m for m in received(record_file) if "method" not in m and ("error" in m)]  # noqa: E731
+        await wait_for(lambda: len(answers()) >= expected, 20, "every request answered")
+        got = answers()
+        by_id = [m["id"] for m in got if m["error"]["code"] == METHOD_NOT_FOUND]
+        assert sorted(map(repr, by_id)) == sorted(map(repr, [*valid, 2**100])), by_id
+        refused = [m for m in got if m["error"]["code"] == INVALID_REQUEST]
+        assert len(refused) == len(invalid) and all(m["id"] is None for m in refused)
+    finally:
+        await finish(session, task)

@@ -245,7 +245,7 @@ class Connection:
             log.info("dropped notification %s: agent stdin closed", method)
 
     async def _send(self, message: dict[str, Any], *, method: str | None = None, latency: float | None = None) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        line = _encode(message)
         if self._refuse is not None:
             self._refuse(len(line) + 1)  # before recording: a refused message is not kept
         if self.recorders:
@@ -318,7 +318,7 @@ class Connection:
         method = message.get("method")
         has_id = "id" in message and message["id"] is not None
         if has_id and not _valid_id(message["id"]):
-            self._invalid_request(line, None, "its id is neither a string nor an integer")
+            self._invalid_request(line, None, "its id is neither a string nor a number")
             return
         if isinstance(method, str):
             if self.recorders:
@@ -507,8 +507,16 @@ class Connection:
 
 
 def _valid_id(value: Any) -> bool:
-    """JSON-RPC ids are strings or numbers (integers here: a fractional id is refused too)."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    """JSON-RPC ids are strings or numbers (a fraction, a 70-bit integer: answered with that same id); null,
+    booleans, objects and arrays are not."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+class _Clamped(int):
+    """An integer beyond 64 bits, clamped (`_bounded_int`), that remembers how it was written: an answer to a
+    request with such an id carries the id as the agent wrote it (`Connection._send`)."""
+
+    text: str
 
 
 def _bounded_int(text: str) -> int:
@@ -516,7 +524,17 @@ def _bounded_int(text: str) -> int:
     value = int(text)
     if -INT_LIMIT <= value < INT_LIMIT:
         return value
-    return INT_LIMIT - 1 if value > 0 else -INT_LIMIT
+    clamped = _Clamped(INT_LIMIT - 1 if value > 0 else -INT_LIMIT)
+    clamped.text = text
+    return clamped
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    request_id = message.get("id")
+    if isinstance(request_id, _Clamped):  # the id as the agent wrote it (it comes before result and error)
+        line = line.replace(b'"id":%d' % int(request_id), b'"id":' + request_id.text.encode(), 1)
+    return line
 
 
 def _no_constant(name: str) -> Any:
