@@ -27,6 +27,12 @@ INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 CANCEL_REQUEST = "$/cancel_request"
 
+# Requests whose answers may be big (a file's text, a terminal's output) are served this many at a time: an agent
+# asking for a large file forty times at once had every copy read and held before the first answer was queued,
+# and an agent that stopped reading its input never takes any of them (issue 45).
+BULKY_METHODS = frozenset({"fs/read_text_file", "terminal/output"})
+BULKY_AT_ONCE = 2
+
 # A pause this long between two of the agent's lines ends a burst (`burst_began`; the transcript's BURST_QUIET).
 BURST_GAP = 0.008
 
@@ -133,6 +139,7 @@ class Connection:
         self._pending: dict[int, tuple[asyncio.Future[Any], str, float]] = {}
         self._asked: dict[int, str] = {}  # request id -> the method asked for, when the codec renamed it
         self._serving: dict[Any, asyncio.Task[None]] = {}
+        self._bulky = asyncio.Semaphore(BULKY_AT_ONCE)
         self._closed = False
         self.malformed_lines = 0
         # When the agent last sent anything (monotonic): a silent agent during a turn looks hung.
@@ -238,7 +245,7 @@ class Connection:
             log.info("dropped notification %s: agent stdin closed", method)
 
     async def _send(self, message: dict[str, Any], *, method: str | None = None, latency: float | None = None) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        line = _encode(message)
         if self._refuse is not None:
             self._refuse(len(line) + 1)  # before recording: a refused message is not kept
         if self.recorders:
@@ -311,7 +318,7 @@ class Connection:
         method = message.get("method")
         has_id = "id" in message and message["id"] is not None
         if has_id and not _valid_id(message["id"]):
-            self._invalid_request(line, None, "its id is neither a string nor an integer")
+            self._invalid_request(line, None, "its id is neither a string nor a number")
             return
         if isinstance(method, str):
             if self.recorders:
@@ -443,7 +450,23 @@ class Connection:
         started = time.monotonic()
         handler = self.handlers.get(method)
         response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-        if getattr(self.process, "backed_up", False):  # its answer could not be sent: skip the work (a big read)
+        bulky = method in BULKY_METHODS
+        if bulky:
+            await self._bulky.acquire()
+        try:
+            await self._serve_one(request_id, method, params, handler, response, started, bulky)
+        finally:
+            if bulky:
+                self._bulky.release()
+
+    def _not_reading(self, bulky: bool) -> bool:
+        """Whether an answer could not be sent now: the queue is full (or, for a big answer, the agent is stalled)."""
+        process = self.process
+        return getattr(process, "backed_up", False) or (bulky and getattr(process, "stalled", False))
+
+    async def _serve_one(self, request_id: Any, method: str, params: Any, handler: RequestHandler | None,
+                         response: dict[str, Any], started: float, bulky: bool) -> None:
+        if self._not_reading(bulky):  # its answer could not be sent: skip the work (a big read)
             log.warning("dropped the agent's %s request: it is not reading its input", method)
             return
         try:
@@ -484,8 +507,16 @@ class Connection:
 
 
 def _valid_id(value: Any) -> bool:
-    """JSON-RPC ids are strings or numbers (integers here: a fractional id is refused too)."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    """JSON-RPC ids are strings or numbers (a fraction, a 70-bit integer: answered with that same id); null,
+    booleans, objects and arrays are not."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+class _Clamped(int):
+    """An integer beyond 64 bits, clamped (`_bounded_int`), that remembers how it was written: an answer to a
+    request with such an id carries the id as the agent wrote it (`Connection._send`)."""
+
+    text: str
 
 
 def _bounded_int(text: str) -> int:
@@ -493,7 +524,17 @@ def _bounded_int(text: str) -> int:
     value = int(text)
     if -INT_LIMIT <= value < INT_LIMIT:
         return value
-    return INT_LIMIT - 1 if value > 0 else -INT_LIMIT
+    clamped = _Clamped(INT_LIMIT - 1 if value > 0 else -INT_LIMIT)
+    clamped.text = text
+    return clamped
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    request_id = message.get("id")
+    if isinstance(request_id, _Clamped):  # the id as the agent wrote it (it comes before result and error)
+        line = line.replace(b'"id":%d' % int(request_id), b'"id":' + request_id.text.encode(), 1)
+    return line
 
 
 def _no_constant(name: str) -> Any:

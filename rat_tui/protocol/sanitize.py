@@ -25,8 +25,24 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# Unicode format characters (category Cf, as of Unicode 15, and the unassigned U+2065): bidi controls
+# (U+202A-202E, U+2066-2069), zero-width characters (U+200B-200F, U+2060-2064, U+FEFF) and the rest. Drawn as
+# they are they are invisible, and they make a terminal show other text than what is there (a command in a
+# permission dialog read backwards): `clean` shows each as `⟨U+202E⟩`.
+FORMAT_RANGES = (
+    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
+    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x2064), (0x2065, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)
+_FORMAT_CLASS = "".join(f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in FORMAT_RANGES)
+# How `clean` shows a format character, and how that is found again (approvals count them).
+MARKER = "⟨U+{:04X}⟩"
+_MARKER = re.compile(r"⟨U\+[0-9A-F]{4,6}⟩")
+
 # Everything `clean` must change; the fast path is one regex search that finds nothing.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_FORMAT_CLASS}]")
 # A string this long is checked by `_safe`: the regex scans 6-9 ms a MB, and a permission request for a
 # 20,000-line edit (two 0.9 MB texts) was checked three times on the loop (its update, its params, the
 # merged tool call): 49 ms under load, in front of the dialog.
@@ -65,6 +81,9 @@ def _table() -> dict[int, str]:
         table[code] = "\ufffd"
     for code in range(0xD800, 0xE000):
         table[code] = "\ufffd"
+    for first, last in FORMAT_RANGES:
+        for code in range(first, last + 1):
+            table[code] = MARKER.format(code)
     return table
 
 
@@ -88,8 +107,11 @@ _ESCAPES = re.compile(
 # surrogates as UTF-8 (a raw C0 control in a string is no JSON: the router's strict decoder refuses the
 # line). Escaped: `\b`, `\f`, `\r`, `\u0000`-`\u001f`, `\u007f`-`\u009f`, `\uD800`-`\uDFFF` (each range
 # taken wider). tests/test_sanitize_lines.py checks every character `clean` changes, raw and escaped.
-_UNSAFE_BYTES = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xed[\xa0-\xbf]")
-_UNSAFE_ESCAPE = re.compile(rb"\\(?:[bfr]|u(?:00[0189]|007|[dD][89a-fA-F]))")
+# Format characters: their UTF-8 forms, raw; escaped, `\u00ad`, `\u06..`-`\u08..`, `\u18..`, `\u20..`, `\ufe..`,
+# `\uff..` (astral ones are escaped as surrogates, found already).
+_UNSAFE_BYTES = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xed[\xa0-\xbf]|" + b"|".join(
+    re.escape(chr(code).encode()) for first, last in FORMAT_RANGES for code in range(first, last + 1)))
+_UNSAFE_ESCAPE = re.compile(rb"\\(?:[bfr]|u(?:00[0189aA]|007|[dD][89a-fA-F]|0[6-8]|18|20|[fF][eEfF]))")
 # Placeholder for what lies beyond DATA_DEPTH_LIMIT levels of nesting.
 DATA_DEPTH_LIMIT = 64
 TOO_DEEP = "…(nested too deep)"
@@ -104,6 +126,39 @@ def clean(text: str) -> str:
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
     return text.translate(_TABLE)
+
+
+def invisible_count(text: str) -> int:
+    """How many format characters `clean` made visible in `text` (its `⟨U+…⟩` markers)."""
+    return len(_MARKER.findall(text)) if "⟨U+" in text else 0
+
+
+_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE")
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def mixed_script_words(text: str) -> list[str]:
+    """The words of `text` whose letters come from more than one of the scripts that look alike (Latin and
+    Cyrillic, Greek, Armenian, Cherokee): `rm` with a Cyrillic `м` is another command than it looks."""
+    if text.isascii():
+        return []
+    import unicodedata
+
+    found: list[str] = []
+    for word in _WORD.findall(text):
+        if word.isascii():
+            continue
+        scripts = {name.split(" ", 1)[0] for name in (unicodedata.name(char, "") for char in word)}
+        if len(scripts & set(_SCRIPTS)) > 1:
+            found.append(word)
+    return found
+
+
+def code_points(text: str) -> str:
+    """`text` with every character outside printable ASCII written as its code point (`\\u0441`): what an
+    approval shows as the raw command, homoglyphs and invisible characters told apart."""
+    return "".join(char if " " <= char <= "~" or char == "\n" else
+                   (f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}") for char in text)
 
 
 def clean_ansi(text: str) -> str:
@@ -221,7 +276,9 @@ def line_is_clean(line: bytes) -> bool:
     5 µs for walking its update."""
     if line.count(b"[") + line.count(b"{") >= DATA_DEPTH_LIMIT:
         return False
-    if (b"\x7f" in line or b"\xc2" in line or b"\xed" in line) and _UNSAFE_BYTES.search(line) is not None:
+    if not line.isascii() and _UNSAFE_BYTES.search(line) is not None:
+        return False
+    if b"\x7f" in line and _UNSAFE_BYTES.search(line) is not None:
         return False
     return b"\\" not in line or _UNSAFE_ESCAPE.search(line) is None
 

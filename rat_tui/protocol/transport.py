@@ -282,7 +282,12 @@ class AgentProcess:
         self.nice = nice  # nice steps below ours for the agent and what it starts (lower_priority)
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
-        self._write_lock = asyncio.Lock()
+        # Messages for the agent, written by its own writer task (`_write_out`): a sender only enqueues and
+        # returns, so nothing (a key's handler above all) ever waits on the agent's pipe.
+        self._outbox: deque[bytes] = deque()
+        self._outbox_ready = asyncio.Event()
+        self._writer_task: asyncio.Task[None] | None = None
+        self._write_failed = False  # the agent's stdin broke: later messages are refused at once
         # Bytes handed to write_line and not yet taken by the agent (ours and the pipe transport's).
         self.queued_bytes = 0
         self.max_queued_bytes = MAX_QUEUED_BYTES
@@ -350,24 +355,57 @@ class AgentProcess:
             self._report_stall(None)
             raise WriteBackedUp(f"the agent is not reading its input ({self.queued_bytes // 1024} KiB waiting)")
 
-    async def write_line(self, line: bytes) -> None:
-        """Write one framed message; raises ConnectionError when the agent's stdin is gone, and
-        WriteBackedUp (a ConnectionError) when the agent stopped reading and the queue is full."""
+    def send_line(self, line: bytes) -> None:
+        """Queue one framed message for the agent and return at once (the writer task writes it); raises
+        ConnectionError when the agent's stdin is gone, and WriteBackedUp (a ConnectionError) when the agent
+        stopped reading and the queue is full."""
         proc = self._proc
-        if proc is None or proc.stdin is None or proc.stdin.is_closing():
+        if proc is None or proc.stdin is None or proc.stdin.is_closing() or self._write_failed:
             raise ConnectionError("agent stdin is closed")
         size = len(line) + 1
         self.refuse_if_backed_up(size)
         self.queued_bytes += size
+        self._outbox.append(line + b"\n")
+        self._outbox_ready.set()
+        if self._writer_task is None:
+            self._writer_task = asyncio.get_running_loop().create_task(self._write_out(proc.stdin),
+                                                                       name="agent-writer")
+
+    async def write_line(self, line: bytes) -> None:
+        """send_line for callers that await: it never waits on the agent either."""
+        self.send_line(line)
+
+    async def _write_out(self, stdin: asyncio.StreamWriter) -> None:
+        """The writer task: hands the queued messages to the pipe in order, waiting for the agent to take them."""
+        outbox = self._outbox
         try:
-            async with self._write_lock:
+            while True:
+                if not outbox:
+                    self._outbox_ready.clear()
+                    await self._outbox_ready.wait()
+                    continue
+                size = 0
+                while outbox:  # everything queued so far in one go, then one wait for the agent
+                    data = outbox.popleft()
+                    stdin.write(data)
+                    size += len(data)
                 try:
-                    proc.stdin.write(line + b"\n")
-                    await self._drain(proc.stdin)
-                except (BrokenPipeError, ConnectionResetError) as error:
-                    raise ConnectionError("agent stdin is closed") from error
+                    await self._drain(stdin)
+                finally:
+                    self.queued_bytes -= size
+        except (BrokenPipeError, ConnectionResetError) as error:
+            log.info("agent pid=%s closed its input: %s", self.pid, error)
         finally:
-            self.queued_bytes -= size
+            self._write_failed = True
+            self.queued_bytes = 0
+            outbox.clear()
+
+    async def flushed(self, timeout: float) -> bool:
+        """Wait up to `timeout` for the agent to take everything queued for it; whether it did."""
+        deadline = time.monotonic() + timeout
+        while self.queued_bytes and not self._write_failed and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        return not self.queued_bytes
 
     async def _drain(self, stdin: asyncio.StreamWriter) -> None:
         """drain(), noticing when the agent has not taken our bytes for `write_stall_seconds`."""
@@ -380,7 +418,7 @@ class AgentProcess:
                 await drain
             else:
                 drain.result()
-                self.stalled = False
+            self.stalled = False
         finally:
             if not drain.done():
                 drain.cancel()
@@ -497,6 +535,11 @@ class AgentProcess:
         proc = self._proc
         if proc is None:
             return None
+        if self.queued_bytes and not self.stalled and proc.returncode is None:
+            await self.flushed(min(grace, 0.2))  # the last messages of an agent that reads (session/close)
+        writer = self._writer_task
+        if writer is not None and not writer.done():
+            writer.cancel()
         if proc.stdin is not None and not proc.stdin.is_closing():
             if self.queued_bytes or proc.returncode is not None:
                 proc.stdin.transport.abort()

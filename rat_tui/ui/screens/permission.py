@@ -13,6 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
+from ...protocol.sanitize import code_points, invisible_count, mixed_script_words
 from ...state import diff_cache
 from ...state.diffing import FileDiff
 from ...state.permission_policy import command_of, merge_tool_call
@@ -162,6 +163,7 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
     }
     PermissionScreen #detail > * { height: auto; }
     PermissionScreen #command { text-style: bold; }
+    PermissionScreen #suspicious { color: $text-error; text-style: bold; }
     PermissionScreen .note, PermissionScreen #locations { color: $text-muted; }
     PermissionScreen #options { height: auto; max-height: 9; }
     PermissionScreen .option { height: auto; }
@@ -189,6 +191,8 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
         Binding("up", "move(-1)", "Up", id="permission.up", group=MOVE, show=False),
         Binding("down", "move(1)", "Down", id="permission.down", group=MOVE, show=False),
         Binding("enter", "pick_highlighted", "Pick", id="permission.select", tooltip="Pick the highlighted option"),
+        Binding("r", "raw_command", "Raw", id="permission.raw", show=False,
+                tooltip="Show the command with every character outside plain ASCII as its code point"),
         Binding("pageup", "scroll_detail(-1)", "Scroll up", id="permission.page_up", show=False),
         Binding("pagedown", "scroll_detail(1)", "Scroll down", id="permission.page_down", show=False),
     ]
@@ -228,6 +232,8 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
             kind = call.get("kind") or "unknown kind"
             status = str(call.get("status") or "pending").replace("_", " ")
             yield Static(Text(f"{kind} · {status}"), id="meta")
+            if warning := self.suspicious():
+                yield Static(Text(warning), id="suspicious")
             for said in (self.request.get("title"), self.request.get("description")):  # ACP v2: the question, why
                 if isinstance(said, str) and said.strip() and said != call.get("title"):
                     yield Static(Text(said.strip()), classes="note")
@@ -242,6 +248,31 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
                 if not self.options:
                     yield Static("The agent offered no options: Escape closes.", classes="note")
             yield Static(HINT, id="hint")
+
+    def suspicious(self) -> str:
+        """What makes the title or command look other than what runs: invisible (format) characters, which
+        `clean` shows as `⟨U+202E⟩`, and words mixing lookalike scripts (a Cyrillic `а` in `bash`). Empty if none."""
+        call = self.tool_call
+        texts = [str(call.get("title") or ""), command_of(call) or ""]
+        invisible = sum(invisible_count(text) for text in texts)
+        mixed = list(dict.fromkeys(word for text in texts for word in mixed_script_words(text)))
+        parts = []
+        if invisible:
+            parts.append(f"contains {invisible} invisible character{'' if invisible == 1 else 's'} (⟨U+…⟩)")
+        if mixed:
+            parts.append("mixes lookalike scripts: " + ", ".join(mixed[:3]) + ("…" if len(mixed) > 3 else ""))
+        if not parts:
+            return ""
+        return "⚠ " + " · ".join(parts) + (" · r: raw command" if command_of(call) else "")
+
+    def action_raw_command(self) -> None:
+        """r: the `$ command` line with every character outside printable ASCII as its code point, and back."""
+        command = command_of(self.tool_call)
+        if not command:
+            return
+        self._raw_shown = not getattr(self, "_raw_shown", False)
+        for line in self.query("#command").results(Static):
+            line.update(Text(f"$ {code_points(command)}" if self._raw_shown else f"$ {command}"))
 
     def _details(self) -> ComposeResult:
         call = self.tool_call

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import OrderedDict
 
 from pygments.lexer import Lexer
@@ -22,6 +21,7 @@ from textual.strip import Strip
 from ...state import diff_cache
 from ...state.diffing import FileDiff, Row, SplitRow
 from ...protocol.sanitize import clean
+from ..loop_hop import from_any_thread
 
 MODES = ("unified", "split")
 CHUNK_LINES = 32  # source lines highlighted together: keeps most multi-line strings intact, stays cheap
@@ -247,8 +247,8 @@ class DiffView(ScrollView, can_focus=True):
         self._source = (path, old_text, new_text)
         ready = None
         try:
-            loop = asyncio.get_running_loop()
-            ready = lambda: loop.call_soon_threadsafe(self._diff_ready, path, old_text, new_text)  # noqa: E731
+            # (in the app's context: a callback run in the worker's has no active_app for what it starts)
+            ready = from_any_thread(lambda: self._diff_ready(path, old_text, new_text))
         except RuntimeError:  # no loop (built outside an app): compute in place
             pass
         diff = diff_cache.shared.diff(path, old_text, new_text, ready) if ready else FileDiff(path, old_text, new_text)
