@@ -1,4 +1,4 @@
-"""Input first (protocol/priority.py): while a key the user typed makes its way to the screen, reading the
+"""Input first (rat_tui/priority.py): while a key the user typed makes its way to the screen, reading the
 agents, delivering updates and cutting the transcript wait for it. The priority clock is frozen in these
 tests: a key's window lasts until the test moves the clock on, so what waits has to wait however slow
 the machine is, and what must happen after it happens once the clock moves."""
@@ -21,7 +21,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Input
 
 from rat_tui.app import OutputWatch, input_first
-from rat_tui.protocol import priority
+from rat_tui import priority
 from rat_tui.protocol.transport import AgentProcess, _reading
 from rat_tui.state.reducer import add_notice
 from rat_tui.state.store import SessionStore

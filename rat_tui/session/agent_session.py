@@ -23,7 +23,8 @@ from .permission_broker import PermissionBroker
 from .prompting import Prompting
 from .settings_restore import restore_settings
 from .ui import HeadlessUI, SessionUI
-from ..protocol import priority, wire
+from .. import priority
+from ..protocol import wire
 from ..protocol.client import AUTH_REQUIRED, AcpClient, AgentHello, ProtocolMismatch
 from ..protocol.fs import FileAccess, FileWrite
 from ..protocol.router import Connection, ConnectionClosed, RpcError

@@ -57,7 +57,7 @@ def at_rest(app: RatApp) -> bool:
     screen waiting for a frame: no layout, repaint or scroll asked for by the screen or any widget (a widget's
     own flags reach the screen at its next idle), a scrollbar's included. A test that asserts what a frame does
     NOT draw starts from here, so that nothing drawn late from before is taken for the frame's own doing."""
-    from rat_tui.protocol import priority
+    from rat_tui import priority
 
     screen, tab = app.screen, view(app)
     if (priority.input_wait() or not delivered(tab.session) or not transcript_flushed(tab.transcript)

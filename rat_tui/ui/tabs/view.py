@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
-from ...protocol import priority
+from ... import priority
 from ...session import controls as session_controls
 from . import children_ui, controls_ui, focus_keys
 from .tab_ui import TabUI

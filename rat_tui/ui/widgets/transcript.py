@@ -22,7 +22,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.timer import Timer
 
-from ...protocol import priority
+from ... import priority
 from ...protocol.router import BURST_GAP
 from ..line_memo import MemoLines, lean_vertical_scrollbar
 from ..loop_hop import from_any_thread
