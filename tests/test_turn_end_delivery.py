@@ -44,10 +44,10 @@ async def test_a_turn_over_ends_the_agents_burst(tmp_path: Path) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: view(app).session.state.status == "ready" and view(app).session.state.turns == 1
                     and "the first answer" in transcript.visible_text(), "the first turn drawn")
-        assert transcript.activity is not None and transcript.activity() == 0.0 and not transcript._bursting()
+        assert transcript.pacer.activity is not None and transcript.pacer.activity() == 0.0 and not transcript.pacer.bursting()
         view(app).composer.insert("second")
         await pilot.press("enter")
         await until(pilot, lambda: "more" in transcript.visible_text(), "the second turn's line")
-        assert transcript.activity() > 0.0  # (the turn goes on: its lines count)
+        assert transcript.pacer.activity() > 0.0  # (the turn goes on: its lines count)
         release.write_text("")
         await until(pilot, lambda: view(app).session.state.status == "ready", "the second turn's end")

@@ -47,8 +47,8 @@ def delivered(session) -> bool:
 
 def transcript_flushed(transcript) -> bool:
     """Whether the transcript has cut and drawn every batch appended to it: a flush that cost over
-    PACED_FLUSH waits on a timer (Transcript._schedule), past any fixed number of pauses."""
-    return not (transcript._flush_pending or transcript._dirty or transcript._cycle)
+    PACED_FLUSH waits on a timer (FlushPacer.schedule), past any fixed number of pauses."""
+    return not transcript.pending
 
 
 def at_rest(app: RatApp) -> bool:

@@ -156,9 +156,7 @@ class SessionTabs(TabbedContent):
             return False
         if now - first >= QUIET_RELABEL:
             view = self.get_pane(pane_id).query_one(SessionView)
-            connection = view.session.connection
-            quiet = connection is None or now - connection.last_inbound >= QUIET_RELABEL
-            if quiet and not view.transcript.pending:  # (what came last is drawn first)
+            if view.session.reader_activity.quiet_for(QUIET_RELABEL) and not view.transcript.pending:  # (what came last is drawn first)
                 return False
         if pane_id not in self._retrying:
             self._retrying.add(pane_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict, deque
-from typing import Callable, Iterator
+from typing import Iterator
 
 from rich.console import RenderableType
 from rich.segment import Segment
@@ -20,10 +20,9 @@ from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.selection import Selection
 from textual.strip import Strip
-from textual.timer import Timer
 
 from ... import priority
-from ...protocol.router import BURST_GAP
+from ..flush_pacer import HIDDEN_FLUSH_GAP, FlushPacer
 from ..line_memo import MemoLines, lean_vertical_scrollbar
 from ..loop_hop import from_any_thread
 from . import markdown_stream
@@ -32,23 +31,15 @@ from .transcript_select import CodeSpan, block_selection, code_block_lines, code
 
 SEVERITIES = ("info", "warning", "error")
 NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
-# A flush waits FLUSH_SPACING times what the last one cost after it (at most MAX_FLUSH_GAP seconds): the
-# transcript takes about a quarter of the UI thread in a flood, and reading the agent the rest.
-FLUSH_SPACING = 3
-MAX_FLUSH_GAP = 0.1
-BURST_QUIET = BURST_GAP  # the agent has written nothing for this long: a burst of lines paused (or ended)
-PARK_POLL = 0.02  # what a flood left to cut is looked at again this often, until it is read
-PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper ones come at once
-# A flush cuts at most this many new lines into blocks (about 5 ms of parsing), of one message or of
-# many, then lets the loop turn (keys go between) and goes on with the next; nothing is drawn until the
-# batch is cut. Each entry a flush looks at counts ENTRY_SYNC_LINES more (its heights, its sync's setup):
-# a `session/load` delivers a thousand small messages at a time, 40 ms a flush before.
+# A flush cuts at most this many new lines into blocks, of one message or of many, then lets the loop turn
+# (keys go between) and goes on with the next; nothing is drawn until the batch is cut. Each entry a flush
+# looks at counts ENTRY_SYNC_LINES more (its heights, its sync's setup): a `session/load` delivers a thousand
+# small messages at a time. When flushes come and whether they draw: ui/flush_pacer.py.
 FLOOD_SYNC_LINES = 200
 ENTRY_SYNC_LINES = 4
-HIDDEN_FLUSH_GAP = 0.25  # a tab in the background cuts its streamed text into blocks this often at most
 # Until the app's warm-up has imported markdown (markdown_stream.warming), markdown shows as its source text
 # and nothing is cut into blocks; the warm-up's end calls the transcript back (no polling: a redraw every
-# few ms at startup delayed `ready` on screen by 0.1 s).
+# few ms at startup delayed `ready` on screen).
 SOURCE_TEXT_CAP = 20_000  # characters of one block's source text shown meanwhile (its end, for a tail)
 RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
 RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
@@ -132,33 +123,9 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self._rows = TreeRows()
         self._by_key: dict[str, Entry] = {}
         self._dirty: set[Entry] = set()  # entries whose open tail grew since the last flush
-        self._flush_pending = False
-        self._flushed_at = 0.0  # when the last flush ended, and what it cost (for _schedule's pacing)
-        self._flush_cost = 0.0
-        self._unsettled = False  # a flush's drawing gave way to a key (_settle): drawn at the next flush
+        self.pacer = FlushPacer(self)  # when a flush comes and whether it draws
         self._forced = False  # visible_text: render markdown even while the warm-up imports it
-        self._warm_waiting = False  # called back at the warm-up's end (_wait_warm)
-        self._paced: Timer | None = None  # the timer of a flush paced in a flood (_schedule)
-        self._chain_cost = 0.0  # what the flushes of a batch still being cut cost so far
-        self._drawn_at = 0.0  # when a flush last sized and drew the transcript (time.monotonic, as the reader's times)
-        # When the agent's reader last routed a line (its connection's `last_inbound`, set by the view): while
-        # lines keep coming (a burst), a flush draws at most every MAX_FLUSH_GAP (see _held).
-        self.activity: Callable[[], float] | None = None
-        # Whether lines the agent wrote still wait to be read (set by the view): a flood, even while this
-        # thread is too busy to read them (the last one then came more than BURST_QUIET ago).
-        self.flooding: Callable[[], bool] | None = None
-        # When the burst of lines being read began (time.monotonic; set by the view): a flood's first draw waits
-        # for it to pause, or MAX_FLUSH_GAP from its start, as every later draw does from the one before (_paced_since).
-        self.burst_began: Callable[[], float] | None = None
-        # Whether the store has yet to deliver the end of a burst the reader has read to its end (set by the view,
-        # SessionStore.burst_end_due): a flush does not draw then, the delivery's ReaderIdle does (reader_idle).
-        self.end_due: Callable[[], bool] | None = None
-        self._awaiting_end = False  # a flush held its draw for that (_held): reader_idle flushes
-        self._held_timer: Timer | None = None  # _held_over's, due at _held_due (time.monotonic)
-        self._held_due = 0.0
-        self._parked = False  # the last slice left an entry behind, to be cut once the flood is read
-        self._holding = False  # the last slice's drawing waits for the burst to pause or its end's delivery (_held)
-        self._preview_fresh = False  # ... and its preview has lines not drawn yet: the next flush draws
+        self._warm_waiting = False  # called back at the warm-up's end (wait_warm)
         self._previews: dict[Seg, str] = {}  # open tails drawn as their preview: the text drawn
         self._withheld: dict[Entry, list[Block]] = {}  # ... and the blocks cut meanwhile, not shown yet
         # The entries a cycle is cutting: `_dirty` when it began, cut a slice per flush (_flush_now), taken
@@ -176,7 +143,6 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         """Blocks rendered so far (tests use it to prove appends don't re-render old blocks)."""
         self._budget_end = 0.0
         self._catch_up_pending = False
-        self._hidden_stale = False
         self._lexing: dict[Seg, Block] = {}  # code pieces drawn as plain text until their lexer's states reach them
         self._lex_pending = False
         self.new_below = False
@@ -226,7 +192,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             return
         splitter.feed(text)  # O(chunk): blocks are cut once per batch, in _flush
         if splitter.behind and splitter.preview_from() >= 0:
-            self._preview_fresh = True  # the end shown while the rest waits to be cut (preview) came on
+            self.pacer.preview_fresh = True  # the end shown while the rest waits to be cut (preview) came on
         # An open tail keeps its lines until the flush renders it again (_sync): a frame drawn meanwhile
         # must not render an end that has not been cut into blocks yet.
         if not (entry.body and entry.body[-1].open) and splitter.has_tail:
@@ -324,9 +290,9 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         imported now if the warm-up has not yet)."""
         self._forced = True
         try:
-            while self._flush_pending or self._dirty or self._cycle:
-                self._flush_pending = True
-                self._flush(force=True)
+            while self.pending:
+                self.pacer.flush_pending = True
+                self.pacer.flush(force=True)
             top = round(self.scroll_offset.y)
             lines = []
             for y in range(top, min(top + self.scrollable_content_region.height, self._rows.total)):
@@ -347,7 +313,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self.toggle_collapsed()
 
     def action_scroll_end(self) -> None:
-        drawn_at_end = (self._follow and not self.new_below and not self._unsettled and not self.pending
+        drawn_at_end = (self._follow and not self.new_below and not self.pacer.unsettled and not self.pending
                         and round(self.scroll_offset.y) >= self.max_scroll_y)
         self._follow = True
         self.new_below = False
@@ -779,116 +745,50 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
     @property
     def pending(self) -> bool:
         """Text that arrived is still to be cut into blocks or drawn (a flush is coming)."""
-        return self._flush_pending or bool(self._dirty) or bool(self._cycle)
+        return self.pacer.flush_pending or bool(self._dirty) or bool(self._cycle)
+
+    # -- the pacer's target (FlushTarget) -------------------------------------------------------
 
     @property
-    def _hidden(self) -> bool:
+    def in_background(self) -> bool:
         """A tab in the background (laid out once, no region now): nothing to draw."""
         return not self.region and bool(self._width)
 
+    @property
+    def has_dirty(self) -> bool:
+        return bool(self._dirty)
+
+    @property
+    def cutting(self) -> bool:
+        return bool(self._cycle)
+
     def _schedule(self) -> None:
-        if not self._flush_pending and self.is_mounted:
-            self._flush_pending = True
-            # Paced by what the last flush cost: in a flood each flush renders a screenful of new
-            # Markdown (10-20 ms), and flushing at every turn of the loop left less time to read the
-            # agent than to draw what scrolls past unread. A cheap flush (normal streaming) comes at once.
-            hidden = self._hidden
-            gap = HIDDEN_FLUSH_GAP if hidden else min(FLUSH_SPACING * self._flush_cost, MAX_FLUSH_GAP)
-            wait = self._flushed_at + gap - time.perf_counter()
-            if (hidden or self._flush_cost > PACED_FLUSH) and wait > 0.002:
-                self._paced = self.set_timer(wait, self._flush)
-            else:
-                self.call_later(self._flush)
+        self.pacer.schedule()
 
     def reader_idle(self) -> None:
-        """The agent's output is drained (SessionStore.reader_idle): a flush paced to leave the loop time to
-        read the agent, or a look at a flood waiting for its pause, comes now, as there is nothing left to read
-        (not for a tab in the background)."""
-        paced, self._paced = self._paced, None
-        awaiting, self._awaiting_end = self._awaiting_end, False
-        if self._hidden:
-            return
-        if paced is not None and self._flush_pending:
-            paced.stop()
-            self.call_later(self._flush)
-        elif awaiting and not self._flush_pending:
-            self._flush_pending = True
-            self.call_later(self._flush)
-        elif self._held_timer is not None:
-            # A flood parked or held until it pauses, and the pause's delivery carried no text (the store
-            # delivered the burst's last lines before the reader found the pipe drained): looked at now, not
-            # at the timer (PARK_POLL later, the end of a 2,000-chunk answer with it).
-            self._held_timer.stop()
-            self._held_over()
-
-    def _flush(self, force: bool = False) -> None:
-        """Once per batch of appends: re-estimate grown tails, then render what the viewport needs
-        (`force`: the whole cycle at once, as `visible_text` needs)."""
-        self._paced = None
-        if not self._flush_pending or not self.is_attached:  # (woken after its removal: nothing to draw)
-            return
-        wait = 0.0 if force else priority.input_wait()
-        if wait:  # a key the user typed is on its way to the screen: it goes first (until it is drawn)
-            priority.call_after_input(asyncio.get_running_loop(), wait, self._flush)
-            return
-        started = time.perf_counter()
-        try:
-            self._flush_now(yielding=not force)
-        finally:
-            self._flushed_at = time.perf_counter()
-            self._chain_cost += self._flushed_at - started
-            if self._cycle:
-                # A cycle still being cut: its next slice after a turn of the loop (not call_later alone:
-                # a widget's own queue never yields, keys would wait).
-                self._flush_pending = True
-                if not force:
-                    asyncio.get_running_loop().call_soon(self.call_later, self._flush)
-            else:
-                # The cycle is cut and drawn: what arrived meanwhile is the next one, paced by what
-                # this one cost (_schedule), as one flush was before cycles were cut in slices.
-                self._flush_cost, self._chain_cost = self._chain_cost, 0.0
-                self._flush_pending = False
-                if self._dirty and self._warming:
-                    self._wait_warm()  # cut once markdown is imported, not looked at again meanwhile
-                elif self._parked and self._flooding():
-                    self._park_timer()  # looked at again then, or as more text comes (append_text)
-                elif self._parked:
-                    # The flood paused: its preview now if not drawn yet (_held_over), then the cut goes on once
-                    # the screen shows it (the cut's slices back to back kept the frame from coming: 20 ms).
-                    self.call_after_refresh(self._held_over)
-                elif self._holding and not self._dirty:
-                    pass  # drawn when the burst pauses or the gap is up (_held's timer), not flushed again at once
-                elif self._dirty or self._unsettled:
-                    self._schedule()
+        """The agent's output is drained (SessionStore.reader_idle): see FlushPacer.reader_idle."""
+        self.pacer.reader_idle()
 
     def _flush_now(self, yielding: bool = False) -> None:
-        """A slice of a cycle: cut at most FLOOD_SYNC_LINES lines of what arrived into blocks (the
-        cycle's entries are what was dirty when it began), then size and draw the transcript when the
-        cycle is done, or every MAX_FLUSH_GAP while it goes on (`yielding`: unless a key arrives
-        meanwhile, see _settle)."""
-        self._flush_pending = False
-        self._holding = False
+        self.pacer.flush_now(yielding)
+
+    def sync_slice(self, parking: bool) -> bool:
+        """A slice of a cycle: cut at most FLOOD_SYNC_LINES lines of what arrived into blocks (the cycle's
+        entries are what was dirty when it began) and estimate the heights of the tails; `parking`: an entry a
+        flood has yet to cut is left for later, its end shown meanwhile (MarkdownStream.preview). True if one
+        was parked."""
         cycle = self._cycle
         if not cycle:
             cycle.extend(self._dirty)
             self._dirty = set()
         # A slice takes its entries from the cycle's left and puts those still behind at its right: O(slice),
-        # not O(cycle) (a set of the rest, made anew each slice, was 2.9 million adds over a session/load of
+        # not O(cycle) (a set of the rest, made anew each slice, was millions of adds over a session/load of
         # 50,000 updates), and every entry makes progress in turn.
         behind = []
         budget = FLOOD_SYNC_LINES
-        warming = self._warming
+        warming = self.warming
         by_key = self._by_key
-        # Following the end while the agent's lines keep coming: what is behind is cut once they are read, and
-        # its end shows meanwhile (MarkdownStream.preview); cut first, it was shown after the time of reading
-        # the agent plus that of parsing all of it.
-        # When the flood pauses with a preview not drawn yet, that preview is drawn at once (not at the flood's
-        # pace), parked once more, and the cut catches up after it is on screen (`ending`).
-        shown_end = yielding and self._follow and not self._hidden  # (hidden: nothing drawn)
-        flooding = shown_end and self._flooding()
-        ending = shown_end and not flooding and self._preview_fresh
-        parking = flooding or ending
-        self._parked = False
+        parked = False
         while cycle and budget > 0:  # the rest at the next slice (their tails render as fed meanwhile)
             entry = cycle.popleft()
             if by_key.get(entry.key) is not entry:
@@ -896,14 +796,14 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             budget -= ENTRY_SYNC_LINES
             splitter = entry.splitter
             if splitter is not None and warming:
-                self._dirty.add(entry)  # cut once the warm-up has imported the parser (_wait_warm)
+                self._dirty.add(entry)  # cut once the warm-up has imported the parser (wait_warm)
             elif splitter is not None and parking and splitter.defer(FLOOD_SYNC_LINES) and splitter.preview_from() >= 0:
                 self._dirty.add(entry)
-                self._parked = True
+                parked = True
                 tail = entry.body[-1] if entry.body and entry.body[-1].open else None
                 if tail is not None:
                     tail.strips = None  # its preview: the end that came since
-                    self._preview_fresh = True
+                    self.pacer.preview_fresh = True
             elif splitter is not None:
                 budget -= min(splitter.tail_size[0], FLOOD_SYNC_LINES)
                 self._sync(entry)
@@ -913,122 +813,32 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
                 if seg is not None and seg.strips is None:
                     self._set_height(entry, seg, self._estimate(entry, seg))
         cycle.extend(behind)
-        # While a cycle is cut, what is cut is drawn as often as a flood's flushes come; an open tail
-        # not cut yet shows nothing until it is (_render_seg).
-        if self._parked:
-            if not ending and time.monotonic() - self._paced_since() < MAX_FLUSH_GAP:
-                return  # a flood's preview: drawn at the flood's pace (_park_timer looks again)
-        elif cycle and not self._preview_fresh and time.monotonic() - self._drawn_at < MAX_FLUSH_GAP:
-            return
-        self._unsettled = False
-        if self._hidden:
-            # Hidden (a tab in the background): a new virtual size would re-lay out the whole screen
-            # on every batch and slow typing in the tab shown. Size and render when shown again.
-            self._hidden_stale = True
-            return
-        if yielding and priority.input_wait():
-            self._unsettled = True
-            return
-        if yielding and not ending and self._held():
-            self._unsettled = self._holding = True
-            return
+        return parked
+
+    def set_heights(self) -> None:
         self._sync_size()
-        if self._settle(yielding=yielding):
-            self._drawn_at = time.monotonic()
-            self._preview_fresh = False
-            if shown_end and not cycle and self.flooding is not None and not self.flooding():
-                # The end of what the agent sent so far, all of it read: on screen at once (RatApp.draw_now).
-                draw_now = getattr(self.app, "draw_now", None)
-                if draw_now is not None:
-                    draw_now(self)
-        else:
-            self._unsettled = True
+
+    def draw(self, yielding: bool) -> bool:
+        return self._settle(yielding=yielding)
+
+    def drawn_to_end(self) -> None:
+        """The end of what the agent sent so far, all of it read: on screen at once (RatApp.draw_now)."""
+        draw_now = getattr(self.app, "draw_now", None)
+        if draw_now is not None:
+            draw_now(self)
 
     def _preview_lines(self) -> int:
         """How many lines back a flood's preview starts at least (MarkdownStream.preview_from): a screenful
         once the agent has paused, so that the end is drawn at the screen's foot with what precedes it above,
         as it stays once cut (from the last place markdown may start over, the end often came a few lines
-        under the question with the screen blank below it, and jumped 60-120 ms later). While the reader
-        is still at it (`flooding`: not `_bursting`, which still holds as the end is drawn), from the last
-        such place: a screenful rendered at each of the flood's draws made chunks20000 end 50 ms later."""
-        return 0 if self.flooding is not None and self.flooding() else self.size.height
-
-    def _flooding(self) -> bool:
-        return (self.flooding is not None and self.flooding()) or self._bursting()
-
-    def _park_timer(self) -> None:
-        """Look at a parked flood again in PARK_POLL, or once the agent pauses (BURST_QUIET after its last line)
-        if it is writing: its preview is then drawn at once (_held_over)."""
-        if self._bursting():
-            self._burst_timer(PARK_POLL)
-        else:
-            self._look_again(PARK_POLL)
-
-    def _look_again(self, wait: float) -> None:
-        """`_held_over` in `wait` seconds, unless it comes sooner already."""
-        due = time.monotonic() + wait
-        if self._held_timer is not None:
-            if self._held_due <= due:
-                return
-            self._held_timer.stop()
-        self._held_due = due
-        self._held_timer = self.set_timer(max(wait, 0.001), self._held_over)
-
-    def _bursting(self) -> bool:
-        """The agent's lines are still coming: one came less than BURST_QUIET ago."""
-        return self.activity is not None and time.monotonic() - self.activity() < BURST_QUIET
-
-    def _held(self) -> bool:
-        """Whether this flush's drawing waits: the store's delivery of the end of a burst read to its end is due
-        (end_due: drawn now, the end came a frame and a flush later, as a cut's last slice drew in between; the
-        delivery's ReaderIdle draws it, reader_idle), or the agent's lines are still coming (one came BURST_QUIET
-        ago at most) and the transcript was drawn less than MAX_FLUSH_GAP ago. The flush due when the burst
-        pauses (or the gap is up) is set here."""
-        if self.end_due is not None and self.end_due():
-            self._awaiting_end = True
-            return True
-        if not self._bursting():
-            return False
-        now = time.monotonic()
-        since = self._paced_since()
-        if now - since >= MAX_FLUSH_GAP:
-            return False
-        self._burst_timer(since + MAX_FLUSH_GAP - now)
-        return True
-
-    def _paced_since(self) -> float:
-        """When a flood's pace (a draw every MAX_FLUSH_GAP at most) counts from (time.monotonic): the last draw,
-        or the start of the burst still being read if that is later. So a flood's first draw waits for it to
-        pause too: drawn as the first lines came, a 2,000-chunk answer (about 50 ms of reading) spent 9 ms of the
-        loop on a frame nobody could read, and the end came that much later. The burst counts while its lines
-        keep coming (`_flooding`), though the reader found the pipe drained a moment ago (the view's `flooding`
-        alone): from the last draw only, a flood's first draw came as the reader caught up with the agent for a
-        moment, 11 ms into it (tests/test_reader_idle.py, a few runs in 20 under load)."""
-        since = self._drawn_at
-        if self.burst_began is not None and self._flooding():
-            since = max(since, self.burst_began())
-        return since
-
-    def _burst_timer(self, within: float) -> None:
-        """A flush once the burst pauses, or `within` seconds, whichever is first."""
-        if self.activity is not None:
-            self._look_again(min(BURST_QUIET - (time.monotonic() - self.activity()), within))
-
-    def _held_over(self) -> None:
-        self._held_timer = None
-        if (self._unsettled or self._dirty) and not self._flush_pending:
-            if self._flooding():
-                self._schedule()
-            else:
-                # The agent paused and its lines are read: nothing to leave the loop time for, so not paced
-                # by what the last flush cost (a 2,000-chunk answer's end waited 15-20 ms more for that);
-                # a preview not drawn yet is drawn now, before the cut catches up (_flush_now's `ending`).
-                self._flush_pending = True
-                self.call_later(self._flush)
+        under the question with the screen blank below it, and jumped once cut). While the reader is still at
+        it (`reading`: not `bursting`, which still holds as the end is drawn), from the last such place: a
+        screenful rendered at each of the flood's draws made a long answer end later."""
+        return 0 if self.pacer.reading() else self.size.height
 
     def on_show(self) -> None:
-        if self._hidden_stale:
-            self._hidden_stale = False
+        if self.pacer.background_stale:
+            self.pacer.background_stale = False
             self._sync_size()
             self._settle()
 
@@ -1108,7 +918,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             return None
         entry, seg, line = found
         if budgeted and seg.strips is None and time.perf_counter() > self._budget_end and \
-                not (seg.role == "md" and self._warming):  # (source text is what _strips gives then)
+                not (seg.role == "md" and self.warming):  # (source text is what _strips gives then)
             return self._placeholder(entry, seg, line)
         strips = self._strips(entry, seg)
         return strips[line] if line < len(strips) else None
@@ -1126,8 +936,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
 
     def _source_strips(self, entry: Entry, seg: Seg, width: int) -> list[Strip]:
         """While the warm-up imports markdown: the segment's source text, wrapped, kept nowhere (wrapped
-        again each frame until then; rendered properly when the warm-up calls back, `_wait_warm`)."""
-        self._wait_warm()
+        again each frame until then; rendered properly when the warm-up calls back, `wait_warm`)."""
+        self.wait_warm()
         block = entry.splitter.tail() if seg.open else seg.block
         text = block.text.rstrip("\n")[-SOURCE_TEXT_CAP:] if block is not None else ""
         base = self._base()
@@ -1136,7 +946,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         bar = Segment(USER_BAR, self._style("transcript--user-bar"))
         return [Strip([bar, *line], width).apply_style(base) for line in self._lines(Text(text), max(width - 2, 1))]
 
-    def _wait_warm(self) -> None:
+    def wait_warm(self) -> None:
         """Flush and render again once the warm-up has imported markdown (called back from its thread)."""
         if self._warm_waiting:
             return
@@ -1180,7 +990,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         return entry.estimate(seg, max(self._width or 80, 10))
 
     @property
-    def _warming(self) -> bool:
+    def warming(self) -> bool:
         return not self._forced and markdown_stream.warming()
 
     def _strips(self, entry: Entry, seg: Seg) -> list[Strip]:
@@ -1190,7 +1000,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             self._rendered.move_to_end(seg)
             return strips
         width = self._width or 80
-        if seg.role == "md" and self._warming:
+        if seg.role == "md" and self.warming:
             return self._source_strips(entry, seg, width)
         self.render_count += 1
         # Styled once here, not per frame in render_line: a Strip costs several caches to build.
@@ -1204,9 +1014,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             old.strips = None  # its height stays exact for this width
         if len(strips) != seg.height:
             self._set_height(entry, seg, len(strips))
-            if not self._settling and not self._flush_pending:  # found mid-frame: fix it next turn
-                self._flush_pending = True
-                self.call_later(self._flush)
+            if not self._settling:  # found mid-frame: fix it next turn
+                self.pacer.flush_soon()
         return strips
 
     # Not `_render`: Textual's Widget._render (which get_selection calls) must stay Textual's.
@@ -1269,7 +1078,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             self._lex_pending = True
             priority.call_after_input(asyncio.get_running_loop(), wait, self._lex_tick)
             return
-        if self._hidden:
+        if self.in_background:
             self._lex_pending = True
             self.set_timer(HIDDEN_FLUSH_GAP, self._lex_tick)
             return
@@ -1287,9 +1096,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             self._lex_pending = True
             # A timer, not call_later: a widget's own queue never yields to the loop (keys would wait).
             # While a stream comes in, its text first: lexing takes a third of the loop at most.
-            now = time.perf_counter()
-            streaming = self._flush_pending or now - self._flushed_at < MAX_FLUSH_GAP
-            self.set_timer(max(2 * (now - started), 0.002) if streaming else 0.001, self._lex_tick)
+            spent = time.perf_counter() - started
+            self.set_timer(max(2 * spent, 0.002) if self.pacer.streaming() else 0.001, self._lex_tick)
 
     def _render_header(self, entry: Entry, width: int) -> list[list[Segment]]:
         if entry.kind == "user":
