@@ -423,7 +423,7 @@ async def test_a_flush_stops_drawing_when_a_key_arrives_and_draws_once_it_is_dra
     """A flood's flush renders the screenful of new blocks at the end (30-70 ms under load): a key that
     arrives meanwhile stops it before the next block, nothing of it is drawn (the key's frame comes
     first), and the next flush, once the key is drawn, draws it all, pinned to the end."""
-    from rat_tui.ui.widgets import transcript as transcript_module
+    from rat_tui.ui.widgets import transcript_render as transcript_module
 
     app = TypingApp()
     async with app.run_test(size=(80, 24)) as pilot:

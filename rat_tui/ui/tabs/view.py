@@ -249,7 +249,7 @@ class SessionView(Vertical):
     def _drain(self) -> None:
         """A big delivery (a replay's, a flood of tool calls) a slice at a time: CHANGES_SLICE changes, and more
         while they take less than SLICE_SECONDS and no key is on its way; the rest at the next turn of the loop.
-        Handled at once, a load50000 replay's deliveries took 25-40 ms each, a stall for any key typed."""
+        Handled at once, each of a load50000 replay's deliveries was a stall for any key typed."""
         backlog = self._backlog
         if self._closing or self._pruning or not self.is_attached:
             backlog.clear()
@@ -311,8 +311,8 @@ class SessionView(Vertical):
         if plan_dirty or self._plan_behind:
             if self.session.opener.replay is not None:
                 # A session/load's replay: its plans are history, the panel shows where they ended. Drawn at each
-                # delivery, a plan folded and unfolded turn by turn laid the whole screen out (30-60 ms, ten
-                # times in the load50000 replay of bench/stress.py), each a stall for a key typed meanwhile.
+                # delivery, a plan folded and unfolded turn by turn laid the whole screen out (ten times in
+                # the load50000 replay of bench/stress.py), each a stall for a key typed meanwhile.
                 self._plan_behind = True
             else:
                 self._plan_behind = False

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import OrderedDict, deque
-from typing import Iterator
 
 from rich.console import RenderableType
-from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events, on
 from textual.actions import SkipAction
 from textual.binding import Binding
@@ -22,32 +18,23 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from ... import priority
-from ..flush_pacer import HIDDEN_FLUSH_GAP, FlushPacer
+from ..flush_pacer import FlushPacer
 from ..line_memo import MemoLines, lean_vertical_scrollbar
-from ..loop_hop import from_any_thread
-from . import markdown_stream
-from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Seg, TreeRows, code_waits, render_block
-from .transcript_select import CodeSpan, block_selection, code_block_lines, code_blocks, word_selection
+from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Seg, TreeRows
+from .transcript_cursor import TranscriptCursor
+from .transcript_layout import TranscriptLayout
+from .transcript_render import RENDER_BUDGET, TranscriptRendering
+from .transcript_select import block_selection, word_selection
 
-SEVERITIES = ("info", "warning", "error")
-NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
 # A flush cuts at most this many new lines into blocks, of one message or of many, then lets the loop turn
 # (keys go between) and goes on with the next; nothing is drawn until the batch is cut. Each entry a flush
 # looks at counts ENTRY_SYNC_LINES more (its heights, its sync's setup): a `session/load` delivers a thousand
 # small messages at a time. When flushes come and whether they draw: ui/flush_pacer.py.
 FLOOD_SYNC_LINES = 200
 ENTRY_SYNC_LINES = 4
-# Until the app's warm-up has imported markdown (markdown_stream.warming), markdown shows as its source text
-# and nothing is cut into blocks; the warm-up's end calls the transcript back (no polling: a redraw every
-# few ms at startup delayed `ready` on screen).
-SOURCE_TEXT_CAP = 20_000  # characters of one block's source text shown meanwhile (its end, for a tail)
-RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
-RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
-LEX_REDRAWS = 2  # code pieces drawn again with their colours per turn of the lexing (a few ms each)
-USER_BAR = "▌ "
 
 
-class Transcript(MemoLines, ScrollView, can_focus=True):
+class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLines, ScrollView, can_focus=True):
     """The chat: entries keyed by id, streamed markdown cut into blocks, each rendered once per width.
 
     Lines are drawn through `render_line` from per-block caches; blocks far from the viewport are
@@ -152,7 +139,6 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self.search_query = ""  # lower case; its matches are highlighted in the lines shown
         self.search_line: int | None = None  # the line of the current match, highlighted brighter
         """Content arrived below the view while scrolled up: a marker on the last line says so."""
-
     # -- public API -----------------------------------------------------------------------------
 
     def add_entry(self, key: str, kind: str, text: str = "", *, title: str | None = None) -> None:
@@ -318,8 +304,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self._follow = True
         self.new_below = False
         if drawn_at_end:
-            # Nothing to draw again: settled, it repainted the whole transcript in the frame after every Enter
-            # (5 ms headless, 7-9 in tmux, as the answer's first lines came in).
+            # Nothing to draw again: settled, it repainted the whole transcript in the frame after every Enter,
+            # as the answer's first lines came in.
             return
         self._settle()
 
@@ -354,7 +340,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if config is not None:
             self.max_width = config.ui.max_width
         self._schedule()
-        # Pygments builds a lexer's tables on first use (about 0.3 s): RatApp._warm_up builds them before the
+        # Pygments builds a lexer's tables on first use (slowly): RatApp._warm_up builds them before the
         # first answer, after the first frame and the agent's handshake (a thread started here slowed both).
 
     def on_resize(self, event: events.Resize) -> None:
@@ -462,160 +448,11 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # Offsets tell Textual's mouse selection where in the content a cell is.
         return strip.apply_offsets(0, content_y)
 
-    def _highlight_matches(self, strip: Strip, content_y: int) -> Strip:
-        text = strip.text.lower()
-        needle = self.search_query
-        component = "transcript--search-current" if content_y == self.search_line else "transcript--search-match"
-        start = text.find(needle)
-        while start >= 0:
-            strip = self._highlight(strip, start, start + len(needle), component)
-            start = text.find(needle, start + len(needle))
-        return strip
-
-    # -- block cursor ---------------------------------------------------------------------------
-
-    def action_move_block(self, delta: int) -> None:
-        self.move_block(delta)
-
-    def action_move_prompt(self, delta: int) -> None:
-        self.move_block(delta, kind="user")
-
-    def move_block(self, delta: int, kind: str | None = None) -> str | None:
-        """Move the block cursor (n/p) to the next (+1) or previous (-1) entry (of `kind`), from the cursor,
-        else from the entry at the bottom of the view; bring it into view. Its key, or None.
-
-        Without `kind`, the cursor also steps into an entry's fenced code blocks (`cursor_code`): an answer,
-        then each of its code blocks, then the next entry; backwards the same way in reverse."""
-        entries = self._rows.items
-        if not entries:
-            return None
-        current = self._by_key.get(self.cursor_key) if self.cursor_key else None
-        inside = current is not None and current.index < len(entries) and entries[current.index] is current
-        if inside and kind is None and current is not None:
-            codes = code_blocks(current)
-            step = (-1 if self.cursor_code is None else self.cursor_code) + delta
-            if codes and (0 <= step < len(codes) or (step == -1 and self.cursor_code is not None)):
-                self.cursor_code = step if step >= 0 else None
-                self._bring_cursor_into_view(current)
-                return current.key
-        if inside and current is not None:
-            index = current.index + delta
-        else:
-            bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
-            found = self._rows.find(min(bottom, self._rows.total - 1))
-            index = len(entries) - 1 if found is None else found
-        while kind is not None and 0 <= index < len(entries) and entries[index].kind != kind:
-            index += delta
-        if not 0 <= index < len(entries):
-            self.app.bell()
-            return self.cursor_key
-        entry = entries[index]
-        self.cursor_key = entry.key
-        self.cursor_code = None
-        if kind is None and inside and delta < 0:  # back into an entry: its last code block first
-            codes = code_blocks(entry)
-            self.cursor_code = len(codes) - 1 if codes else None
-        self._bring_cursor_into_view(entry)
-        return entry.key
-
-    def _bring_cursor_into_view(self, entry: Entry) -> None:
-        span = self._cursor_span()
-        start = span[0] if span is not None else self._rows.start(entry.index)
-        height = max(self.scrollable_content_region.height, 1)
-        top = round(self.scroll_offset.y)
-        if not top <= start < top + height - 1:
-            self._follow = False
-            self.scroll_to(y=max(0, start - height // 3), animate=False, immediate=True)
-        self.refresh()
-
-    def _cursor_span(self) -> tuple[int, int] | None:
-        """The content lines under the block cursor: its entry, or the code block of it the cursor is on."""
-        entry = self._by_key.get(self.cursor_key) if self.cursor_key else None
-        if entry is None or entry.index >= len(self._rows.items) or self._rows.items[entry.index] is not entry:
-            return None
-        if self.cursor_code is not None:
-            codes = code_blocks(entry)
-            if self.cursor_code < len(codes):
-                return code_block_lines(self, entry, codes[self.cursor_code])
-        start = self._rows.start(entry.index)
-        return start, start + entry.total
-
-    def cursor_code_block(self) -> tuple[CodeSpan, int, int] | None:
-        """The code block under the block cursor, its number (from 1) and how many its entry has, or None."""
-        entry = self._by_key.get(self.cursor_key) if self.cursor_key and self.cursor_code is not None else None
-        codes = code_blocks(entry) if entry is not None else []
-        if self.cursor_code is None or self.cursor_code >= len(codes):
-            return None
-        return codes[self.cursor_code], self.cursor_code + 1, len(codes)
-
     def on_blur(self) -> None:
         self.refresh()  # the cursor shows only while the transcript has the focus
 
     def on_focus(self) -> None:
         self.refresh()
-
-    # -- search (ui/tabs/search.py drives it) ---------------------------------------------------
-
-    def entry_source(self, key: str) -> str:
-        entry = self._by_key.get(key)
-        return "".join(entry.parts) if entry is not None else ""
-
-    def search_keys(self) -> list[str]:
-        """The entries' keys in transcript order."""
-        return [entry.key for entry in self._rows.items]
-
-    def reveal(self, key: str, nth: int) -> bool:
-        """Open the entry if collapsed, and bring its `nth` line matching the search into view (True),
-        or say it has no such line (False). Renders the entry's blocks only up to that line."""
-        entry = self._by_key.get(key)
-        if entry is None or not self.search_query:
-            return False
-        if entry.collapsed:
-            entry.collapsed = False
-            self._relayout(entry)
-        count = 0
-        for seg in list(entry.items):
-            block = seg.block if seg.role == "md" and not seg.open else None
-            if block is not None and self.search_query not in block.text.lower():
-                continue  # its source lacks the text: not rendered (a 20,000-chunk answer stays cheap)
-            for line, strip in enumerate(self._strips(entry, seg)):
-                if self.search_query in strip.text.lower():
-                    if count == nth:
-                        target = self._rows.start(entry.index) + entry.start(seg.index) + line
-                        self.search_line = target
-                        self._follow = False
-                        self._sync_size()
-                        self.scroll_to(y=max(0, target - self.scrollable_content_region.height // 2),
-                                       animate=False, immediate=True)
-                        self.refresh()
-                        return True
-                    count += 1
-        return False
-
-    def reveal_entry(self, key: str) -> None:
-        """Bring an entry's first line into view (a match its lines do not show)."""
-        entry = self._by_key.get(key)
-        if entry is None:
-            return
-        target = self._rows.start(entry.index)
-        self.search_line = None
-        self._follow = False
-        self.scroll_to(y=target, animate=False, immediate=True)
-        self.refresh()
-
-    def _marker(self, strip: Strip, width: int) -> Strip:
-        label = " ▼ new content below · End "
-        style = self.get_component_rich_style("transcript--new-below")
-        start = max(0, width - len(label) - 1)
-        marker = Strip([Segment(label[: width - start], style)])
-        return Strip.join([strip.crop(0, start), marker, strip.crop(start + marker.cell_length, width)])
-
-    def _highlight(self, strip: Strip, start: int, end: int, component: str) -> Strip:
-        style = self.screen.get_component_rich_style(component) if component.startswith("screen") \
-            else self.get_component_rich_style(component)
-        middle = Strip([Segment(text, (seg_style or Style()) + style, control)
-                        for text, seg_style, control in strip.crop(start, end)])
-        return Strip.join([strip.crop(0, start), middle, strip.crop(end, strip.cell_length)])
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The selected text, from the lines as shown (only the selected lines are rendered)."""
@@ -631,79 +468,6 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         start = Offset(selection.start.x, 0) if selection.start is not None else None
         end = Offset(selection.end.x, selection.end.y - first) if selection.end is not None else None
         return Selection(start, end).extract("\n".join(lines)), "\n"
-
-    def _base(self) -> Style:
-        """The widget's own style; computing it walks the DOM, so once per style change."""
-        base = self._base_style
-        if base is None:
-            base = self._base_style = self.rich_style
-        return base
-
-    # -- layout bookkeeping ---------------------------------------------------------------------
-
-    def _install(self, entry: Entry) -> None:
-        old = self._by_key.get(entry.key)
-        self._by_key[entry.key] = entry
-        for seg in entry.shown():
-            seg.height = self._estimate(entry, seg)
-            entry.append(seg)
-        if old is None:
-            self._rows.append(entry)
-        else:
-            entry.index = old.index
-            self._rows.items[old.index] = entry
-            self._rows.changed(old.index, entry.total - old.total)
-            self._dirty.discard(old)  # (and skipped if a cycle has it: _flush_now)
-            self._withheld.pop(old, None)
-            for seg in [old.header, *old.body]:
-                self._rendered.pop(seg, None)
-                self._previews.pop(seg, None)
-        self._schedule()
-
-    def _add_seg(self, entry: Entry, seg: Seg) -> None:
-        seg.height = self._estimate(entry, seg)
-        entry.body.append(seg)
-        if not entry.collapsed:
-            entry.append(seg)
-            self._rows.changed(entry.index, seg.height)
-
-    def _set_height(self, entry: Entry, seg: Seg, height: int) -> None:
-        delta = height - seg.height
-        seg.height = height
-        if delta and seg.index < len(entry.items) and entry.items[seg.index] is seg:
-            entry.changed(seg.index, delta)
-            self._rows.changed(entry.index, delta)
-
-    def _relayout(self, entry: Entry) -> None:
-        """Rebuild one entry's rows (toggle, reset): O(its blocks)."""
-        before = entry.total
-        entry.items, entry.offs, entry.total = [], [0], 0
-        if entry.header:
-            entry.header.strips = None
-        for seg in entry.shown():
-            if seg.strips is None:
-                seg.height = self._estimate(entry, seg)
-            entry.append(seg)
-        self._rows.changed(entry.index, entry.total - before)
-        self._sync_size()
-
-    def _relayout_all(self) -> None:
-        """New width: every cached line is stale; estimate all heights again (O(blocks), no rendering)."""
-        self._drop_strips()
-        rows = TreeRows()
-        for entry in self._rows.items:
-            entry.items, entry.offs, entry.total = [], [0], 0
-            for seg in entry.shown():
-                seg.height = self._estimate(entry, seg)
-                entry.append(seg)
-            rows.append(entry)
-        self._rows = rows
-        self._sync_size()
-
-    def _drop_strips(self) -> None:
-        for seg in self._rendered:
-            seg.strips = None
-        self._rendered.clear()
 
     # What the scrollbars were last updated for (`_scroll_update`), see `_size_updated`.
     _bars_for: tuple | None = None
@@ -735,8 +499,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if self.virtual_size != size:
             if not self._follow and size.height > self.virtual_size.height and not self.new_below:
                 self.new_below = True
-            # Not `self.virtual_size = size`: that reactive lays out the whole screen (15 ms a batch in a
-            # flood), but the transcript's own size does not depend on its content; only its scrollbar
+            # Not `self.virtual_size = size`: that reactive lays out the whole screen (at every batch of
+            # a flood), but the transcript's own size does not depend on its content; only its scrollbar
             # does, and a scrollbar appearing or going lays out by its own reactive.
             self.set_reactive(Transcript.virtual_size, size)
             self._scroll_update(size)
@@ -847,7 +611,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
 
         `yielding` (a flush): following the end, a key that arrives meanwhile stops it before the next block
         not rendered yet, and nothing is drawn (False): the screenful of new blocks a flood's flush renders
-        took 30-70 ms under load (a long code block's), and the key's own frame came after it."""
+        is slow under load (a long code block's), and the key's own frame came after it."""
         if self._settling or not self._width:
             return True
         height = max(self.scrollable_content_region.height, 1)
@@ -879,265 +643,3 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             self._settling = False
         self.refresh()
         return True
-
-    def _render_span(self, entry_index: int, seg_index: int, step: int, lines: int) -> None:
-        for entry, seg in self._walk(entry_index, seg_index, step):
-            self._strips(entry, seg)
-            lines -= seg.height
-            if lines <= 0:
-                return
-
-    def _walk(self, entry_index: int, seg_index: int | None, step: int) -> Iterator[tuple[Entry, Seg]]:
-        """Shown segments from a position, forwards (+1) or backwards (-1)."""
-        entries = self._rows.items
-        while 0 <= entry_index < len(entries):
-            entry = entries[entry_index]
-            items = entry.items
-            if seg_index is None:
-                seg_index = len(items) - 1 if step < 0 else 0
-            while 0 <= seg_index < len(items):
-                yield entry, items[seg_index]
-                seg_index += step
-            entry_index += step
-            seg_index = None
-
-    def _locate(self, y: int) -> tuple[Entry, Seg, int] | None:
-        index = self._rows.find(y)
-        if index is None:
-            return None
-        entry = self._rows.items[index]
-        y -= self._rows.start(index)
-        seg_index = entry.find(y)
-        if seg_index is None:
-            return None
-        return entry, entry.items[seg_index], y - entry.start(seg_index)
-
-    def _strip_at(self, y: int, budgeted: bool = False) -> Strip | None:
-        found = self._locate(y)
-        if found is None:
-            return None
-        entry, seg, line = found
-        if budgeted and seg.strips is None and time.perf_counter() > self._budget_end and \
-                not (seg.role == "md" and self.warming):  # (source text is what _strips gives then)
-            return self._placeholder(entry, seg, line)
-        strips = self._strips(entry, seg)
-        return strips[line] if line < len(strips) else None
-
-    def _placeholder(self, entry: Entry, seg: Seg, line: int) -> Strip:
-        """A not-yet-rendered line shown as its source text; a refresh soon renders it properly."""
-        if not self._catch_up_pending:
-            self._catch_up_pending = True
-            self.set_timer(RENDER_BUDGET, self._catch_up)
-        block = seg.block if seg.role == "md" and not seg.open else None
-        source = block.text.splitlines() if block is not None else []
-        text = source[line] if line < len(source) else ""
-        width = self.size.width
-        return Strip([Segment(text[:width], self._base())], min(len(text), width)).crop_extend(0, width, self._base())
-
-    def _source_strips(self, entry: Entry, seg: Seg, width: int) -> list[Strip]:
-        """While the warm-up imports markdown: the segment's source text, wrapped, kept nowhere (wrapped
-        again each frame until then; rendered properly when the warm-up calls back, `wait_warm`)."""
-        self.wait_warm()
-        block = entry.splitter.tail() if seg.open else seg.block
-        text = block.text.rstrip("\n")[-SOURCE_TEXT_CAP:] if block is not None else ""
-        base = self._base()
-        if entry.kind != "user":
-            return [Strip(line, width).apply_style(base) for line in self._lines(Text(text), width)]
-        bar = Segment(USER_BAR, self._style("transcript--user-bar"))
-        return [Strip([bar, *line], width).apply_style(base) for line in self._lines(Text(text), max(width - 2, 1))]
-
-    def wait_warm(self) -> None:
-        """Flush and render again once the warm-up has imported markdown (called back from its thread)."""
-        if self._warm_waiting:
-            return
-        self._warm_waiting = True
-
-        def warm() -> None:
-            self._warm_waiting = False
-            if self.is_mounted:
-                self._schedule()  # cuts what waited, and renders what showed as source text
-
-        markdown_stream.when_warm(from_any_thread(warm))  # (in the app's context: _schedule may start a timer)
-
-    def _catch_up(self) -> None:
-        self._catch_up_pending = False
-        self._settle()
-
-    def nearest_key(self, keys: set[str] | dict[str, object]) -> str | None:
-        """Of the given entry keys, the one nearest the bottom of the view (on screen first)."""
-        entries = self._rows.items
-        bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
-        index = self._rows.find(min(bottom, self._rows.total - 1))
-        start = len(entries) - 1 if index is None else index
-        for i in range(start, -1, -1):
-            if entries[i].key in keys:
-                return entries[i].key
-        return next((e.key for e in entries[start + 1 :] if e.key in keys), None)
-
-    def _nearest_collapsible(self) -> Entry | None:
-        entries = self._rows.items
-        bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
-        index = self._rows.find(min(bottom, self._rows.total - 1))
-        start = len(entries) - 1 if index is None else index
-        for i in range(start, -1, -1):
-            if entries[i].collapsible:
-                return entries[i]
-        return next((e for e in entries[start + 1 :] if e.collapsible), None)
-
-    # -- rendering ------------------------------------------------------------------------------
-
-    def _estimate(self, entry: Entry, seg: Seg) -> int:
-        return entry.estimate(seg, max(self._width or 80, 10))
-
-    @property
-    def warming(self) -> bool:
-        return not self._forced and markdown_stream.warming()
-
-    def _strips(self, entry: Entry, seg: Seg) -> list[Strip]:
-        """The segment's lines at the current width, rendering (and fixing its height) if needed."""
-        strips = seg.strips
-        if strips is not None:
-            self._rendered.move_to_end(seg)
-            return strips
-        width = self._width or 80
-        if seg.role == "md" and self.warming:
-            return self._source_strips(entry, seg, width)
-        self.render_count += 1
-        # Styled once here, not per frame in render_line: a Strip costs several caches to build.
-        base = self._base()
-        strips = [Strip(line, width).apply_style(base) for line in self._render_seg(entry, seg, width)]
-        seg.strips = strips
-        self._rendered[seg] = None
-        self._rendered.move_to_end(seg)
-        if len(self._rendered) > RENDERED_SEGMENT_CAP:
-            old, _ = self._rendered.popitem(last=False)
-            old.strips = None  # its height stays exact for this width
-        if len(strips) != seg.height:
-            self._set_height(entry, seg, len(strips))
-            if not self._settling:  # found mid-frame: fix it next turn
-                self.pacer.flush_soon()
-        return strips
-
-    # Not `_render`: Textual's Widget._render (which get_selection calls) must stay Textual's.
-    def _render_seg(self, entry: Entry, seg: Seg, width: int) -> list[list[Segment]]:
-        console = self.app.console
-        role = seg.role
-        if role == "md":
-            if seg.open and entry.splitter.behind:
-                # Lines not cut into blocks yet (maybe thousands in a flood): their end, from where markdown
-                # may start over (a screenful back once the agent has paused: _preview_lines), else nothing
-                # until they are cut.
-                block = entry.splitter.preview(self._preview_lines())
-                if block is not None:
-                    self._previews[seg] = block.text
-            else:
-                self._previews.pop(seg, None)
-                block = entry.splitter.tail() if seg.open else seg.block
-            if block is None:
-                return []
-            inner = width - 2 if entry.kind == "user" else width
-            lines = render_block(console, block, inner, code_theme=self._code_theme(),
-                                 code_background=self._code_background(), refs=entry.splitter.refs)
-            if block.kind == "code" and code_waits(block) is not None:
-                self._wait_lexing(seg, block)
-            if entry.kind == "user":
-                bar = Segment(USER_BAR, self._style("transcript--user-bar"))
-                last = len(lines) - 1 if block.tail or (block.plain and block.last) else len(lines)
-                return [[bar, *line] if i < last else [Segment(" " * width)] for i, line in enumerate(lines)]
-            if entry.kind == "thought":
-                post = self._style("transcript--thought")
-                return [list(Segment.apply_style(line, post_style=post)) for line in lines]
-            return lines
-        if role == "header":
-            return self._render_header(entry, width)
-        if role == "notice":
-            severity = entry.title if entry.title in SEVERITIES else "info"
-            prefix = "" if entry.title in SEVERITIES or not entry.title else f"{entry.title}: "
-            text = Text(f"{NOTICE_ICONS[severity]} {prefix}{''.join(entry.parts)}",
-                        style=self._style(f"transcript--notice-{severity}"))
-            return self._lines(text, width) + [[Segment(" " * width)]]
-        if role == "generic":
-            text = Text("".join(entry.parts), style=self._style("transcript--generic"))
-            return self._lines(text, width) + [[Segment(" " * width)]]
-        return self._lines(entry.renderable or Text(""), width) + [[Segment(" " * width)]]
-
-    def _wait_lexing(self, seg: Seg, block: Block) -> None:
-        self._lexing[seg] = block
-        if not self._lex_pending:
-            self._lex_pending = True
-            self.call_later(self._lex_tick)
-
-    def _lex_tick(self) -> None:
-        """One slice more of the lexing long code blocks wait on (a turn of the loop each: keys go between);
-        the pieces it reached are drawn again with their colours."""
-        self._lex_pending = False
-        if not self._lexing or not self.is_attached:  # (woken after its removal: nothing to colour)
-            return
-        wait = priority.input_wait()
-        if wait:  # a key on its way to the screen goes first (its slice and redraws took 30-40 ms)
-            self._lex_pending = True
-            priority.call_after_input(asyncio.get_running_loop(), wait, self._lex_tick)
-            return
-        if self.in_background:
-            self._lex_pending = True
-            self.set_timer(HIDDEN_FLUSH_GAP, self._lex_tick)
-            return
-        started = time.perf_counter()
-        for lex in {block.lex for block in self._lexing.values()}:
-            lex.advance()
-        reached = [seg for seg, block in self._lexing.items() if code_waits(block) is None][:LEX_REDRAWS]
-        for seg in reached:
-            del self._lexing[seg]
-            seg.strips = None
-            self._rendered.pop(seg, None)
-        if reached:
-            self._settle()
-        if self._lexing and not self._lex_pending:
-            self._lex_pending = True
-            # A timer, not call_later: a widget's own queue never yields to the loop (keys would wait).
-            # While a stream comes in, its text first: lexing takes a third of the loop at most.
-            spent = time.perf_counter() - started
-            self.set_timer(max(2 * spent, 0.002) if self.pacer.streaming() else 0.001, self._lex_tick)
-
-    def _render_header(self, entry: Entry, width: int) -> list[list[Segment]]:
-        if entry.kind == "user":
-            text = Text("You", style=self._style("transcript--user-header"))
-        else:
-            style_name = "transcript--thought" if entry.kind == "thought" else "transcript--generic"
-            label = "Thought" if entry.kind == "thought" else (entry.title or "Update")
-            if entry.collapsible and entry.collapsed:
-                count = entry.splitter.lines_seen if entry.splitter else entry.newlines + 1
-                label = f"▸ {label} ({count} line{'s' if count != 1 else ''})"
-            elif entry.collapsible:
-                label = f"▾ {label}"
-            text = Text(label, style=self._style(style_name), no_wrap=True, overflow="ellipsis")
-        lines = self._lines(text, width)[:1]
-        if entry.collapsed:
-            lines.append([Segment(" " * width)])
-        return lines
-
-    def _lines(self, renderable: RenderableType, width: int) -> list[list[Segment]]:
-        console = self.app.console
-        return console.render_lines(renderable, console.options.update_width(width), pad=True)
-
-    def _code_theme(self) -> str:
-        return "monokai" if self.app.current_theme.dark else "default"
-
-    def _code_background(self) -> str | None:
-        color = self.get_component_rich_style("transcript--code", default=Style()).bgcolor
-        return color.triplet.hex if color is not None and color.triplet is not None else None
-
-    def _style(self, name: str) -> Style:
-        """A component's colour and attributes blended on our background, minus the background (so the
-        focus tint still shows through)."""
-        style = self._styles.get(name)
-        if style is None:
-            full = self.get_component_rich_style(name, default=Style())
-            style = self._styles[name] = Style(color=full.color, bold=full.bold, dim=full.dim, italic=full.italic,
-                                               underline=full.underline, strike=full.strike, reverse=full.reverse)
-        return style
-
-    def _current_style_key(self) -> tuple:
-        names = sorted(self.COMPONENT_CLASSES)
-        return (self.app.current_theme.name, self.rich_style,
-                *(self.get_component_rich_style(n, default=Style()) for n in names))
