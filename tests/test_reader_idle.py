@@ -442,7 +442,7 @@ async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_i
 
 async def test_a_flood_s_first_draw_waits_for_it_to_pause(tmp_path: Path, monkeypatch) -> None:
     """While a burst of lines is being read, the transcript draws at most every MAX_FLUSH_GAP counted from the
-    burst's start too, not only from its last draw (Transcript._paced_since): a 2,000-chunk answer's first
+    burst's start too, not only from its last draw (FlushPacer._paced_since): a 2,000-chunk answer's first
     flush drew a screenful as its first lines came, a frame nobody could read, and its end came later. With
     the gap made endless, the answer is first drawn once the agent pauses, after the burst's last line. The
     user types meanwhile."""
@@ -617,7 +617,7 @@ async def test_the_reader_s_pause_looks_at_a_flood_parked_until_it_at_once(monke
 
 async def test_a_flush_does_not_draw_while_the_end_of_the_burst_is_on_its_way_from_the_store() -> None:
     """The reader has read a burst to its end and the store's delivery of it (ending with ReaderIdle) is due
-    (Transcript.end_due): a flush that comes first, as a cut's last slice or the transcript's own timer did,
+    (FlushPacer.end_due): a flush that comes first, as a cut's last slice or the transcript's own timer did,
     draws nothing; the delivery draws it. Drawn in between, the end came a frame and a flush later."""
     due = [True]
     app = _TranscriptApp()

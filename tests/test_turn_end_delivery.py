@@ -27,8 +27,8 @@ async def test_the_end_of_a_turn_is_delivered_at_once(tmp_path: Path) -> None:
 
 
 async def test_a_turn_over_ends_the_agents_burst(tmp_path: Path) -> None:
-    """Once a turn is over, with nothing read since, the agent's burst is over (SessionView._last_inbound, the
-    transcript's `activity`): its end is drawn at once, not after BURST_QUIET with no line coming. A line read
+    """Once a turn is over, with nothing read since, the agent's burst is over (ReaderActivity.burst_last, the
+    pacer's `activity`): its end is drawn at once, not after BURST_QUIET with no line coming. A line read
     in the next turn is a burst again."""
     from rat_tui.app import RatApp
 
