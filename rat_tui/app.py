@@ -34,7 +34,8 @@ from .session.registry import Sessions
 from .protocol.rpc_log import open_rpc_log
 from .session.permission_rules_file import load_policy
 from . import dataclass_cache
-from .protocol import priority, wire
+from . import priority
+from .protocol import wire
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
 from .ui import css_ahead
 from .ui.alt_digits import alt_digits_as_keys

@@ -27,7 +27,7 @@ async def test_background_stream_shows_when_the_tab_comes_back(tmp_path: Path, r
         await until(pilot, lambda: first.session.state.stop_reason == "end_turn", "the background turn")
         # The transcript has taken the last batch (a layout would have happened then): still none.
         await until(pilot, lambda: "✓" in labels(app)[0], "the done badge")
-        await until(pilot, lambda: not first.transcript._flush_pending, "the transcript's last batch")
-        assert first.transcript._hidden_stale  # nothing laid out while hidden
+        await until(pilot, lambda: not first.transcript.pacer.flush_pending, "the transcript's last batch")
+        assert first.transcript.pacer.background_stale  # nothing laid out while hidden
         await pilot.press("alt+1")
         await until(pilot, lambda: "THE END" in first.transcript.visible_text(), "the end of the answer shown")

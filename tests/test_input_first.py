@@ -1,4 +1,4 @@
-"""Input first (protocol/priority.py): while a key the user typed makes its way to the screen, reading the
+"""Input first (rat_tui/priority.py): while a key the user typed makes its way to the screen, reading the
 agents, delivering updates and cutting the transcript wait for it. The priority clock is frozen in these
 tests: a key's window lasts until the test moves the clock on, so what waits has to wait however slow
 the machine is, and what must happen after it happens once the clock moves."""
@@ -21,7 +21,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Input
 
 from rat_tui.app import OutputWatch, input_first
-from rat_tui.protocol import priority
+from rat_tui import priority
 from rat_tui.protocol.transport import AgentProcess, _reading
 from rat_tui.state.reducer import add_notice
 from rat_tui.state.store import SessionStore
@@ -143,11 +143,11 @@ async def test_a_delivery_and_a_transcript_flush_wait_for_a_key(clock) -> None:
         transcript.append_text("a1", "## Title\n\nA paragraph.\n\n")
         seen: list[tuple[bool, bool]] = []
         field.watch_value = lambda value: seen.append(  # type: ignore[method-assign]
-            (bool(delivered), transcript._flush_pending))
+            (bool(delivered), transcript.pacer.flush_pending))
         await pilot.press("x")
         assert seen == [(False, True)], "the delivery or the flush went before the key"
         clock[0] += priority.INPUT_WINDOW
-        while not delivered or transcript._flush_pending:
+        while not delivered or transcript.pacer.flush_pending:
             await pilot.pause()
         assert "A paragraph." in transcript.visible_text()
 
@@ -350,7 +350,7 @@ async def test_a_transcript_flush_and_a_reader_go_on_once_the_key_is_drawn(tmp_p
         transcript.add_entry("a1", "agent")
         transcript.append_text("a1", "## Title\n\nA paragraph.\n\n")
         await pilot.press("x")
-        assert field.value == "x" and transcript._flush_pending and len(lines) < LINES
+        assert field.value == "x" and transcript.pacer.flush_pending and len(lines) < LINES
         priority.input_done(priority.serial())  # the key's frame is drawn
         await asyncio.wait_for(reader, 60)
         assert len(lines) == LINES
@@ -423,7 +423,7 @@ async def test_a_flush_stops_drawing_when_a_key_arrives_and_draws_once_it_is_dra
     """A flood's flush renders the screenful of new blocks at the end (30-70 ms under load): a key that
     arrives meanwhile stops it before the next block, nothing of it is drawn (the key's frame comes
     first), and the next flush, once the key is drawn, draws it all, pinned to the end."""
-    from rat_tui.ui.widgets import transcript as transcript_module
+    from rat_tui.ui.widgets import transcript_render as transcript_module
 
     app = TypingApp()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -446,7 +446,7 @@ async def test_a_flush_stops_drawing_when_a_key_arrives_and_draws_once_it_is_dra
         transcript.append_text("a1", "".join(f"Paragraph {i}.\n\n" for i in range(30, 60)))
         await until(pilot, lambda: len(rendered) >= 3, "the flush to render")
         # The clock is frozen: the key's window cannot end by itself, whatever the time the flush waits.
-        await until(pilot, lambda: transcript._unsettled and priority._waiters, "the next flush to wait for the key")
+        await until(pilot, lambda: transcript.pacer.unsettled and priority._waiters, "the next flush to wait for the key")
         assert "Paragraph 59." in rendered[0]  # from the end, the way the screen is filled
         # Nothing more from the end: only what the frame meanwhile shows where the view still is (the old
         # last paragraph, no longer last, and the first new one under it).
@@ -454,7 +454,7 @@ async def test_a_flush_stops_drawing_when_a_key_arrives_and_draws_once_it_is_dra
         assert all(n < 35 for n in later), f"the flush went on rendering after the key arrived: {later}"
         assert transcript.scroll_offset.y == top
         priority.input_done(priority.serial())  # the key's frame is drawn
-        await until(pilot, lambda: transcript_flushed(transcript) and not transcript._unsettled, "the next flush")
+        await until(pilot, lambda: transcript_flushed(transcript) and not transcript.pacer.unsettled, "the next flush")
         assert len(rendered) > 3
         assert transcript.scroll_offset.y == transcript.max_scroll_y > 0
 

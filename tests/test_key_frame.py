@@ -1,4 +1,4 @@
-"""A key's frame comes before the work that waits for it (protocol/priority.py): RatApp ends a key's window
+"""A key's frame comes before the work that waits for it (rat_tui/priority.py): RatApp ends a key's window
 (`input_done`) once the key is handled and the frame showing it is drawn, not before.
 
 Typed while an agent floods the transcript, a character, then Backspace (a binding: the key bubbles back up
@@ -15,7 +15,7 @@ from pathlib import Path
 from textual.screen import Screen
 
 from rat_tui.app import RatApp
-from rat_tui.protocol import priority
+from rat_tui import priority
 
 from .helpers.app import flood_app, start_flood, until, view
 

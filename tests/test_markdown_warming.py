@@ -69,7 +69,7 @@ async def test_markdown_shows_as_source_until_the_warm_up_has_imported_it(
         assert app.query_one(Input).value == "abcdefghijklmnop"[: len(ANSWER.split(" "))]
         assert not parsed  # nothing cut into blocks or rendered as markdown on the loop meanwhile
         # ...and nothing looks again until the warm-up calls back (polling redrew the screen through startup)
-        assert transcript._warm_waiting and not transcript._flush_pending and not transcript._catch_up_pending
+        assert transcript._warm_waiting and not transcript.pacer.flush_pending and not transcript._catch_up_pending
 
         finish_warm_up()
         await until(pilot, lambda: "**" not in shown(transcript) and "Plan of attack" in shown(transcript),

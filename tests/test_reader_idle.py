@@ -20,6 +20,7 @@ from rat_tui.protocol.transport import AgentProcess
 from rat_tui.state import store as store_module
 from rat_tui.state.models import EntryAdded, ReaderIdle
 from rat_tui.state.store import SessionStore
+from rat_tui.ui import flush_pacer
 from rat_tui.ui.widgets import transcript as transcript_module
 
 from .helpers.app import delivered, scripted, screen_text, send, transcript_flushed, until, view
@@ -134,9 +135,9 @@ async def test_a_flood_s_end_shows_without_waiting_for_the_flood_pacing(tmp_path
     pacing made endless, the end still shows: the reader went idle, and that drew it."""
     monkeypatch.setattr(store_module, "FLOOD_SECONDS", 3600.0)
     monkeypatch.setattr(store_module, "FLOOD_BATCH", 0)  # every delivery paced as a flood's
-    monkeypatch.setattr(transcript_module, "PACED_FLUSH", 0.0)  # every flush paced ...
-    monkeypatch.setattr(transcript_module, "FLUSH_SPACING", 1e6)  # ... for ever
-    monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 3600.0)
+    monkeypatch.setattr(flush_pacer, "PACED_FLUSH", 0.0)  # every flush paced ...
+    monkeypatch.setattr(flush_pacer, "FLUSH_SPACING", 1e6)  # ... for ever
+    monkeypatch.setattr(flush_pacer, "MAX_FLUSH_GAP", 3600.0)
     release = tmp_path / "release"
     script = {"turns": [[{"chunk": "word ", "repeat": 1999}, {"chunk": "THE-END-OF-THE-FLOOD"},
                          {"wait_file": str(release)}]]}
@@ -159,7 +160,7 @@ async def test_a_burst_is_drawn_at_most_every_max_flush_gap_until_it_pauses(tmp_
     unread, and composites the screen); once they pause for BURST_QUIET, what came is drawn. Each draw's time
     is checked against the times the lines arrived, whatever the machine's speed, while the user types. (The
     gap is made 20 ms, so that a burst read in 100 ms has several.)"""
-    monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 0.02)
+    monkeypatch.setattr(flush_pacer, "MAX_FLUSH_GAP", 0.02)
     script = {"turns": [[{"chunk": "word ", "repeat": 12000}, {"sleep": 0.3}, {"chunk": "THE-END"}]]}
     app = RatApp(scripted(script, tmp_path), tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -179,13 +180,13 @@ async def test_a_burst_is_drawn_at_most_every_max_flush_gap_until_it_pauses(tmp_
 
         transcript._settle = counted  # type: ignore[method-assign]
         flushes: list[float] = []
-        flush_now = transcript._flush_now
+        flush_now = transcript.pacer.flush_now
 
         def flush_counted(*args, **kwargs) -> None:
             flushes.append(time.monotonic())
             flush_now(*args, **kwargs)
 
-        transcript._flush_now = flush_counted  # type: ignore[method-assign]
+        transcript.pacer.flush_now = flush_counted  # type: ignore[method-assign]
         await send(pilot, "flood")
         await pilot.press(*"typed meanwhile")
         await until(pilot, lambda: "THE-END" in screen_text(app), "the end on screen", timeout=30)
@@ -195,15 +196,15 @@ async def test_a_burst_is_drawn_at_most_every_max_flush_gap_until_it_pauses(tmp_
         assert during, "nothing drawn while the burst came"
         previous = burst[0]  # (the burst's start counts as a draw)
         for t in during:
-            quiet = not [a for a in burst if t - transcript_module.BURST_QUIET < a <= t]
-            assert quiet or t - previous >= transcript_module.MAX_FLUSH_GAP - 0.002, \
+            quiet = not [a for a in burst if t - flush_pacer.BURST_QUIET < a <= t]
+            assert quiet or t - previous >= flush_pacer.MAX_FLUSH_GAP - 0.002, \
                 f"drawn {1000 * (t - previous):.0f} ms after the last draw or the burst's start while the lines kept coming"
             previous = t
         assert [t for t in draws if t > burst[-1]], "the burst's end was not drawn once it paused"
         # A held draw is flushed again by its timer, not at once: flushed at every turn of the loop, the burst
         # was read slower (20,000 tool calls took 25% longer).
         during = [t for t in flushes if burst[0] < t < burst[-1]]
-        assert len(during) <= 2 + (burst[-1] - burst[0]) / transcript_module.BURST_QUIET, "flushed in a loop"
+        assert len(during) <= 2 + (burst[-1] - burst[0]) / flush_pacer.BURST_QUIET, "flushed in a loop"
 
 
 def test_a_preview_starts_where_markdown_may_start_over() -> None:
@@ -330,7 +331,7 @@ async def test_a_flood_s_end_shows_before_all_of_it_is_cut_and_the_whole_renders
             await until(pilot, lambda: session.state.status == "ready", "ready")
             transcript = view(app).transcript
             if not preview:
-                transcript.flooding = transcript.activity = None
+                transcript.pacer.flooding = transcript.pacer.activity = None
             first_shown: list[bool] = []  # (when the end was first drawn: was some of the answer not cut yet?)
             render_lines = transcript.render_lines
 
@@ -369,13 +370,13 @@ async def test_a_flood_in_a_background_tab_is_cut_as_it_comes_not_parked(tmp_pat
         second = await app.open_session(scripted({}, tmp_path), tmp_path)
         await until(pilot, lambda: second.state.status == "ready", "the second tab ready")
         parked: list[bool] = []
-        flush_now = first.transcript._flush_now
+        flush_now = first.transcript.pacer.flush_now
 
         def watched(*args, **kwargs) -> None:
             flush_now(*args, **kwargs)
-            parked.append(first.transcript._parked)
+            parked.append(first.transcript.pacer.parked)
 
-        first.transcript._flush_now = watched  # type: ignore[method-assign]
+        first.transcript.pacer.flush_now = watched  # type: ignore[method-assign]
         first.session.start_prompt("flood")
         await pilot.press(*"typed in the other tab")
         await until(pilot, lambda: "after" in first.session.state.entries[-1].text, "the flood's end", timeout=60)
@@ -394,8 +395,8 @@ async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_i
     2,000-chunk answer waited 20-40 ms more for those). A flood that comes in one batch is not cut at its
     first flush either (MarkdownStream.defer): no block of the answer is cut before its end first shows.
     The user types meanwhile."""
-    monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 3600.0)
-    monkeypatch.setattr(transcript_module, "PARK_POLL", 3600.0)
+    monkeypatch.setattr(flush_pacer, "MAX_FLUSH_GAP", 3600.0)
+    monkeypatch.setattr(flush_pacer, "PARK_POLL", 3600.0)
     app, release = flood_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         session = view(app).session
@@ -441,11 +442,11 @@ async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_i
 
 async def test_a_flood_s_first_draw_waits_for_it_to_pause(tmp_path: Path, monkeypatch) -> None:
     """While a burst of lines is being read, the transcript draws at most every MAX_FLUSH_GAP counted from the
-    burst's start too, not only from its last draw (Transcript._paced_since): a 2,000-chunk answer's first
+    burst's start too, not only from its last draw (FlushPacer._paced_since): a 2,000-chunk answer's first
     flush drew a screenful as its first lines came, a frame nobody could read, and its end came later. With
     the gap made endless, the answer is first drawn once the agent pauses, after the burst's last line. The
     user types meanwhile."""
-    monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 3600.0)
+    monkeypatch.setattr(flush_pacer, "MAX_FLUSH_GAP", 3600.0)
     go = tmp_path / "go"
     app, release = flood_app(tmp_path, go)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -468,7 +469,7 @@ async def test_a_flood_s_first_draw_waits_for_it_to_pause(tmp_path: Path, monkey
         # Not drawn by a flush since long ago, as when the prompt's echo was drawn by the key's frame (the flush
         # that would have drawn it gave way to the key): the gap counted from the last draw alone is long over.
         await until(pilot, lambda: transcript_flushed(transcript), "the prompt drawn")
-        transcript._drawn_at = 0.0
+        transcript.pacer.drawn_at = 0.0
         go.touch()
         await pilot.press(*"typed meanwhile")
         await until(pilot, lambda: "THE-END" in screen_text(app), "the flood's end on screen", timeout=60)
@@ -595,19 +596,19 @@ async def test_the_reader_s_pause_looks_at_a_flood_parked_until_it_at_once(monke
     again when the store's delivery says the reader is drained (Transcript.reader_idle), even when that delivery
     carries no text: it woke only a paced flush, and the parked flood waited for the park's next look
     (PARK_POLL, 20 ms; made endless here, it never came)."""
-    monkeypatch.setattr(transcript_module, "MAX_FLUSH_GAP", 3600.0)
-    monkeypatch.setattr(transcript_module, "PARK_POLL", 3600.0)
+    monkeypatch.setattr(flush_pacer, "MAX_FLUSH_GAP", 3600.0)
+    monkeypatch.setattr(flush_pacer, "PARK_POLL", 3600.0)
     reading = [True]  # the reader has not found the agent's pipe drained yet
     app = _TranscriptApp()
     async with app.run_test(size=(100, 30)) as pilot:
         transcript = app.query_one(transcript_module.Transcript)
-        transcript.flooding = lambda: reading[0]
-        transcript.activity = lambda: 0.0  # the last line came long ago: not a burst still being written
+        transcript.pacer.flooding = lambda: reading[0]
+        transcript.pacer.activity = lambda: 0.0  # the last line came long ago: not a burst still being written
         transcript.add_entry("a1", "agent")
-        transcript._drawn_at = time.monotonic()  # drawn just now: a flood's next draw waits for its pace
+        transcript.pacer.drawn_at = time.monotonic()  # drawn just now: a flood's next draw waits for its pace
         pieces = "".join(f"## Part {i}\n\nSome *text* {i}.\n\n```python\nx = {i}\n```\n\n" for i in range(600))
         transcript.append_text("a1", pieces + "THE-END\n")
-        await until(pilot, lambda: transcript._parked and transcript._held_timer is not None, "the flood parked")
+        await until(pilot, lambda: transcript.pacer.parked and transcript.pacer.held_timer is not None, "the flood parked")
         assert "THE-END" not in screen_text(app)
         reading[0] = False
         transcript.reader_idle()  # the delivery that ends the burst: ReaderIdle alone, its text delivered before
@@ -616,15 +617,15 @@ async def test_the_reader_s_pause_looks_at_a_flood_parked_until_it_at_once(monke
 
 async def test_a_flush_does_not_draw_while_the_end_of_the_burst_is_on_its_way_from_the_store() -> None:
     """The reader has read a burst to its end and the store's delivery of it (ending with ReaderIdle) is due
-    (Transcript.end_due): a flush that comes first, as a cut's last slice or the transcript's own timer did,
+    (FlushPacer.end_due): a flush that comes first, as a cut's last slice or the transcript's own timer did,
     draws nothing; the delivery draws it. Drawn in between, the end came a frame and a flush later."""
     due = [True]
     app = _TranscriptApp()
     async with app.run_test(size=(100, 30)) as pilot:
         transcript = app.query_one(transcript_module.Transcript)
-        transcript.flooding = lambda: due[0]  # as the view's: the end of a burst not delivered is still to come
-        transcript.end_due = lambda: due[0]
-        transcript.activity = lambda: 0.0  # the last line came long ago: not a burst still being written
+        transcript.pacer.flooding = lambda: due[0]  # as the view's: the end of a burst not delivered is still to come
+        transcript.pacer.end_due = lambda: due[0]
+        transcript.pacer.activity = lambda: 0.0  # the last line came long ago: not a burst still being written
         flushes: list[tuple[bool, bool]] = []  # (the delivery due, drawn) at each settle of a flush
         settle = transcript._settle
 
@@ -635,14 +636,14 @@ async def test_a_flush_does_not_draw_while_the_end_of_the_burst_is_on_its_way_fr
             return drawn
 
         transcript._settle = counted  # type: ignore[method-assign]
-        flush_now = transcript._flush_now
+        flush_now = transcript.pacer.flush_now
         ran = []
 
         def flushed(*args, **kwargs) -> None:
             flush_now(*args, **kwargs)
             ran.append(due[0])
 
-        transcript._flush_now = flushed  # type: ignore[method-assign]
+        transcript.pacer.flush_now = flushed  # type: ignore[method-assign]
         transcript.add_entry("a1", "agent")
         transcript.append_text("a1", "Some *text* and then THE-END\n")
         await until(pilot, lambda: ran, "a flush while the delivery is due")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rat_tui.app import RatApp
-from rat_tui.protocol import priority
+from rat_tui import priority
 from rat_tui.ui.screens.confirm import AgentConfirmScreen
 
 from .helpers.app import at_rest, scripted_named, until

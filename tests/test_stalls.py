@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.widgets import Input, Static
 
 from rat_tui.app import GC_THRESHOLD
-from rat_tui.protocol import priority
+from rat_tui import priority
 from rat_tui.session.elicitation_broker import Elicitation
 from rat_tui.session.elicitation_form import _SLOW_PATTERNS, FormField, check, parse_form
 from rat_tui.state import diff_cache
@@ -525,7 +525,7 @@ def test_a_permission_before_the_models_are_in_imports_them_off_the_loop(tmp_pat
 RELEASE_CHECK = '''
 import asyncio, sys
 from pathlib import Path
-from rat_tui.protocol import priority
+from rat_tui import priority
 from tests.helpers.harness import finish, start_session, wait_for
 
 # (a null line: a shape the models salvage, which wire.ToolCallFields leaves to them)
@@ -572,7 +572,7 @@ asyncio.run(main())
 
 def test_updates_held_for_the_models_give_way_to_a_key_as_they_are_released(tmp_path) -> None:
     """A `session/load` replay held for the models' import is applied in slices of RELEASE_SLICE; between slices
-    a key on its way to the screen goes first (protocol/priority.py), as it does for the agent's reader. The
+    a key on its way to the screen goes first (rat_tui/priority.py), as it does for the agent's reader. The
     release waited for nothing but a turn of the loop before: in bench/stress.py's load50000, keys waited
     behind its slices (40 ms of them in the six slowest keys' waits)."""
     out = in_fresh_interpreter(RELEASE_CHECK, tmp_path, timeout=180)
@@ -600,7 +600,8 @@ def test_a_big_diff_s_rows_give_way_too_and_what_is_built_later_never_pauses() -
 
 MODELS_GIVE_WAY_CHECK = '''
 import sys, threading, time
-from rat_tui.protocol import priority, wire
+from rat_tui import priority
+from rat_tui.protocol import wire
 
 priority.clock = lambda: 0.0  # frozen: the key stays on its way until it is drawn
 priority.input_arrived(priority.KEY_WINDOW, key=True)

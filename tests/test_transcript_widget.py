@@ -12,6 +12,7 @@ from textual.strip import Strip
 from textual.widgets import Input
 
 from rat_tui.ui.widgets.markdown_stream import MarkdownStream
+from rat_tui.ui.flush_pacer import FlushPacer
 from rat_tui.ui.widgets.transcript import ENTRY_SYNC_LINES, FLOOD_SYNC_LINES, Transcript
 
 from .helpers.app import transcript_flushed, until
@@ -385,7 +386,7 @@ async def test_a_flood_arriving_at_once_is_cut_a_slice_per_turn_with_keys_betwee
         sizes.clear()
         transcript.append_text("a1", doc)  # one batch, as a flood's
         await pilot.press(*"typing")
-        while transcript._flush_pending:
+        while transcript.pacer.flush_pending:
             await pilot.pause()
         assert field.value == "typing"
         assert behind_at_key[0], "the first key waited for the whole batch"
@@ -409,13 +410,13 @@ async def test_a_thousand_messages_arriving_at_once_are_cut_a_slice_per_turn_wit
         return parse(text, refs, inline=inline)
 
     monkeypatch.setattr(markdown_stream, "parse", counting)
-    flush = Transcript._flush
+    flush = FlushPacer.flush
 
     def counted_flush(self, force: bool = False) -> None:
         parsed.append(0)
         flush(self, force)
 
-    monkeypatch.setattr(Transcript, "_flush", counted_flush)
+    monkeypatch.setattr(FlushPacer, "flush", counted_flush)
     message = "## Step {n}\n\nThis is paragraph {n} with some *emphasis*\nand a `code span`.\n\n- item one\n- item **two**\n\nDone {n}.\n"
     app = TypingApp()
     async with app.run_test(size=(80, 30)) as pilot:
@@ -430,7 +431,7 @@ async def test_a_thousand_messages_arriving_at_once_are_cut_a_slice_per_turn_wit
             transcript.add_entry(f"a{n}", "agent")
             transcript.append_text(f"a{n}", message.format(n=n))
         await pilot.press(*"typing")
-        while transcript._flush_pending or transcript._cycle:
+        while transcript.pacer.flush_pending or transcript._cycle:
             await pilot.pause()
         assert field.value == "typing"
         assert behind_at_key[0], "the first key waited for all the messages"
@@ -451,7 +452,7 @@ async def test_a_slice_of_a_long_cycle_does_work_for_its_own_entries_only(monkey
     app = TranscriptApp()
     async with app.run_test(size=(80, 30)) as pilot:
         transcript = app.query_one(Transcript)
-        await until(pilot, lambda: not transcript._warming, "the markdown warm-up")
+        await until(pilot, lambda: not transcript.warming, "the markdown warm-up")
         for n in range(5000):  # one delivery, no turn of the loop between
             transcript.add_entry(f"a{n}", "agent")
             transcript.append_text(f"a{n}", f"Answer {n}.\n")
@@ -474,8 +475,8 @@ async def test_a_slice_of_a_long_cycle_does_work_for_its_own_entries_only(monkey
         assert first not in transcript._cycle  # skipped, not cut
         assert left - len(transcript._cycle) <= FLOOD_SYNC_LINES // ENTRY_SYNC_LINES + 1
         monkeypatch.undo()
-        transcript._flush_pending = True
-        transcript._flush()  # the rest of the cycle, a slice per turn as it goes
+        transcript.pacer.flush_pending = True
+        transcript.pacer.flush()  # the rest of the cycle, a slice per turn as it goes
         await until(pilot, lambda: transcript_flushed(transcript), "the cycle cut")
         assert "Answer 4999." in transcript.plain_text
 
@@ -489,7 +490,7 @@ async def test_end_at_the_end_already_drawn_draws_nothing_again() -> None:
         transcript = app.query_one(Transcript)
         transcript.add_entry("a1", "agent")
         transcript.append_text("a1", "".join(f"Line {i} of the answer.\n\n" for i in range(80)))
-        await until(pilot, lambda: transcript_flushed(transcript) and not transcript._unsettled
+        await until(pilot, lambda: transcript_flushed(transcript) and not transcript.pacer.unsettled
                     and transcript.max_scroll_y > 0 and transcript.scroll_offset.y == transcript.max_scroll_y,
                     "the answer drawn at its end")
         refreshed: list[int] = []

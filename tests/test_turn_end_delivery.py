@@ -27,8 +27,8 @@ async def test_the_end_of_a_turn_is_delivered_at_once(tmp_path: Path) -> None:
 
 
 async def test_a_turn_over_ends_the_agents_burst(tmp_path: Path) -> None:
-    """Once a turn is over, with nothing read since, the agent's burst is over (SessionView._last_inbound, the
-    transcript's `activity`): its end is drawn at once, not after BURST_QUIET with no line coming. A line read
+    """Once a turn is over, with nothing read since, the agent's burst is over (ReaderActivity.burst_last, the
+    pacer's `activity`): its end is drawn at once, not after BURST_QUIET with no line coming. A line read
     in the next turn is a burst again."""
     from rat_tui.app import RatApp
 
@@ -44,10 +44,10 @@ async def test_a_turn_over_ends_the_agents_burst(tmp_path: Path) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: view(app).session.state.status == "ready" and view(app).session.state.turns == 1
                     and "the first answer" in transcript.visible_text(), "the first turn drawn")
-        assert transcript.activity is not None and transcript.activity() == 0.0 and not transcript._bursting()
+        assert transcript.pacer.activity is not None and transcript.pacer.activity() == 0.0 and not transcript.pacer.bursting()
         view(app).composer.insert("second")
         await pilot.press("enter")
         await until(pilot, lambda: "more" in transcript.visible_text(), "the second turn's line")
-        assert transcript.activity() > 0.0  # (the turn goes on: its lines count)
+        assert transcript.pacer.activity() > 0.0  # (the turn goes on: its lines count)
         release.write_text("")
         await until(pilot, lambda: view(app).session.state.status == "ready", "the second turn's end")

@@ -103,7 +103,8 @@ def test_the_copied_models_are_what_the_generator_writes_from_the_pinned_sdk() -
 GIVE_WAY = r'''
 import sys, threading, time
 from pydantic._internal._model_construction import ModelMetaclass
-from rat_tui.protocol import priority, wire
+from rat_tui import priority
+from rat_tui.protocol import wire
 
 new = ModelMetaclass.__dict__["__new__"]
 warm = threading.Thread(target=wire.schema, kwargs={"give_way": True})

@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..protocol import priority
+from .. import priority
 from ..protocol.lines import clean_text, decode_line, has_lone_surrogate
 from ..protocol.wire import CHUNK_KINDS  # (the streamed chunks a journal row holds a run of)
 from ..state.children import newer_update_text

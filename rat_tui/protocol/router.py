@@ -10,7 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from . import priority
+from .. import priority
 from .lines import decode_line
 from .rpc_log import RpcLog
 from .sanitize import clean, vouch

@@ -14,7 +14,8 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from . import prespawn, priority
+from .. import priority
+from . import prespawn
 from .sanitize import clean
 
 log = logging.getLogger("rat.agent")

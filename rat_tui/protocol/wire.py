@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import priority
+from .. import priority
 
 log = logging.getLogger("rat.wire")
 

@@ -17,13 +17,15 @@ from ..client_tools.tools import ToolHost
 from .defaults import apply_defaults
 from .elicitation_broker import ElicitationBroker
 from .hang_watch import HANDSHAKE_METHODS, HangWatch
+from .reader_activity import ReaderActivity
 from .login import Login, PendingPrompt
 from .opening import Opener
 from .permission_broker import PermissionBroker
 from .prompting import Prompting
 from .settings_restore import restore_settings
 from .ui import HeadlessUI, SessionUI
-from ..protocol import priority, wire
+from .. import priority
+from ..protocol import wire
 from ..protocol.client import AUTH_REQUIRED, AcpClient, AgentHello, ProtocolMismatch
 from ..protocol.fs import FileAccess, FileWrite
 from ..protocol.router import Connection, ConnectionClosed, RpcError
@@ -137,6 +139,7 @@ class AgentSession:
         self._cancel_requested = False
         self.opener = Opener(self.store, self.cwd, lambda: self.client, self.supports, lambda: self.mcp_servers)
         self.hang_watch = HangWatch(lambda: self.connection, request_timeout, self._notice, lambda: self.command.name)
+        self.reader_activity = ReaderActivity(lambda: self.connection, self.store)  # (what the UI reads of its timing)
         self.login = Login(self.store, command.argv, command.env, lambda: self.hello, lambda: self.client,
                            lambda: self.session_id is not None, self.ui.login_needed, self.establish_session,
                            self._resend)

@@ -15,7 +15,7 @@ from collections import OrderedDict
 import queue
 from typing import TYPE_CHECKING, Callable
 
-from ..protocol import priority
+from .. import priority
 
 if TYPE_CHECKING:  # imported at the first diff (or by the warm-up's dialogs): not needed for the first frame
     from .diffing import FileDiff

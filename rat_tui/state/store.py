@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import priority
+from .. import priority
 from ..protocol.wire import parse_update, plain_text
 from . import children, reducer
 from ..protocol.sanitize import clean_update

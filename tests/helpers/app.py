@@ -47,8 +47,8 @@ def delivered(session) -> bool:
 
 def transcript_flushed(transcript) -> bool:
     """Whether the transcript has cut and drawn every batch appended to it: a flush that cost over
-    PACED_FLUSH waits on a timer (Transcript._schedule), past any fixed number of pauses."""
-    return not (transcript._flush_pending or transcript._dirty or transcript._cycle)
+    PACED_FLUSH waits on a timer (FlushPacer.schedule), past any fixed number of pauses."""
+    return not transcript.pending
 
 
 def at_rest(app: RatApp) -> bool:
@@ -57,7 +57,7 @@ def at_rest(app: RatApp) -> bool:
     screen waiting for a frame: no layout, repaint or scroll asked for by the screen or any widget (a widget's
     own flags reach the screen at its next idle), a scrollbar's included. A test that asserts what a frame does
     NOT draw starts from here, so that nothing drawn late from before is taken for the frame's own doing."""
-    from rat_tui.protocol import priority
+    from rat_tui import priority
 
     screen, tab = app.screen, view(app)
     if (priority.input_wait() or not delivered(tab.session) or not transcript_flushed(tab.transcript)

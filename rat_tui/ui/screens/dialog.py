@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from textual import events
 from textual.screen import ModalScreen
 
-from ...protocol import priority
+from ... import priority
 from ..tabs.main_screen import MainScreen
 from .modal_answer import DismissOnce
 from .modal_footer import ModalFooter

@@ -9,7 +9,7 @@ from textual import events, messages
 from textual.geometry import Region
 from textual.screen import Screen
 
-from ...protocol import priority
+from ... import priority
 from ..band_compositor import BandCompositor
 from ..styled_once import StyledOnce
 

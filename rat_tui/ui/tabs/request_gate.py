@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from textual.binding import Binding
 from textual.css.query import NoMatches
 
-from ...protocol import priority
+from ... import priority
 from ..screens.dialog import AgentDialog, Withdrawn, send_key_to
 from .main_screen import MainScreen
 

@@ -20,10 +20,10 @@ MAX_TITLE = 28
 
 # A tab without a badge keeps its place blank: a badge coming and going (◐ as a turn starts, gone as it ends)
 # then keeps the label's width, and the tab is drawn again instead of the whole screen being laid out twice
-# (Textual lays it out again for the tab's new size): 4 layouts of 15 ms each in a 2,000-chunk answer's turn.
+# (Textual lays it out again for the tab's new size): 4 layouts in a 2,000-chunk answer's turn.
 NO_BADGE = "  "
-# A label that changes width (a session's first prompt or a new title) lays the whole screen out twice,
-# 15-30 ms: it waits until the agent has sent nothing for QUIET_RELABEL (checked that often) and what it sent
+# A label that changes width (a session's first prompt or a new title) lays the whole screen out twice:
+# it waits until the agent has sent nothing for QUIET_RELABEL (checked that often) and what it sent
 # is drawn, so that it does not hold up an answer streaming in, nor the drawing of its end; it comes
 # MAX_RELABEL_DELAY late at most in an answer that never pauses.
 QUIET_RELABEL = 0.05
@@ -60,7 +60,7 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
 def relabel(tab: Tab, label: str) -> None:
     """`tab.label = label`, without laying the screen out when the label keeps its width (a badge that
     changes, ◐ to ✓). Textual's setter always lays it out: 61 layouts of the whole screen in bench/stress.py
-    tabs20, 10-30 ms each with 20 tabs open, 18 of them a tab in the background finishing."""
+    tabs20 with 20 tabs open, 18 of them a tab in the background finishing."""
     if cell_len(tab.label.plain) != cell_len(label):
         tab.label = label  # (Tabs moves the underline after it: the tabs after this one moved)
         return
@@ -156,9 +156,7 @@ class SessionTabs(TabbedContent):
             return False
         if now - first >= QUIET_RELABEL:
             view = self.get_pane(pane_id).query_one(SessionView)
-            connection = view.session.connection
-            quiet = connection is None or now - connection.last_inbound >= QUIET_RELABEL
-            if quiet and not view.transcript.pending:  # (what came last is drawn first)
+            if view.session.reader_activity.quiet_for(QUIET_RELABEL) and not view.transcript.pending:  # (what came last is drawn first)
                 return False
         if pane_id not in self._retrying:
             self._retrying.add(pane_id)

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
-from ...protocol import priority
+from ... import priority
 from ...session import controls as session_controls
 from . import children_ui, controls_ui, focus_keys
 from .tab_ui import TabUI
@@ -52,10 +52,6 @@ from ..widgets.transcript import Transcript
 log = logging.getLogger("rat.ui")
 CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")
 
-
-# A flood whose reader never reported its pipe drained (the agent exited mid-burst) is over this long after
-# its last line.
-FLOOD_STALE = 0.25
 # A delivery of more changes than this is handled a slice at a time (_drain): this many, then more while they
 # take less than SLICE_SECONDS and no key is on its way.
 CHANGES_SLICE = 64
@@ -145,9 +141,6 @@ class SessionView(Vertical):
         self._plan_panel: PlanPanel | None = None
         self._plan_behind = False  # a replay's plan not drawn yet: drawn once the replay is over (_on_changes)
         self._backlog: deque[Change] = deque()  # a big delivery's changes not handled yet (_drain)
-        # The agent's last line read (Connection.last_inbound) when a turn was seen over: its burst is over then
-        # (`_last_inbound`).
-        self._turn_over_inbound = -1.0
         self._queue_view: PromptQueueView | None = None
         self._row = Horizontal()
         # Kept, not queried: a card with a location asks for it as each update comes (`_follow_along`).
@@ -160,40 +153,6 @@ class SessionView(Vertical):
             yield self._preview
         yield PromptComposer(id="composer")
         yield StatusBar()
-
-    def _last_inbound(self) -> float:
-        """When the agent's last line was read (Transcript.activity: a burst goes on while lines came less than
-        BURST_QUIET ago), or 0.0 once the turn is over with nothing read since: the agent answered the prompt,
-        so nothing more of its burst is coming, and the transcript draws its end at once instead of waiting
-        BURST_QUIET (8 ms) for a pause (the end of a 2,000-chunk answer, bench/breakdown.py --timeline)."""
-        connection = self.session.connection
-        if connection is None:
-            return 0.0
-        last = connection.last_inbound
-        return 0.0 if last <= self._turn_over_inbound else last
-
-    def _burst_began(self) -> float:
-        connection = self.session.connection
-        return connection.burst_began if connection is not None else 0.0
-
-    def _flooding(self) -> bool:
-        """Lines the agent wrote may still wait to be read (Transcript.flooding): the store has not delivered the
-        end of a burst the reader has read (its delivery may come after the transcript's own timer: drawn in
-        between, the end came a frame and a flush later, 20-30 ms in tmux; the delivery draws it, however late
-        a key made it), or the reader has not found its pipe drained since the last line, which came less than
-        FLOOD_STALE ago."""
-        connection = self.session.connection
-        if connection is None:
-            return False
-        if self.session.store.burst_end_due:
-            return True  # (its delivery is scheduled: however late a key made it, it comes and draws)
-        return connection.last_inbound > connection.idle_at and time.monotonic() - connection.last_inbound < FLOOD_STALE
-
-    def _turn_over_seen(self) -> None:
-        """The session's status changed: a turn that ended (ready, cancelled, failed) ends the agent's burst."""
-        connection = self.session.connection
-        if connection is not None and self.session.state.status in (READY, CANCELLED, ERROR):
-            self._turn_over_inbound = connection.last_inbound
 
     @property
     def transcript(self) -> Transcript:
@@ -240,10 +199,7 @@ class SessionView(Vertical):
         for entry in store.state.entries:  # anything already in the store (a restored session)
             self._add_entry(entry, entry.text if isinstance(entry, MessageEntry) else "")
         self._unsubscribe = store.subscribe(self._on_changes)
-        self.transcript.activity = self._last_inbound
-        self.transcript.flooding = self._flooding
-        self.transcript.burst_began = self._burst_began
-        self.transcript.end_due = lambda: self.session.store.burst_end_due
+        self.transcript.pacer.follow(self.session.reader_activity)
         self.status_bar.show(store.state)
         if store.state.plan or store.state.plans:
             self.plan_panel.show_plan(store.state.plan, store.state.plans)
@@ -293,7 +249,7 @@ class SessionView(Vertical):
     def _drain(self) -> None:
         """A big delivery (a replay's, a flood of tool calls) a slice at a time: CHANGES_SLICE changes, and more
         while they take less than SLICE_SECONDS and no key is on its way; the rest at the next turn of the loop.
-        Handled at once, a load50000 replay's deliveries took 25-40 ms each, a stall for any key typed."""
+        Handled at once, each of a load50000 replay's deliveries was a stall for any key typed."""
         backlog = self._backlog
         if self._closing or self._pruning or not self.is_attached:
             backlog.clear()
@@ -341,7 +297,8 @@ class SessionView(Vertical):
                     self.composer.set_commands(list(self.session.state.commands))
                 elif change.name == "status":
                     self.flow.status_changed()
-                    self._turn_over_seen()
+                    if self.session.state.status in (READY, CANCELLED, ERROR):  # (a turn over ends its burst)
+                        self.session.reader_activity.turn_over()
         for key in cards:
             if key in added:
                 continue  # (a tool call and its first update in one batch: one card, not two)
@@ -354,8 +311,8 @@ class SessionView(Vertical):
         if plan_dirty or self._plan_behind:
             if self.session.opener.replay is not None:
                 # A session/load's replay: its plans are history, the panel shows where they ended. Drawn at each
-                # delivery, a plan folded and unfolded turn by turn laid the whole screen out (30-60 ms, ten
-                # times in the load50000 replay of bench/stress.py), each a stall for a key typed meanwhile.
+                # delivery, a plan folded and unfolded turn by turn laid the whole screen out (ten times in
+                # the load50000 replay of bench/stress.py), each a stall for a key typed meanwhile.
                 self._plan_behind = True
             else:
                 self._plan_behind = False

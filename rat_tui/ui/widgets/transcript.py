@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import OrderedDict, deque
-from typing import Callable, Iterator
 
 from rich.console import RenderableType
-from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events, on
 from textual.actions import SkipAction
 from textual.binding import Binding
@@ -20,43 +16,25 @@ from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.selection import Selection
 from textual.strip import Strip
-from textual.timer import Timer
 
-from ...protocol import priority
-from ...protocol.router import BURST_GAP
+from ... import priority
+from ..flush_pacer import FlushPacer
 from ..line_memo import MemoLines, lean_vertical_scrollbar
-from ..loop_hop import from_any_thread
-from . import markdown_stream
-from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Seg, TreeRows, code_waits, render_block
-from .transcript_select import CodeSpan, block_selection, code_block_lines, code_blocks, word_selection
+from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Seg, TreeRows
+from .transcript_cursor import TranscriptCursor
+from .transcript_layout import TranscriptLayout
+from .transcript_render import RENDER_BUDGET, TranscriptRendering
+from .transcript_select import block_selection, word_selection
 
-SEVERITIES = ("info", "warning", "error")
-NOTICE_ICONS = {"info": "ℹ", "warning": "⚠", "error": "✗"}
-# A flush waits FLUSH_SPACING times what the last one cost after it (at most MAX_FLUSH_GAP seconds): the
-# transcript takes about a quarter of the UI thread in a flood, and reading the agent the rest.
-FLUSH_SPACING = 3
-MAX_FLUSH_GAP = 0.1
-BURST_QUIET = BURST_GAP  # the agent has written nothing for this long: a burst of lines paused (or ended)
-PARK_POLL = 0.02  # what a flood left to cut is looked at again this often, until it is read
-PACED_FLUSH = 0.005  # ... once a flush costs more than this (a flood); cheaper ones come at once
-# A flush cuts at most this many new lines into blocks (about 5 ms of parsing), of one message or of
-# many, then lets the loop turn (keys go between) and goes on with the next; nothing is drawn until the
-# batch is cut. Each entry a flush looks at counts ENTRY_SYNC_LINES more (its heights, its sync's setup):
-# a `session/load` delivers a thousand small messages at a time, 40 ms a flush before.
+# A flush cuts at most this many new lines into blocks, of one message or of many, then lets the loop turn
+# (keys go between) and goes on with the next; nothing is drawn until the batch is cut. Each entry a flush
+# looks at counts ENTRY_SYNC_LINES more (its heights, its sync's setup): a `session/load` delivers a thousand
+# small messages at a time. When flushes come and whether they draw: ui/flush_pacer.py.
 FLOOD_SYNC_LINES = 200
 ENTRY_SYNC_LINES = 4
-HIDDEN_FLUSH_GAP = 0.25  # a tab in the background cuts its streamed text into blocks this often at most
-# Until the app's warm-up has imported markdown (markdown_stream.warming), markdown shows as its source text
-# and nothing is cut into blocks; the warm-up's end calls the transcript back (no polling: a redraw every
-# few ms at startup delayed `ready` on screen by 0.1 s).
-SOURCE_TEXT_CAP = 20_000  # characters of one block's source text shown meanwhile (its end, for a tail)
-RENDER_BUDGET = 0.010  # seconds of block rendering per frame; the rest shows as source text, then catches up
-RENDERED_SEGMENT_CAP = 2000  # rendered blocks kept; older ones drop their lines (not their height)
-LEX_REDRAWS = 2  # code pieces drawn again with their colours per turn of the lexing (a few ms each)
-USER_BAR = "▌ "
 
 
-class Transcript(MemoLines, ScrollView, can_focus=True):
+class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLines, ScrollView, can_focus=True):
     """The chat: entries keyed by id, streamed markdown cut into blocks, each rendered once per width.
 
     Lines are drawn through `render_line` from per-block caches; blocks far from the viewport are
@@ -132,33 +110,9 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self._rows = TreeRows()
         self._by_key: dict[str, Entry] = {}
         self._dirty: set[Entry] = set()  # entries whose open tail grew since the last flush
-        self._flush_pending = False
-        self._flushed_at = 0.0  # when the last flush ended, and what it cost (for _schedule's pacing)
-        self._flush_cost = 0.0
-        self._unsettled = False  # a flush's drawing gave way to a key (_settle): drawn at the next flush
+        self.pacer = FlushPacer(self)  # when a flush comes and whether it draws
         self._forced = False  # visible_text: render markdown even while the warm-up imports it
-        self._warm_waiting = False  # called back at the warm-up's end (_wait_warm)
-        self._paced: Timer | None = None  # the timer of a flush paced in a flood (_schedule)
-        self._chain_cost = 0.0  # what the flushes of a batch still being cut cost so far
-        self._drawn_at = 0.0  # when a flush last sized and drew the transcript (time.monotonic, as the reader's times)
-        # When the agent's reader last routed a line (its connection's `last_inbound`, set by the view): while
-        # lines keep coming (a burst), a flush draws at most every MAX_FLUSH_GAP (see _held).
-        self.activity: Callable[[], float] | None = None
-        # Whether lines the agent wrote still wait to be read (set by the view): a flood, even while this
-        # thread is too busy to read them (the last one then came more than BURST_QUIET ago).
-        self.flooding: Callable[[], bool] | None = None
-        # When the burst of lines being read began (time.monotonic; set by the view): a flood's first draw waits
-        # for it to pause, or MAX_FLUSH_GAP from its start, as every later draw does from the one before (_paced_since).
-        self.burst_began: Callable[[], float] | None = None
-        # Whether the store has yet to deliver the end of a burst the reader has read to its end (set by the view,
-        # SessionStore.burst_end_due): a flush does not draw then, the delivery's ReaderIdle does (reader_idle).
-        self.end_due: Callable[[], bool] | None = None
-        self._awaiting_end = False  # a flush held its draw for that (_held): reader_idle flushes
-        self._held_timer: Timer | None = None  # _held_over's, due at _held_due (time.monotonic)
-        self._held_due = 0.0
-        self._parked = False  # the last slice left an entry behind, to be cut once the flood is read
-        self._holding = False  # the last slice's drawing waits for the burst to pause or its end's delivery (_held)
-        self._preview_fresh = False  # ... and its preview has lines not drawn yet: the next flush draws
+        self._warm_waiting = False  # called back at the warm-up's end (wait_warm)
         self._previews: dict[Seg, str] = {}  # open tails drawn as their preview: the text drawn
         self._withheld: dict[Entry, list[Block]] = {}  # ... and the blocks cut meanwhile, not shown yet
         # The entries a cycle is cutting: `_dirty` when it began, cut a slice per flush (_flush_now), taken
@@ -176,7 +130,6 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         """Blocks rendered so far (tests use it to prove appends don't re-render old blocks)."""
         self._budget_end = 0.0
         self._catch_up_pending = False
-        self._hidden_stale = False
         self._lexing: dict[Seg, Block] = {}  # code pieces drawn as plain text until their lexer's states reach them
         self._lex_pending = False
         self.new_below = False
@@ -186,7 +139,6 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self.search_query = ""  # lower case; its matches are highlighted in the lines shown
         self.search_line: int | None = None  # the line of the current match, highlighted brighter
         """Content arrived below the view while scrolled up: a marker on the last line says so."""
-
     # -- public API -----------------------------------------------------------------------------
 
     def add_entry(self, key: str, kind: str, text: str = "", *, title: str | None = None) -> None:
@@ -226,7 +178,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             return
         splitter.feed(text)  # O(chunk): blocks are cut once per batch, in _flush
         if splitter.behind and splitter.preview_from() >= 0:
-            self._preview_fresh = True  # the end shown while the rest waits to be cut (preview) came on
+            self.pacer.preview_fresh = True  # the end shown while the rest waits to be cut (preview) came on
         # An open tail keeps its lines until the flush renders it again (_sync): a frame drawn meanwhile
         # must not render an end that has not been cut into blocks yet.
         if not (entry.body and entry.body[-1].open) and splitter.has_tail:
@@ -324,9 +276,9 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         imported now if the warm-up has not yet)."""
         self._forced = True
         try:
-            while self._flush_pending or self._dirty or self._cycle:
-                self._flush_pending = True
-                self._flush(force=True)
+            while self.pending:
+                self.pacer.flush_pending = True
+                self.pacer.flush(force=True)
             top = round(self.scroll_offset.y)
             lines = []
             for y in range(top, min(top + self.scrollable_content_region.height, self._rows.total)):
@@ -347,13 +299,13 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         self.toggle_collapsed()
 
     def action_scroll_end(self) -> None:
-        drawn_at_end = (self._follow and not self.new_below and not self._unsettled and not self.pending
+        drawn_at_end = (self._follow and not self.new_below and not self.pacer.unsettled and not self.pending
                         and round(self.scroll_offset.y) >= self.max_scroll_y)
         self._follow = True
         self.new_below = False
         if drawn_at_end:
-            # Nothing to draw again: settled, it repainted the whole transcript in the frame after every Enter
-            # (5 ms headless, 7-9 in tmux, as the answer's first lines came in).
+            # Nothing to draw again: settled, it repainted the whole transcript in the frame after every Enter,
+            # as the answer's first lines came in.
             return
         self._settle()
 
@@ -388,7 +340,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if config is not None:
             self.max_width = config.ui.max_width
         self._schedule()
-        # Pygments builds a lexer's tables on first use (about 0.3 s): RatApp._warm_up builds them before the
+        # Pygments builds a lexer's tables on first use (slowly): RatApp._warm_up builds them before the
         # first answer, after the first frame and the agent's handshake (a thread started here slowed both).
 
     def on_resize(self, event: events.Resize) -> None:
@@ -496,160 +448,11 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         # Offsets tell Textual's mouse selection where in the content a cell is.
         return strip.apply_offsets(0, content_y)
 
-    def _highlight_matches(self, strip: Strip, content_y: int) -> Strip:
-        text = strip.text.lower()
-        needle = self.search_query
-        component = "transcript--search-current" if content_y == self.search_line else "transcript--search-match"
-        start = text.find(needle)
-        while start >= 0:
-            strip = self._highlight(strip, start, start + len(needle), component)
-            start = text.find(needle, start + len(needle))
-        return strip
-
-    # -- block cursor ---------------------------------------------------------------------------
-
-    def action_move_block(self, delta: int) -> None:
-        self.move_block(delta)
-
-    def action_move_prompt(self, delta: int) -> None:
-        self.move_block(delta, kind="user")
-
-    def move_block(self, delta: int, kind: str | None = None) -> str | None:
-        """Move the block cursor (n/p) to the next (+1) or previous (-1) entry (of `kind`), from the cursor,
-        else from the entry at the bottom of the view; bring it into view. Its key, or None.
-
-        Without `kind`, the cursor also steps into an entry's fenced code blocks (`cursor_code`): an answer,
-        then each of its code blocks, then the next entry; backwards the same way in reverse."""
-        entries = self._rows.items
-        if not entries:
-            return None
-        current = self._by_key.get(self.cursor_key) if self.cursor_key else None
-        inside = current is not None and current.index < len(entries) and entries[current.index] is current
-        if inside and kind is None and current is not None:
-            codes = code_blocks(current)
-            step = (-1 if self.cursor_code is None else self.cursor_code) + delta
-            if codes and (0 <= step < len(codes) or (step == -1 and self.cursor_code is not None)):
-                self.cursor_code = step if step >= 0 else None
-                self._bring_cursor_into_view(current)
-                return current.key
-        if inside and current is not None:
-            index = current.index + delta
-        else:
-            bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
-            found = self._rows.find(min(bottom, self._rows.total - 1))
-            index = len(entries) - 1 if found is None else found
-        while kind is not None and 0 <= index < len(entries) and entries[index].kind != kind:
-            index += delta
-        if not 0 <= index < len(entries):
-            self.app.bell()
-            return self.cursor_key
-        entry = entries[index]
-        self.cursor_key = entry.key
-        self.cursor_code = None
-        if kind is None and inside and delta < 0:  # back into an entry: its last code block first
-            codes = code_blocks(entry)
-            self.cursor_code = len(codes) - 1 if codes else None
-        self._bring_cursor_into_view(entry)
-        return entry.key
-
-    def _bring_cursor_into_view(self, entry: Entry) -> None:
-        span = self._cursor_span()
-        start = span[0] if span is not None else self._rows.start(entry.index)
-        height = max(self.scrollable_content_region.height, 1)
-        top = round(self.scroll_offset.y)
-        if not top <= start < top + height - 1:
-            self._follow = False
-            self.scroll_to(y=max(0, start - height // 3), animate=False, immediate=True)
-        self.refresh()
-
-    def _cursor_span(self) -> tuple[int, int] | None:
-        """The content lines under the block cursor: its entry, or the code block of it the cursor is on."""
-        entry = self._by_key.get(self.cursor_key) if self.cursor_key else None
-        if entry is None or entry.index >= len(self._rows.items) or self._rows.items[entry.index] is not entry:
-            return None
-        if self.cursor_code is not None:
-            codes = code_blocks(entry)
-            if self.cursor_code < len(codes):
-                return code_block_lines(self, entry, codes[self.cursor_code])
-        start = self._rows.start(entry.index)
-        return start, start + entry.total
-
-    def cursor_code_block(self) -> tuple[CodeSpan, int, int] | None:
-        """The code block under the block cursor, its number (from 1) and how many its entry has, or None."""
-        entry = self._by_key.get(self.cursor_key) if self.cursor_key and self.cursor_code is not None else None
-        codes = code_blocks(entry) if entry is not None else []
-        if self.cursor_code is None or self.cursor_code >= len(codes):
-            return None
-        return codes[self.cursor_code], self.cursor_code + 1, len(codes)
-
     def on_blur(self) -> None:
         self.refresh()  # the cursor shows only while the transcript has the focus
 
     def on_focus(self) -> None:
         self.refresh()
-
-    # -- search (ui/tabs/search.py drives it) ---------------------------------------------------
-
-    def entry_source(self, key: str) -> str:
-        entry = self._by_key.get(key)
-        return "".join(entry.parts) if entry is not None else ""
-
-    def search_keys(self) -> list[str]:
-        """The entries' keys in transcript order."""
-        return [entry.key for entry in self._rows.items]
-
-    def reveal(self, key: str, nth: int) -> bool:
-        """Open the entry if collapsed, and bring its `nth` line matching the search into view (True),
-        or say it has no such line (False). Renders the entry's blocks only up to that line."""
-        entry = self._by_key.get(key)
-        if entry is None or not self.search_query:
-            return False
-        if entry.collapsed:
-            entry.collapsed = False
-            self._relayout(entry)
-        count = 0
-        for seg in list(entry.items):
-            block = seg.block if seg.role == "md" and not seg.open else None
-            if block is not None and self.search_query not in block.text.lower():
-                continue  # its source lacks the text: not rendered (a 20,000-chunk answer stays cheap)
-            for line, strip in enumerate(self._strips(entry, seg)):
-                if self.search_query in strip.text.lower():
-                    if count == nth:
-                        target = self._rows.start(entry.index) + entry.start(seg.index) + line
-                        self.search_line = target
-                        self._follow = False
-                        self._sync_size()
-                        self.scroll_to(y=max(0, target - self.scrollable_content_region.height // 2),
-                                       animate=False, immediate=True)
-                        self.refresh()
-                        return True
-                    count += 1
-        return False
-
-    def reveal_entry(self, key: str) -> None:
-        """Bring an entry's first line into view (a match its lines do not show)."""
-        entry = self._by_key.get(key)
-        if entry is None:
-            return
-        target = self._rows.start(entry.index)
-        self.search_line = None
-        self._follow = False
-        self.scroll_to(y=target, animate=False, immediate=True)
-        self.refresh()
-
-    def _marker(self, strip: Strip, width: int) -> Strip:
-        label = " ▼ new content below · End "
-        style = self.get_component_rich_style("transcript--new-below")
-        start = max(0, width - len(label) - 1)
-        marker = Strip([Segment(label[: width - start], style)])
-        return Strip.join([strip.crop(0, start), marker, strip.crop(start + marker.cell_length, width)])
-
-    def _highlight(self, strip: Strip, start: int, end: int, component: str) -> Strip:
-        style = self.screen.get_component_rich_style(component) if component.startswith("screen") \
-            else self.get_component_rich_style(component)
-        middle = Strip([Segment(text, (seg_style or Style()) + style, control)
-                        for text, seg_style, control in strip.crop(start, end)])
-        return Strip.join([strip.crop(0, start), middle, strip.crop(end, strip.cell_length)])
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The selected text, from the lines as shown (only the selected lines are rendered)."""
@@ -665,79 +468,6 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         start = Offset(selection.start.x, 0) if selection.start is not None else None
         end = Offset(selection.end.x, selection.end.y - first) if selection.end is not None else None
         return Selection(start, end).extract("\n".join(lines)), "\n"
-
-    def _base(self) -> Style:
-        """The widget's own style; computing it walks the DOM, so once per style change."""
-        base = self._base_style
-        if base is None:
-            base = self._base_style = self.rich_style
-        return base
-
-    # -- layout bookkeeping ---------------------------------------------------------------------
-
-    def _install(self, entry: Entry) -> None:
-        old = self._by_key.get(entry.key)
-        self._by_key[entry.key] = entry
-        for seg in entry.shown():
-            seg.height = self._estimate(entry, seg)
-            entry.append(seg)
-        if old is None:
-            self._rows.append(entry)
-        else:
-            entry.index = old.index
-            self._rows.items[old.index] = entry
-            self._rows.changed(old.index, entry.total - old.total)
-            self._dirty.discard(old)  # (and skipped if a cycle has it: _flush_now)
-            self._withheld.pop(old, None)
-            for seg in [old.header, *old.body]:
-                self._rendered.pop(seg, None)
-                self._previews.pop(seg, None)
-        self._schedule()
-
-    def _add_seg(self, entry: Entry, seg: Seg) -> None:
-        seg.height = self._estimate(entry, seg)
-        entry.body.append(seg)
-        if not entry.collapsed:
-            entry.append(seg)
-            self._rows.changed(entry.index, seg.height)
-
-    def _set_height(self, entry: Entry, seg: Seg, height: int) -> None:
-        delta = height - seg.height
-        seg.height = height
-        if delta and seg.index < len(entry.items) and entry.items[seg.index] is seg:
-            entry.changed(seg.index, delta)
-            self._rows.changed(entry.index, delta)
-
-    def _relayout(self, entry: Entry) -> None:
-        """Rebuild one entry's rows (toggle, reset): O(its blocks)."""
-        before = entry.total
-        entry.items, entry.offs, entry.total = [], [0], 0
-        if entry.header:
-            entry.header.strips = None
-        for seg in entry.shown():
-            if seg.strips is None:
-                seg.height = self._estimate(entry, seg)
-            entry.append(seg)
-        self._rows.changed(entry.index, entry.total - before)
-        self._sync_size()
-
-    def _relayout_all(self) -> None:
-        """New width: every cached line is stale; estimate all heights again (O(blocks), no rendering)."""
-        self._drop_strips()
-        rows = TreeRows()
-        for entry in self._rows.items:
-            entry.items, entry.offs, entry.total = [], [0], 0
-            for seg in entry.shown():
-                seg.height = self._estimate(entry, seg)
-                entry.append(seg)
-            rows.append(entry)
-        self._rows = rows
-        self._sync_size()
-
-    def _drop_strips(self) -> None:
-        for seg in self._rendered:
-            seg.strips = None
-        self._rendered.clear()
 
     # What the scrollbars were last updated for (`_scroll_update`), see `_size_updated`.
     _bars_for: tuple | None = None
@@ -769,8 +499,8 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
         if self.virtual_size != size:
             if not self._follow and size.height > self.virtual_size.height and not self.new_below:
                 self.new_below = True
-            # Not `self.virtual_size = size`: that reactive lays out the whole screen (15 ms a batch in a
-            # flood), but the transcript's own size does not depend on its content; only its scrollbar
+            # Not `self.virtual_size = size`: that reactive lays out the whole screen (at every batch of
+            # a flood), but the transcript's own size does not depend on its content; only its scrollbar
             # does, and a scrollbar appearing or going lays out by its own reactive.
             self.set_reactive(Transcript.virtual_size, size)
             self._scroll_update(size)
@@ -779,116 +509,50 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
     @property
     def pending(self) -> bool:
         """Text that arrived is still to be cut into blocks or drawn (a flush is coming)."""
-        return self._flush_pending or bool(self._dirty) or bool(self._cycle)
+        return self.pacer.flush_pending or bool(self._dirty) or bool(self._cycle)
+
+    # -- the pacer's target (FlushTarget) -------------------------------------------------------
 
     @property
-    def _hidden(self) -> bool:
+    def in_background(self) -> bool:
         """A tab in the background (laid out once, no region now): nothing to draw."""
         return not self.region and bool(self._width)
 
+    @property
+    def has_dirty(self) -> bool:
+        return bool(self._dirty)
+
+    @property
+    def cutting(self) -> bool:
+        return bool(self._cycle)
+
     def _schedule(self) -> None:
-        if not self._flush_pending and self.is_mounted:
-            self._flush_pending = True
-            # Paced by what the last flush cost: in a flood each flush renders a screenful of new
-            # Markdown (10-20 ms), and flushing at every turn of the loop left less time to read the
-            # agent than to draw what scrolls past unread. A cheap flush (normal streaming) comes at once.
-            hidden = self._hidden
-            gap = HIDDEN_FLUSH_GAP if hidden else min(FLUSH_SPACING * self._flush_cost, MAX_FLUSH_GAP)
-            wait = self._flushed_at + gap - time.perf_counter()
-            if (hidden or self._flush_cost > PACED_FLUSH) and wait > 0.002:
-                self._paced = self.set_timer(wait, self._flush)
-            else:
-                self.call_later(self._flush)
+        self.pacer.schedule()
 
     def reader_idle(self) -> None:
-        """The agent's output is drained (SessionStore.reader_idle): a flush paced to leave the loop time to
-        read the agent, or a look at a flood waiting for its pause, comes now, as there is nothing left to read
-        (not for a tab in the background)."""
-        paced, self._paced = self._paced, None
-        awaiting, self._awaiting_end = self._awaiting_end, False
-        if self._hidden:
-            return
-        if paced is not None and self._flush_pending:
-            paced.stop()
-            self.call_later(self._flush)
-        elif awaiting and not self._flush_pending:
-            self._flush_pending = True
-            self.call_later(self._flush)
-        elif self._held_timer is not None:
-            # A flood parked or held until it pauses, and the pause's delivery carried no text (the store
-            # delivered the burst's last lines before the reader found the pipe drained): looked at now, not
-            # at the timer (PARK_POLL later, the end of a 2,000-chunk answer with it).
-            self._held_timer.stop()
-            self._held_over()
-
-    def _flush(self, force: bool = False) -> None:
-        """Once per batch of appends: re-estimate grown tails, then render what the viewport needs
-        (`force`: the whole cycle at once, as `visible_text` needs)."""
-        self._paced = None
-        if not self._flush_pending or not self.is_attached:  # (woken after its removal: nothing to draw)
-            return
-        wait = 0.0 if force else priority.input_wait()
-        if wait:  # a key the user typed is on its way to the screen: it goes first (until it is drawn)
-            priority.call_after_input(asyncio.get_running_loop(), wait, self._flush)
-            return
-        started = time.perf_counter()
-        try:
-            self._flush_now(yielding=not force)
-        finally:
-            self._flushed_at = time.perf_counter()
-            self._chain_cost += self._flushed_at - started
-            if self._cycle:
-                # A cycle still being cut: its next slice after a turn of the loop (not call_later alone:
-                # a widget's own queue never yields, keys would wait).
-                self._flush_pending = True
-                if not force:
-                    asyncio.get_running_loop().call_soon(self.call_later, self._flush)
-            else:
-                # The cycle is cut and drawn: what arrived meanwhile is the next one, paced by what
-                # this one cost (_schedule), as one flush was before cycles were cut in slices.
-                self._flush_cost, self._chain_cost = self._chain_cost, 0.0
-                self._flush_pending = False
-                if self._dirty and self._warming:
-                    self._wait_warm()  # cut once markdown is imported, not looked at again meanwhile
-                elif self._parked and self._flooding():
-                    self._park_timer()  # looked at again then, or as more text comes (append_text)
-                elif self._parked:
-                    # The flood paused: its preview now if not drawn yet (_held_over), then the cut goes on once
-                    # the screen shows it (the cut's slices back to back kept the frame from coming: 20 ms).
-                    self.call_after_refresh(self._held_over)
-                elif self._holding and not self._dirty:
-                    pass  # drawn when the burst pauses or the gap is up (_held's timer), not flushed again at once
-                elif self._dirty or self._unsettled:
-                    self._schedule()
+        """The agent's output is drained (SessionStore.reader_idle): see FlushPacer.reader_idle."""
+        self.pacer.reader_idle()
 
     def _flush_now(self, yielding: bool = False) -> None:
-        """A slice of a cycle: cut at most FLOOD_SYNC_LINES lines of what arrived into blocks (the
-        cycle's entries are what was dirty when it began), then size and draw the transcript when the
-        cycle is done, or every MAX_FLUSH_GAP while it goes on (`yielding`: unless a key arrives
-        meanwhile, see _settle)."""
-        self._flush_pending = False
-        self._holding = False
+        self.pacer.flush_now(yielding)
+
+    def sync_slice(self, parking: bool) -> bool:
+        """A slice of a cycle: cut at most FLOOD_SYNC_LINES lines of what arrived into blocks (the cycle's
+        entries are what was dirty when it began) and estimate the heights of the tails; `parking`: an entry a
+        flood has yet to cut is left for later, its end shown meanwhile (MarkdownStream.preview). True if one
+        was parked."""
         cycle = self._cycle
         if not cycle:
             cycle.extend(self._dirty)
             self._dirty = set()
         # A slice takes its entries from the cycle's left and puts those still behind at its right: O(slice),
-        # not O(cycle) (a set of the rest, made anew each slice, was 2.9 million adds over a session/load of
+        # not O(cycle) (a set of the rest, made anew each slice, was millions of adds over a session/load of
         # 50,000 updates), and every entry makes progress in turn.
         behind = []
         budget = FLOOD_SYNC_LINES
-        warming = self._warming
+        warming = self.warming
         by_key = self._by_key
-        # Following the end while the agent's lines keep coming: what is behind is cut once they are read, and
-        # its end shows meanwhile (MarkdownStream.preview); cut first, it was shown after the time of reading
-        # the agent plus that of parsing all of it.
-        # When the flood pauses with a preview not drawn yet, that preview is drawn at once (not at the flood's
-        # pace), parked once more, and the cut catches up after it is on screen (`ending`).
-        shown_end = yielding and self._follow and not self._hidden  # (hidden: nothing drawn)
-        flooding = shown_end and self._flooding()
-        ending = shown_end and not flooding and self._preview_fresh
-        parking = flooding or ending
-        self._parked = False
+        parked = False
         while cycle and budget > 0:  # the rest at the next slice (their tails render as fed meanwhile)
             entry = cycle.popleft()
             if by_key.get(entry.key) is not entry:
@@ -896,14 +560,14 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             budget -= ENTRY_SYNC_LINES
             splitter = entry.splitter
             if splitter is not None and warming:
-                self._dirty.add(entry)  # cut once the warm-up has imported the parser (_wait_warm)
+                self._dirty.add(entry)  # cut once the warm-up has imported the parser (wait_warm)
             elif splitter is not None and parking and splitter.defer(FLOOD_SYNC_LINES) and splitter.preview_from() >= 0:
                 self._dirty.add(entry)
-                self._parked = True
+                parked = True
                 tail = entry.body[-1] if entry.body and entry.body[-1].open else None
                 if tail is not None:
                     tail.strips = None  # its preview: the end that came since
-                    self._preview_fresh = True
+                    self.pacer.preview_fresh = True
             elif splitter is not None:
                 budget -= min(splitter.tail_size[0], FLOOD_SYNC_LINES)
                 self._sync(entry)
@@ -913,122 +577,32 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
                 if seg is not None and seg.strips is None:
                     self._set_height(entry, seg, self._estimate(entry, seg))
         cycle.extend(behind)
-        # While a cycle is cut, what is cut is drawn as often as a flood's flushes come; an open tail
-        # not cut yet shows nothing until it is (_render_seg).
-        if self._parked:
-            if not ending and time.monotonic() - self._paced_since() < MAX_FLUSH_GAP:
-                return  # a flood's preview: drawn at the flood's pace (_park_timer looks again)
-        elif cycle and not self._preview_fresh and time.monotonic() - self._drawn_at < MAX_FLUSH_GAP:
-            return
-        self._unsettled = False
-        if self._hidden:
-            # Hidden (a tab in the background): a new virtual size would re-lay out the whole screen
-            # on every batch and slow typing in the tab shown. Size and render when shown again.
-            self._hidden_stale = True
-            return
-        if yielding and priority.input_wait():
-            self._unsettled = True
-            return
-        if yielding and not ending and self._held():
-            self._unsettled = self._holding = True
-            return
+        return parked
+
+    def set_heights(self) -> None:
         self._sync_size()
-        if self._settle(yielding=yielding):
-            self._drawn_at = time.monotonic()
-            self._preview_fresh = False
-            if shown_end and not cycle and self.flooding is not None and not self.flooding():
-                # The end of what the agent sent so far, all of it read: on screen at once (RatApp.draw_now).
-                draw_now = getattr(self.app, "draw_now", None)
-                if draw_now is not None:
-                    draw_now(self)
-        else:
-            self._unsettled = True
+
+    def draw(self, yielding: bool) -> bool:
+        return self._settle(yielding=yielding)
+
+    def drawn_to_end(self) -> None:
+        """The end of what the agent sent so far, all of it read: on screen at once (RatApp.draw_now)."""
+        draw_now = getattr(self.app, "draw_now", None)
+        if draw_now is not None:
+            draw_now(self)
 
     def _preview_lines(self) -> int:
         """How many lines back a flood's preview starts at least (MarkdownStream.preview_from): a screenful
         once the agent has paused, so that the end is drawn at the screen's foot with what precedes it above,
         as it stays once cut (from the last place markdown may start over, the end often came a few lines
-        under the question with the screen blank below it, and jumped 60-120 ms later). While the reader
-        is still at it (`flooding`: not `_bursting`, which still holds as the end is drawn), from the last
-        such place: a screenful rendered at each of the flood's draws made chunks20000 end 50 ms later."""
-        return 0 if self.flooding is not None and self.flooding() else self.size.height
-
-    def _flooding(self) -> bool:
-        return (self.flooding is not None and self.flooding()) or self._bursting()
-
-    def _park_timer(self) -> None:
-        """Look at a parked flood again in PARK_POLL, or once the agent pauses (BURST_QUIET after its last line)
-        if it is writing: its preview is then drawn at once (_held_over)."""
-        if self._bursting():
-            self._burst_timer(PARK_POLL)
-        else:
-            self._look_again(PARK_POLL)
-
-    def _look_again(self, wait: float) -> None:
-        """`_held_over` in `wait` seconds, unless it comes sooner already."""
-        due = time.monotonic() + wait
-        if self._held_timer is not None:
-            if self._held_due <= due:
-                return
-            self._held_timer.stop()
-        self._held_due = due
-        self._held_timer = self.set_timer(max(wait, 0.001), self._held_over)
-
-    def _bursting(self) -> bool:
-        """The agent's lines are still coming: one came less than BURST_QUIET ago."""
-        return self.activity is not None and time.monotonic() - self.activity() < BURST_QUIET
-
-    def _held(self) -> bool:
-        """Whether this flush's drawing waits: the store's delivery of the end of a burst read to its end is due
-        (end_due: drawn now, the end came a frame and a flush later, as a cut's last slice drew in between; the
-        delivery's ReaderIdle draws it, reader_idle), or the agent's lines are still coming (one came BURST_QUIET
-        ago at most) and the transcript was drawn less than MAX_FLUSH_GAP ago. The flush due when the burst
-        pauses (or the gap is up) is set here."""
-        if self.end_due is not None and self.end_due():
-            self._awaiting_end = True
-            return True
-        if not self._bursting():
-            return False
-        now = time.monotonic()
-        since = self._paced_since()
-        if now - since >= MAX_FLUSH_GAP:
-            return False
-        self._burst_timer(since + MAX_FLUSH_GAP - now)
-        return True
-
-    def _paced_since(self) -> float:
-        """When a flood's pace (a draw every MAX_FLUSH_GAP at most) counts from (time.monotonic): the last draw,
-        or the start of the burst still being read if that is later. So a flood's first draw waits for it to
-        pause too: drawn as the first lines came, a 2,000-chunk answer (about 50 ms of reading) spent 9 ms of the
-        loop on a frame nobody could read, and the end came that much later. The burst counts while its lines
-        keep coming (`_flooding`), though the reader found the pipe drained a moment ago (the view's `flooding`
-        alone): from the last draw only, a flood's first draw came as the reader caught up with the agent for a
-        moment, 11 ms into it (tests/test_reader_idle.py, a few runs in 20 under load)."""
-        since = self._drawn_at
-        if self.burst_began is not None and self._flooding():
-            since = max(since, self.burst_began())
-        return since
-
-    def _burst_timer(self, within: float) -> None:
-        """A flush once the burst pauses, or `within` seconds, whichever is first."""
-        if self.activity is not None:
-            self._look_again(min(BURST_QUIET - (time.monotonic() - self.activity()), within))
-
-    def _held_over(self) -> None:
-        self._held_timer = None
-        if (self._unsettled or self._dirty) and not self._flush_pending:
-            if self._flooding():
-                self._schedule()
-            else:
-                # The agent paused and its lines are read: nothing to leave the loop time for, so not paced
-                # by what the last flush cost (a 2,000-chunk answer's end waited 15-20 ms more for that);
-                # a preview not drawn yet is drawn now, before the cut catches up (_flush_now's `ending`).
-                self._flush_pending = True
-                self.call_later(self._flush)
+        under the question with the screen blank below it, and jumped once cut). While the reader is still at
+        it (`reading`: not `bursting`, which still holds as the end is drawn), from the last such place: a
+        screenful rendered at each of the flood's draws made a long answer end later."""
+        return 0 if self.pacer.reading() else self.size.height
 
     def on_show(self) -> None:
-        if self._hidden_stale:
-            self._hidden_stale = False
+        if self.pacer.background_stale:
+            self.pacer.background_stale = False
             self._sync_size()
             self._settle()
 
@@ -1037,7 +611,7 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
 
         `yielding` (a flush): following the end, a key that arrives meanwhile stops it before the next block
         not rendered yet, and nothing is drawn (False): the screenful of new blocks a flood's flush renders
-        took 30-70 ms under load (a long code block's), and the key's own frame came after it."""
+        is slow under load (a long code block's), and the key's own frame came after it."""
         if self._settling or not self._width:
             return True
         height = max(self.scrollable_content_region.height, 1)
@@ -1069,267 +643,3 @@ class Transcript(MemoLines, ScrollView, can_focus=True):
             self._settling = False
         self.refresh()
         return True
-
-    def _render_span(self, entry_index: int, seg_index: int, step: int, lines: int) -> None:
-        for entry, seg in self._walk(entry_index, seg_index, step):
-            self._strips(entry, seg)
-            lines -= seg.height
-            if lines <= 0:
-                return
-
-    def _walk(self, entry_index: int, seg_index: int | None, step: int) -> Iterator[tuple[Entry, Seg]]:
-        """Shown segments from a position, forwards (+1) or backwards (-1)."""
-        entries = self._rows.items
-        while 0 <= entry_index < len(entries):
-            entry = entries[entry_index]
-            items = entry.items
-            if seg_index is None:
-                seg_index = len(items) - 1 if step < 0 else 0
-            while 0 <= seg_index < len(items):
-                yield entry, items[seg_index]
-                seg_index += step
-            entry_index += step
-            seg_index = None
-
-    def _locate(self, y: int) -> tuple[Entry, Seg, int] | None:
-        index = self._rows.find(y)
-        if index is None:
-            return None
-        entry = self._rows.items[index]
-        y -= self._rows.start(index)
-        seg_index = entry.find(y)
-        if seg_index is None:
-            return None
-        return entry, entry.items[seg_index], y - entry.start(seg_index)
-
-    def _strip_at(self, y: int, budgeted: bool = False) -> Strip | None:
-        found = self._locate(y)
-        if found is None:
-            return None
-        entry, seg, line = found
-        if budgeted and seg.strips is None and time.perf_counter() > self._budget_end and \
-                not (seg.role == "md" and self._warming):  # (source text is what _strips gives then)
-            return self._placeholder(entry, seg, line)
-        strips = self._strips(entry, seg)
-        return strips[line] if line < len(strips) else None
-
-    def _placeholder(self, entry: Entry, seg: Seg, line: int) -> Strip:
-        """A not-yet-rendered line shown as its source text; a refresh soon renders it properly."""
-        if not self._catch_up_pending:
-            self._catch_up_pending = True
-            self.set_timer(RENDER_BUDGET, self._catch_up)
-        block = seg.block if seg.role == "md" and not seg.open else None
-        source = block.text.splitlines() if block is not None else []
-        text = source[line] if line < len(source) else ""
-        width = self.size.width
-        return Strip([Segment(text[:width], self._base())], min(len(text), width)).crop_extend(0, width, self._base())
-
-    def _source_strips(self, entry: Entry, seg: Seg, width: int) -> list[Strip]:
-        """While the warm-up imports markdown: the segment's source text, wrapped, kept nowhere (wrapped
-        again each frame until then; rendered properly when the warm-up calls back, `_wait_warm`)."""
-        self._wait_warm()
-        block = entry.splitter.tail() if seg.open else seg.block
-        text = block.text.rstrip("\n")[-SOURCE_TEXT_CAP:] if block is not None else ""
-        base = self._base()
-        if entry.kind != "user":
-            return [Strip(line, width).apply_style(base) for line in self._lines(Text(text), width)]
-        bar = Segment(USER_BAR, self._style("transcript--user-bar"))
-        return [Strip([bar, *line], width).apply_style(base) for line in self._lines(Text(text), max(width - 2, 1))]
-
-    def _wait_warm(self) -> None:
-        """Flush and render again once the warm-up has imported markdown (called back from its thread)."""
-        if self._warm_waiting:
-            return
-        self._warm_waiting = True
-
-        def warm() -> None:
-            self._warm_waiting = False
-            if self.is_mounted:
-                self._schedule()  # cuts what waited, and renders what showed as source text
-
-        markdown_stream.when_warm(from_any_thread(warm))  # (in the app's context: _schedule may start a timer)
-
-    def _catch_up(self) -> None:
-        self._catch_up_pending = False
-        self._settle()
-
-    def nearest_key(self, keys: set[str] | dict[str, object]) -> str | None:
-        """Of the given entry keys, the one nearest the bottom of the view (on screen first)."""
-        entries = self._rows.items
-        bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
-        index = self._rows.find(min(bottom, self._rows.total - 1))
-        start = len(entries) - 1 if index is None else index
-        for i in range(start, -1, -1):
-            if entries[i].key in keys:
-                return entries[i].key
-        return next((e.key for e in entries[start + 1 :] if e.key in keys), None)
-
-    def _nearest_collapsible(self) -> Entry | None:
-        entries = self._rows.items
-        bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
-        index = self._rows.find(min(bottom, self._rows.total - 1))
-        start = len(entries) - 1 if index is None else index
-        for i in range(start, -1, -1):
-            if entries[i].collapsible:
-                return entries[i]
-        return next((e for e in entries[start + 1 :] if e.collapsible), None)
-
-    # -- rendering ------------------------------------------------------------------------------
-
-    def _estimate(self, entry: Entry, seg: Seg) -> int:
-        return entry.estimate(seg, max(self._width or 80, 10))
-
-    @property
-    def _warming(self) -> bool:
-        return not self._forced and markdown_stream.warming()
-
-    def _strips(self, entry: Entry, seg: Seg) -> list[Strip]:
-        """The segment's lines at the current width, rendering (and fixing its height) if needed."""
-        strips = seg.strips
-        if strips is not None:
-            self._rendered.move_to_end(seg)
-            return strips
-        width = self._width or 80
-        if seg.role == "md" and self._warming:
-            return self._source_strips(entry, seg, width)
-        self.render_count += 1
-        # Styled once here, not per frame in render_line: a Strip costs several caches to build.
-        base = self._base()
-        strips = [Strip(line, width).apply_style(base) for line in self._render_seg(entry, seg, width)]
-        seg.strips = strips
-        self._rendered[seg] = None
-        self._rendered.move_to_end(seg)
-        if len(self._rendered) > RENDERED_SEGMENT_CAP:
-            old, _ = self._rendered.popitem(last=False)
-            old.strips = None  # its height stays exact for this width
-        if len(strips) != seg.height:
-            self._set_height(entry, seg, len(strips))
-            if not self._settling and not self._flush_pending:  # found mid-frame: fix it next turn
-                self._flush_pending = True
-                self.call_later(self._flush)
-        return strips
-
-    # Not `_render`: Textual's Widget._render (which get_selection calls) must stay Textual's.
-    def _render_seg(self, entry: Entry, seg: Seg, width: int) -> list[list[Segment]]:
-        console = self.app.console
-        role = seg.role
-        if role == "md":
-            if seg.open and entry.splitter.behind:
-                # Lines not cut into blocks yet (maybe thousands in a flood): their end, from where markdown
-                # may start over (a screenful back once the agent has paused: _preview_lines), else nothing
-                # until they are cut.
-                block = entry.splitter.preview(self._preview_lines())
-                if block is not None:
-                    self._previews[seg] = block.text
-            else:
-                self._previews.pop(seg, None)
-                block = entry.splitter.tail() if seg.open else seg.block
-            if block is None:
-                return []
-            inner = width - 2 if entry.kind == "user" else width
-            lines = render_block(console, block, inner, code_theme=self._code_theme(),
-                                 code_background=self._code_background(), refs=entry.splitter.refs)
-            if block.kind == "code" and code_waits(block) is not None:
-                self._wait_lexing(seg, block)
-            if entry.kind == "user":
-                bar = Segment(USER_BAR, self._style("transcript--user-bar"))
-                last = len(lines) - 1 if block.tail or (block.plain and block.last) else len(lines)
-                return [[bar, *line] if i < last else [Segment(" " * width)] for i, line in enumerate(lines)]
-            if entry.kind == "thought":
-                post = self._style("transcript--thought")
-                return [list(Segment.apply_style(line, post_style=post)) for line in lines]
-            return lines
-        if role == "header":
-            return self._render_header(entry, width)
-        if role == "notice":
-            severity = entry.title if entry.title in SEVERITIES else "info"
-            prefix = "" if entry.title in SEVERITIES or not entry.title else f"{entry.title}: "
-            text = Text(f"{NOTICE_ICONS[severity]} {prefix}{''.join(entry.parts)}",
-                        style=self._style(f"transcript--notice-{severity}"))
-            return self._lines(text, width) + [[Segment(" " * width)]]
-        if role == "generic":
-            text = Text("".join(entry.parts), style=self._style("transcript--generic"))
-            return self._lines(text, width) + [[Segment(" " * width)]]
-        return self._lines(entry.renderable or Text(""), width) + [[Segment(" " * width)]]
-
-    def _wait_lexing(self, seg: Seg, block: Block) -> None:
-        self._lexing[seg] = block
-        if not self._lex_pending:
-            self._lex_pending = True
-            self.call_later(self._lex_tick)
-
-    def _lex_tick(self) -> None:
-        """One slice more of the lexing long code blocks wait on (a turn of the loop each: keys go between);
-        the pieces it reached are drawn again with their colours."""
-        self._lex_pending = False
-        if not self._lexing or not self.is_attached:  # (woken after its removal: nothing to colour)
-            return
-        wait = priority.input_wait()
-        if wait:  # a key on its way to the screen goes first (its slice and redraws took 30-40 ms)
-            self._lex_pending = True
-            priority.call_after_input(asyncio.get_running_loop(), wait, self._lex_tick)
-            return
-        if self._hidden:
-            self._lex_pending = True
-            self.set_timer(HIDDEN_FLUSH_GAP, self._lex_tick)
-            return
-        started = time.perf_counter()
-        for lex in {block.lex for block in self._lexing.values()}:
-            lex.advance()
-        reached = [seg for seg, block in self._lexing.items() if code_waits(block) is None][:LEX_REDRAWS]
-        for seg in reached:
-            del self._lexing[seg]
-            seg.strips = None
-            self._rendered.pop(seg, None)
-        if reached:
-            self._settle()
-        if self._lexing and not self._lex_pending:
-            self._lex_pending = True
-            # A timer, not call_later: a widget's own queue never yields to the loop (keys would wait).
-            # While a stream comes in, its text first: lexing takes a third of the loop at most.
-            now = time.perf_counter()
-            streaming = self._flush_pending or now - self._flushed_at < MAX_FLUSH_GAP
-            self.set_timer(max(2 * (now - started), 0.002) if streaming else 0.001, self._lex_tick)
-
-    def _render_header(self, entry: Entry, width: int) -> list[list[Segment]]:
-        if entry.kind == "user":
-            text = Text("You", style=self._style("transcript--user-header"))
-        else:
-            style_name = "transcript--thought" if entry.kind == "thought" else "transcript--generic"
-            label = "Thought" if entry.kind == "thought" else (entry.title or "Update")
-            if entry.collapsible and entry.collapsed:
-                count = entry.splitter.lines_seen if entry.splitter else entry.newlines + 1
-                label = f"▸ {label} ({count} line{'s' if count != 1 else ''})"
-            elif entry.collapsible:
-                label = f"▾ {label}"
-            text = Text(label, style=self._style(style_name), no_wrap=True, overflow="ellipsis")
-        lines = self._lines(text, width)[:1]
-        if entry.collapsed:
-            lines.append([Segment(" " * width)])
-        return lines
-
-    def _lines(self, renderable: RenderableType, width: int) -> list[list[Segment]]:
-        console = self.app.console
-        return console.render_lines(renderable, console.options.update_width(width), pad=True)
-
-    def _code_theme(self) -> str:
-        return "monokai" if self.app.current_theme.dark else "default"
-
-    def _code_background(self) -> str | None:
-        color = self.get_component_rich_style("transcript--code", default=Style()).bgcolor
-        return color.triplet.hex if color is not None and color.triplet is not None else None
-
-    def _style(self, name: str) -> Style:
-        """A component's colour and attributes blended on our background, minus the background (so the
-        focus tint still shows through)."""
-        style = self._styles.get(name)
-        if style is None:
-            full = self.get_component_rich_style(name, default=Style())
-            style = self._styles[name] = Style(color=full.color, bold=full.bold, dim=full.dim, italic=full.italic,
-                                               underline=full.underline, strike=full.strike, reverse=full.reverse)
-        return style
-
-    def _current_style_key(self) -> tuple:
-        names = sorted(self.COMPONENT_CLASSES)
-        return (self.app.current_theme.name, self.rich_style,
-                *(self.get_component_rich_style(n, default=Style()) for n in names))

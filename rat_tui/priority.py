@@ -4,16 +4,15 @@ that competes with it on the event loop waits for it: reading agents (`transport
 
 A key travels through several turns of the loop before it is drawn (the driver's thread hands it to the
 loop, the app to the screen, the screen to the focused widget, then a frame is composed and written).
-In a flood every turn also read the agent for 2 ms, delivered a batch, cut a slice of the transcript and
-drew it: a key typed meanwhile echoed after 60-130 ms, though no single callback ran over 40 ms. Now
-the driver's thread marks the moment an input event arrives (`input_arrived`, any thread), and for
+In a flood every turn also read the agent, delivered a batch, cut a slice of the transcript and drew it:
+a key typed meanwhile echoed late, though no single callback ran long. Now the driver's thread marks the moment an input event arrives (`input_arrived`, any thread), and for
 INPUT_WINDOW after it that work asks `input_wait()` and waits; the window closes sooner once a key has
 been handled and the frame after it drawn (`input_done`, RatApp.on_event), and what waits goes on then
-(`input_passed`, `call_after_input`), not at the window's end: a key echoed in 10 ms held a flood 40 ms,
-and typing through 20,000 chunks made them end 0.4-0.5 s later.
+(`input_passed`, `call_after_input`), not at the window's end: a key echoed quickly would otherwise hold a
+flood for the whole window, and typing through a long answer made it end visibly later.
 
-Below the UI (no Textual here): the app calls `input_arrived` from its driver; protocol, state and UI
-code ask `input_wait`.
+The bottom layer, below `protocol` (no Textual, nothing of rat's imported here): the app calls
+`input_arrived` from its driver; protocol, state, session and UI code ask `input_wait`.
 """
 
 from __future__ import annotations
@@ -24,30 +23,31 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from types import FrameType
 
-# Seconds the competing work waits after an input event: enough for its hops and a frame (10-20 ms
-# when the loop runs nothing else), short enough that typing through a flood only slows the flood.
+# Seconds the competing work waits after an input event: enough for its hops and a frame when the loop
+# runs nothing else, short enough that typing through a flood only slows the flood.
 INPUT_WINDOW = 0.04
 # ... after a key, at most: a key's window ends once it is handled and drawn (`input_done`), and a key that
-# arrives while a frame is being composed (30-40 ms of a long code block's) waits for that frame before the
+# arrives while a frame is being composed (a long code block's is slow) waits for that frame before the
 # app even sees it. With INPUT_WINDOW alone the flood went on before the key had reached the app, and the
-# key waited behind it: up to 100-230 ms. The cap is for a key never drawn (stopped on its way up).
+# key waited behind it. The cap is for a key never drawn (stopped on its way up).
 KEY_WINDOW = 0.15
 # Seconds the waiting work still waits once the key's frame is composed (`input_done`): the frame is
-# written by Textual's writer thread, which needs the GIL, and gets it within a switch interval. (20 ms
-# while `input_done` could come before the key's frame was drawn; with the frame drawn first, 5 ms ended
-# toolcalls sooner with the same worst echo: docs/architecture.md.)
+# written by Textual's writer thread, which needs the GIL, and gets it within a switch interval. (Longer
+# while `input_done` could come before the key's frame was drawn; with the frame drawn first, this short
+# grace ended toolcalls sooner with the same worst echo: docs/architecture.md.)
 DRAWN_GRACE = 0.005
 # Set by the app while it knows when its output reaches the terminal (ui: `OutputWatch.when_written`): calls
 # its argument on the loop once everything handed to the terminal so far is written and flushed. The work
 # held for a key then goes on as the key's frame is written, DRAWN_GRACE after `input_done` at the latest:
-# with the grace alone, a key typed into a flood held it 5 ms after its frame was out (the writer thread
-# needs the GIL for a fraction of a millisecond), with the loop idle meanwhile.
+# with the grace alone, a key typed into a flood held it for the whole grace after its frame was out (the
+# writer thread needs the GIL only briefly), with the loop idle meanwhile.
 when_written: Callable[[Callable[[], None]], None] | None = None
 
-# While an input event is on its way, the cyclic garbage collector waits as well: under a flood a young
-# collection took 3-8 ms and a middle one 20-34 ms, and one that fell in a key's window added that much
-# to its echo. Its young threshold is raised as the event arrives and put back once it is drawn or the
+# While an input event is on its way, the cyclic garbage collector waits as well: under a flood a
+# collection is slow (a middle one more so), and one that fell in a key's window added that much to its
+# echo. Its young threshold is raised as the event arrives and put back once it is drawn or the
 # window is over (`_restore_gc`): the collection comes after the key's frame instead. (Raised, not
 # disabled: a key never drawn still leaves the collector on.)
 GC_DEFERRED = 500_000
@@ -226,10 +226,10 @@ def imports_give_way(limit: float) -> Callable[[], None]:
     called, each module this thread imports first waits while an input event is on its way to the screen
     (`input_wait`: until it is drawn), `limit` seconds in all at most. Returns what puts imports back.
 
-    The warm-up imports for about 0.45 s of CPU after the first frame (markdown-it, Rich's markdown, Pygments,
-    pydantic, the ACP models, the dialogs) and holds the GIL between statements: on two cores the loop shared
-    it, and a key typed as the first prompt's answer came in echoed after 89-106 ms with the warm-up under way,
-    55-65 once it was over (bench/stress.py diff, the prompt typed slower so that it ended first).
+    The warm-up imports a lot after the first frame (markdown-it, Rich's markdown, Pygments, pydantic, the ACP
+    models, the dialogs) and holds the GIL between statements: on two cores the loop shared it, and a key typed
+    as the first prompt's answer came in echoed markedly later with the warm-up under way than once it was
+    over (bench/stress.py diff, the prompt typed slower so that it ended first).
 
     Never while the main thread is importing: it may be waiting on the lock of a module this thread is
     importing, and must not wait for the pause as well (`_importing`).
@@ -266,9 +266,15 @@ def _pause_for_input(main: int | None, most: float, step: float = 0.002) -> floa
     return slept
 
 
+# Every thread's current frame. `sys._current_frames` is documented in the `sys` module's reference (for
+# "internal and specialized purposes"), and CPython has no other way to read another thread's stack: named
+# once here, the one place rat reads it.
+thread_frames: Callable[[], dict[int, FrameType]] = sys._current_frames  # noqa: SLF001
+
+
 def _importing(ident: int | None) -> bool:
     """Whether that thread is inside an import (importlib's own frames on its stack)."""
-    frame = sys._current_frames().get(ident) if ident is not None else None
+    frame = thread_frames().get(ident) if ident is not None else None
     while frame is not None:
         if frame.f_code.co_filename.startswith("<frozen importlib"):
             return True
