@@ -28,17 +28,19 @@ from rat_tui.protocol.router import INVALID_PARAMS, INVALID_REQUEST
 from rat_tui.protocol.sanitize import clean, clean_ansi, clean_data, clean_update, incomplete_escape
 from rat_tui.session.agent_session import AgentSession
 
-from .helpers.agents import AGENTS, received
+from .helpers.agents import received
 from .helpers.app import press_to_quit
 from .helpers.harness import finish, wait_for
-from .helpers.tmux import Tmux
-
-HOSTILE_AGENT = AGENTS / "hostile_agent.py"
-needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux for a real terminal")
-
-
-def hostile_argv(case: str, args: dict | None = None) -> list[str]:
-    return [sys.executable, str(HOSTILE_AGENT), case, *([json.dumps(args)] if args else [])]
+from .helpers.hostile import (
+    CapturedTmux,
+    alive,
+    descendants,
+    hostile_argv,
+    needs_tmux,
+    rss_kib,
+    tmux_env,
+    wait_gone,
+)
 
 
 async def start(case: str, cwd: Path, args: dict | None = None, **kwargs) -> tuple[AgentSession, asyncio.Task]:
@@ -162,26 +164,6 @@ def escape_kinds(data: bytes) -> tuple[set[bytes], list[bytes]]:
             kinds.add(b"ESC " + body[:1])
         position = data.find(b"\x1b", match.end())
     return kinds, stray
-
-
-class CapturedTmux(Tmux):
-    """A tmux pane whose output bytes (everything the app writes to its terminal) go to a file."""
-
-    def start_captured(self, command: list[str], cwd: Path, capture: Path) -> None:
-        gate = cwd / ".go"
-        line = " ".join("'" + part.replace("'", "'\\''") + "'" for part in command)
-        self.start(["sh", "-c", f"while [ ! -e {gate} ]; do sleep 0.05; done; exec {line}"], cwd)
-        self.run("pipe-pane", "-o", "-t", self.name, f"cat >> '{capture}'")
-        gate.write_text("")
-
-    def pid(self) -> int:
-        return int(self.run("display-message", "-p", "-t", self.name, "#{pane_pid}").strip())
-
-
-def tmux_env(tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, "TERM": "xterm-256color", "TMUX_TMPDIR": str(tmp_path)}
-    env.pop("TMUX", None)
-    return env
 
 
 @pytest.mark.slow
@@ -356,40 +338,6 @@ async def test_symlink_race_thousands_of_writes_all_land_inside_the_cwd(tmp_path
 # -- 4. back-pressure and shutdown -------------------------------------------------------------------
 
 
-def descendants(pid: int) -> set[int]:
-    """Every live process under `pid` (children, grandchildren, ...), from /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                parents[int(entry.name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
 def start_deaf(tmp_path: Path) -> tuple[CapturedTmux, int, int]:
     """rat on the deaf agent (stopped reading, ignores SIGTERM, a grandchild in its group) in tmux:
     (tmux, rat's pid, the grandchild's pid), once the agent has asked for 160 MB it will never take."""
@@ -425,12 +373,6 @@ async def test_an_agent_that_stops_reading_is_reported_stuck(tmp_path: Path, mon
     assert session.process.queued_bytes <= session.process.max_queued_bytes
     await finish(session, task)  # stdin, SIGTERM (ignored), SIGKILL
     assert session.process.returncode == -signal.SIGKILL
-
-
-def wait_gone(pid: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from rat_tui.protocol.transport import AgentProcess, WriteBackedUp
 
 from .helpers.agents import received
 from .helpers.harness import wait_for
-from .test_hostile_agent import CapturedTmux, alive, descendants, hostile_argv, needs_tmux, rss_kib, tmux_env, wait_gone
+from .helpers.hostile import CapturedTmux, alive, descendants, hostile_argv, needs_tmux, rss_kib, tmux_env, wait_gone
 
 
 def echo_seconds(tmux: CapturedTmux, typed: str, letters: str) -> tuple[float, str]:

@@ -15,7 +15,7 @@ from rat_tui.ui.screens.new_session import NewSessionScreen
 from textual.widgets import Checkbox, OptionList
 
 from .helpers.app import until
-from .test_worktrees import make_repo
+from .helpers.git import make_repo
 
 pytestmark = pytest.mark.slow
 
