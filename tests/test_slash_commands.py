@@ -238,7 +238,7 @@ async def test_a_hint_is_cut_only_when_the_menu_has_no_room_for_it() -> None:
             _composer, menu = parts(app)
             for key in "/co":
                 await pilot.press(key)
-            await until(pilot, lambda: menu.is_open, "the menu")
+            await until(pilot, lambda menu=menu: menu.is_open, "the menu")
             await pilot.pause()
             shown = screen_text(app)
             assert (compact in shown) is whole, shown
