@@ -25,6 +25,7 @@ from .prompting import Prompting
 from .settings_restore import restore_settings
 from .ui import HeadlessUI, SessionUI
 from .. import priority
+from ..agents.quirks import quirks_for
 from ..protocol import wire
 from ..protocol.client import AUTH_REQUIRED, AcpClient, AgentHello, ProtocolMismatch
 from ..protocol.fs import FileAccess, FileWrite
@@ -260,6 +261,7 @@ class AgentSession:
             self._notice(f"ACP v{self.client.protocol} was asked for; this agent speaks v{hello.protocol_version}.")
         if hello.display_name:
             self.store.dispatch(reducer.set_agent, hello.display_name)
+        self._adopt_quirks(hello)
         self._plan_mcp_servers()
         self.client.session_extras, notes = self.setup.params(hello.capabilities)
         for note in notes:
@@ -267,6 +269,13 @@ class AgentSession:
         await self._plan_client_tools()  # joins mcp_servers: before session/new, load or resume
         # session/new, or session/load / session/resume of attach_session_id (opening.py).
         await self.establish_session()
+
+    def _adopt_quirks(self, hello: AgentHello) -> None:
+        """Turn on the quirks of the agent recognised by its `agentInfo`, however it was launched."""
+        quirks = quirks_for(hello.name, hello.version, hello.title)
+        if quirks.missing_file_empty and not self.files.missing_file_empty:
+            self.files.missing_file_empty = True
+            log.info("%s %s recognised: a read of a missing file answers empty content", hello.name, hello.version)
 
     def supports(self, feature: str) -> bool:
         """Whether the running agent advertised `feature` (see AgentHello.supports)."""

@@ -48,6 +48,7 @@ request being handled; a string that is exactly "$PROMPT_ID" becomes the id itse
     {"wait_file": "path"}            block until this file exists (a test releases a turn by creating it)
     {"request": {"method": ..., "params": ..., "id"?: ...}}   send a request to the client, wait for its answer
     {"request": {...}, "wait": false}                        send it and go on at once (the answer is only recorded)
+    {"request": {...}, "on_error": [steps], "on_result": [steps]}   then play one list, by how it was answered
     {"error": {"code": ..., "message": ...}}   answer the request being handled with this error;
                                      a failed session/load or resume adopts no id
     {"replay": N}                    N history updates: user and agent message chunks, alternating
@@ -466,7 +467,10 @@ class ScriptedAgent:
         elif "request" in step:
             req = step["request"]
             if step.get("wait", True):
-                await self.wire.request(req["method"], req.get("params"), req.get("id"))
+                answer = await self.wire.request(req["method"], req.get("params"), req.get("id"))
+                branch = step.get("on_error") if "error" in answer else step.get("on_result")
+                if branch:
+                    await self.play(branch, handling)
             else:
                 id = req.get("id", f"nowait-{self.wire.next_id}")
                 self.wire.next_id += 1
