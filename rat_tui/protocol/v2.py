@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import wire
+from .sanitize import clean_data
 from .client import PROTOCOL_V2  # (defined there: the client checks for v2 before importing this module)
 
 log = logging.getLogger("rat.v2")
@@ -409,7 +410,11 @@ class UpdateMapper:
             return [MessageUpsert(V1_MESSAGE_KINDS[kind], str(raw["messageId"]), text)]
         if kind == "tool_call_update":
             call_id = str(raw["toolCallId"])
-            return [ToolCallPatch(call_id, checked_tool_fields(call_id, v1_tool_call(raw)))]
+            fields = checked_tool_fields(call_id, v1_tool_call(raw))
+            if "capabilities" in raw:  # `capabilities.cancel`: the client may send `tool_call/cancel`
+                caps = raw.get("capabilities")
+                fields["capabilities"] = clean_data(caps) if isinstance(caps, dict) else None
+            return [ToolCallPatch(call_id, fields)]
         if kind == "tool_call_content_chunk":
             call_id = str(raw["toolCallId"])
             items = v1_tool_call({"content": [raw["content"]]})["content"]

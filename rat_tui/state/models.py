@@ -7,6 +7,7 @@ immutable events that say exactly what grew, so views re-render only that.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -52,6 +53,11 @@ class ToolCallEntry:
     # How rat-tui itself answered a permission request for this call without asking (a rule).
     auto_decision: str | None = None
     expanded: bool = False
+    # v2: what the agent lets the client do with the call (`capabilities.cancel`: `tool_call/cancel`).
+    capabilities: dict[str, Any] | None = None
+    # The user stopped it (its terminal killed, or `tool_call/cancel`): shown as a state, never an error.
+    stopped_by_user: bool = False
+    since: float = field(default_factory=time.monotonic)  # when it was first seen (the board's "for how long")
 
 
 @dataclass(eq=False)
@@ -108,6 +114,8 @@ class ChildSessionEntry:
     parent_tool_call_id: str | None = None
     last_activity: str = ""
     expanded: bool = False
+    stopped_by_user: bool = False  # the user cancelled it (k, or the board)
+    since: float = field(default_factory=time.monotonic)  # when run_state last changed
 
     @property
     def name(self) -> str:
@@ -132,6 +140,8 @@ class TerminalState:
     exited: bool = False
     # An escape sequence cut off at the end of the last chunk, put before the next one (sanitize.py).
     pending: str = ""
+    stopped_by_user: bool = False  # the user killed it (the board, or S on its card): not a failure
+    since: float = field(default_factory=time.monotonic, compare=False)
 
 
 # A terminal card keeps this much of the live output (the agent reads the full output itself).
@@ -163,6 +173,9 @@ class SessionState:
     agent_name: str = "agent"
     status: str = STARTING
     status_detail: str = ""
+    status_since: float = field(default_factory=time.monotonic, compare=False)  # when `status` last changed
+    # The user stopped the running turn from the board (`cancelled` then reads "stopped by you").
+    stopped_by_user: bool = False
     session_id: str | None = None
     cwd: str = ""
     entries: list[Entry] = field(default_factory=list)

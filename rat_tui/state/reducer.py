@@ -7,6 +7,7 @@ the sense that matters for tests: the same inputs always give the same state and
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from . import children, compaction, plans
@@ -23,6 +24,7 @@ from .models import (
     MessageEntry,
     NoticeEntry,
     TERMINAL_DISPLAY_LIMIT,
+    WORKING,
     PlanItem,
     Role,
     SessionState,
@@ -178,7 +180,8 @@ def _tool_call(state: SessionState, update: Any) -> list[Change]:
 
 # What a ToolCallEntry field may hold (raw_input / raw_output: any JSON).
 _FIELD_TYPES: dict[str, Any] = {"title": str, "status": str, "name": (str, type(None)), "kind": (str, type(None)),
-                                "content": (list, type(None)), "locations": (list, type(None)), "meta": (dict, type(None))}
+                                "content": (list, type(None)), "locations": (list, type(None)), "meta": (dict, type(None)),
+                                "capabilities": (dict, type(None))}
 
 
 def _patch_tool_call(state: SessionState, call_id: str, fields: dict[str, Any], meta_by_key: bool = False) -> list[Change]:
@@ -386,6 +389,10 @@ def set_status(state: SessionState, status: str, detail: str = "") -> list[Chang
     detail = clean(detail)  # often an error's text, the agent's words
     if state.status == status and state.status_detail == detail:
         return []
+    if state.status != status:
+        state.status_since = time.monotonic()
+        if status == WORKING:
+            state.stopped_by_user = False  # a new turn: the last one's stop is history
     state.status = status
     state.status_detail = detail
     return [FieldChanged("status")]

@@ -122,7 +122,11 @@ def _render_tool_call(
         header.append(f" → {absolute}", style="dim")
     if call.name and call.name != call.title:  # the tool's own name (schema 1.22)
         header.append(f"  {call.name}", style="dim")
-    header.append(f"  {call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
+    if call.stopped_by_user:  # the user's decision: a state, drawn as quietly as `cancelled`
+        stopping = call.status not in ("completed", "failed", "cancelled")
+        header.append("  ⏹ stopping…" if stopping else "  ⏹ stopped by you", style=colours.get("tool-pending", "") + " dim")
+    else:
+        header.append(f"  {call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
     if call.auto_decision:
         header.append(f"  ✓ {call.auto_decision}", style=colours.get("tool-completed", ""))
     parts: list[RenderableType] = [Hanging(lead, header)]
@@ -235,7 +239,10 @@ def _terminal(terminal_id: str, terminals: dict[str, TerminalState], colours: di
     if terminal is None:
         return _indented(Text(f"$ terminal {terminal_id} (waiting for output)", style="dim")), 0
     body, cut = _clip(terminal.output, limit, "", ansi=True, tail=True)
-    if not terminal.exited:
+    if terminal.stopped_by_user:
+        status = Text(f"{INDENT}⏹ stopped by you" if terminal.exited else f"{INDENT}⏹ stopping…",
+                      style=colours.get("tool-pending", "dim"))
+    elif not terminal.exited:
         status = Text(f"{INDENT}running…", style=colours.get("tool-running", "yellow"))
     elif terminal.signal:
         status = Text(f"{INDENT}killed by {terminal.signal}", style=colours.get("tool-failed", "red"))
