@@ -123,7 +123,8 @@ def _render_tool_call(
     if call.name and call.name != call.title:  # the tool's own name (schema 1.22)
         header.append(f"  {call.name}", style="dim")
     if call.stopped_by_user:  # the user's decision: a state, drawn as quietly as `cancelled`
-        stopping = call.status not in ("completed", "failed", "cancelled")
+        shown = [terminals.get(item.get("terminalId")) for item in call.content if item.get("terminalId")]
+        stopping = call.status in ("pending", "in_progress") and not (shown and all(t is not None and t.exited for t in shown))
         header.append("  ⏹ stopping…" if stopping else "  ⏹ stopped by you", style=colours.get("tool-pending", "") + " dim")
     else:
         header.append(f"  {call.status.replace('_', ' ')}", style=f"{colour} dim".strip())

@@ -1,0 +1,194 @@
+"""The fleet board (F12) over real pipes: background terminals stopped one by one, a subagent stopped, a request
+in a background tab answered, all with keys pressed one by one."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from rat_tui.app import RatApp
+from rat_tui.session.fleet import NEEDS_YOU, STOPPED, WORKING_WORD
+from rat_tui.ui.screens.board import BoardScreen
+from rat_tui.ui.screens.permission import PermissionScreen
+from rat_tui.ui.widgets.tool_call import render_tool_call
+
+from .helpers.agents import received
+from .helpers.app import scripted_named, send, until, view
+
+pytestmark = pytest.mark.slow
+
+CHILD = "child-1"
+
+
+@pytest.fixture(autouse=True)
+def unstable_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")  # subagents are in schema.unstable.json
+
+
+def waits_for(release: Path, word: str) -> str:
+    """A shell line that runs until `release` exists, then prints `word`."""
+    python = shlex.quote(sys.executable)
+    loop = f"import os,time\nwhile not os.path.exists({str(release)!r}): time.sleep(0.05)\nprint({word!r})"
+    return f"{python} -c {shlex.quote(loop)}"
+
+
+def background_tasks(release: Path) -> list[dict]:
+    """A turn that starts three commands in client terminals, each shown in its own execute card, then waits
+    for each to exit and reports how it ended."""
+    steps: list[dict] = []
+    for n in (1, 2, 3):
+        steps.append({"request": {"method": "terminal/create", "params": {
+            "sessionId": "$SESSION", "command": waits_for(release, f"task {n} done")}}, "save": f"t{n}"})
+        steps.append({"update": {"sessionUpdate": "tool_call", "toolCallId": f"task-{n}", "title": f"Background task {n}",
+                                 "kind": "execute", "status": "in_progress",
+                                 "content": [{"type": "terminal", "terminalId": f"${{t{n}.terminalId}}"}]}})
+    for n in (1, 2, 3):
+        steps.append({"request": {"method": "terminal/wait_for_exit",
+                                  "params": {"sessionId": "$SESSION", "terminalId": f"${{t{n}.terminalId}}"}},
+                      "save": f"exit{n}"})
+        steps.append({"update": {"sessionUpdate": "tool_call_update", "toolCallId": f"task-{n}",
+                                 "status": "completed"}})
+    steps.append({"chunk": "all three tasks are over"})
+    return steps
+
+
+def board(app: RatApp) -> BoardScreen:
+    screen = app.screen
+    assert isinstance(screen, BoardScreen), f"the board is not on top: {screen!r}"
+    return screen
+
+
+def row_index(app: RatApp, suffix: str) -> int:
+    return next(i for i, row in enumerate(board(app).rows) if row.key.endswith(suffix))
+
+
+def row_state(app: RatApp, suffix: str) -> str | None:
+    screen = app.screen
+    if not isinstance(screen, BoardScreen):
+        return None
+    return next((row.state for row in screen.rows if row.key.endswith(suffix)), None)
+
+
+async def move_to(pilot, app: RatApp, suffix: str) -> None:
+    """Walk the board's cursor to the row, one key at a time."""
+    target = row_index(app, suffix)
+    table = board(app).table
+    while table.cursor_row != target:
+        await pilot.press("down" if table.cursor_row < target else "up")
+        target = row_index(app, suffix)
+
+
+async def test_three_background_terminals_one_stopped_while_the_turn_goes_on(tmp_path: Path, record_file: Path) -> None:
+    release = tmp_path / "release"
+    app = RatApp(scripted_named({"turns": [background_tasks(release)]}, tmp_path, "builder"), tmp_path)
+    async with app.run_test(size=(140, 36)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        await send(pilot, "run the three tasks")
+        await until(pilot, lambda: len(session.terminals.running_ids()) == 3 and len(session.state.tool_calls) == 3,
+                    "three terminals running, each in its card")
+        await pilot.press("f12")
+        await until(pilot, lambda: isinstance(app.screen, BoardScreen)
+                    and sum(row.kind == "tool" and row.state == WORKING_WORD for row in app.screen.rows) == 3,
+                    "the three tasks on the board")
+        assert board(app).rows[0].kind == "session" and board(app).rows[0].state == WORKING_WORD
+        await move_to(pilot, app, ":tool:task-2")
+        await pilot.press("s")
+        # The turn goes on: the agent's wait for that terminal returned, it reported the call, and waits on.
+        await until(pilot, lambda: row_state(app, ":tool:task-2") == STOPPED, "task 2 stopped by you")
+        assert session.busy and len(session.terminals.running_ids()) == 2
+        assert row_state(app, ":tool:task-1") == WORKING_WORD and row_state(app, ":tool:task-3") == WORKING_WORD
+        release.touch()
+        await until(pilot, lambda: session.state.stop_reason == "end_turn", "the turn to end")
+        calls = session.state.tool_calls
+        assert [calls[f"task-{n}"].status for n in (1, 2, 3)] == ["completed"] * 3
+        assert [calls[f"task-{n}"].stopped_by_user for n in (1, 2, 3)] == [False, True, False]
+        outputs = [session.state.terminals[item["terminalId"]] for n in (1, 3) for item in calls[f"task-{n}"].content]
+        assert all(terminal.exit_code == 0 and "done" in terminal.output for terminal in outputs)
+        card = render_tool_call(calls["task-2"], session.state.terminals)
+        from rich.console import Console
+
+        console = Console(width=100, record=True)
+        console.print(card)
+        text = console.export_text()
+        assert "stopped by you" in text and "killed by" not in text and "failed" not in text
+        assert session.state.status == "ready"  # the stop was never an error
+        # The board drops what ended by itself and keeps what the user stopped, saying so.
+        await until(pilot, lambda: row_state(app, ":tool:task-1") is None and row_state(app, ":session") != WORKING_WORD,
+                    "the finished tasks gone from the board")
+        assert row_state(app, ":tool:task-2") == STOPPED
+
+
+async def test_a_subagent_stopped_from_the_board(tmp_path: Path, record_file: Path) -> None:
+    announce = {"sessionUpdate": "subagent_update", "sessionId": CHILD, "title": "Test writer",
+                "description": "general-purpose", "capabilities": {"cancel": {}}, "state": {"state": "running"}}
+    release = tmp_path / "release"
+    turn = [
+        {"update": announce},
+        {"chunk": "the parent works on. "},
+        {"wait_child_cancel": CHILD},
+        {"update": {"sessionUpdate": "subagent_update", "sessionId": CHILD,
+                    "state": {"state": "idle", "stopReason": "cancelled"}}},
+        {"chunk": "the subagent was stopped; the parent goes on. "},
+        {"wait_file": str(release)},
+        {"chunk": "parent done"},
+    ]
+    app = RatApp(scripted_named({"turns": [turn]}, tmp_path, "parent"), tmp_path)
+    async with app.run_test(size=(140, 36)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        await send(pilot, "write the tests with a subagent")
+        await until(pilot, lambda: CHILD in session.state.children and session.state.children[CHILD].running,
+                    "the subagent running")
+        await pilot.press("f12")
+        await until(pilot, lambda: row_state(app, f":child:{CHILD}") == WORKING_WORD, "the subagent on the board")
+        await move_to(pilot, app, f":child:{CHILD}")
+        await pilot.press("s")
+        await until(pilot, lambda: row_state(app, f":child:{CHILD}") == STOPPED, "the subagent stopped by you")
+        cancels = [m for m in received(record_file) if m.get("method") == "session/cancel"]
+        assert [m["params"]["sessionId"] for m in cancels] == [CHILD]  # the child's, never the parent's turn
+        assert session.busy and row_state(app, ":session") == WORKING_WORD
+        release.touch()
+        await until(pilot, lambda: session.state.stop_reason == "end_turn", "the parent's turn to end")
+        assert session.state.children[CHILD].stopped_by_user
+
+
+PERMISSION = {
+    "sessionId": "$SESSION",
+    "toolCall": {"toolCallId": "edit-1", "title": "Edit notes.txt", "kind": "edit", "status": "pending"},
+    "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"}],
+}
+
+
+async def test_a_request_in_a_background_tab_answered_from_the_board(tmp_path: Path, record_file: Path) -> None:
+    release = tmp_path / "release"
+    asking = [{"wait_file": str(release)}, {"request": {"method": "session/request_permission", "params": PERMISSION}},
+              {"chunk": "edited"}]
+    app = RatApp(scripted_named({"turns": [asking]}, tmp_path, "asker"), tmp_path)
+    async with app.run_test(size=(140, 36)) as pilot:
+        first = view(app).session
+        await until(pilot, lambda: first.state.status == "ready", "first ready")
+        await send(pilot, "edit the notes")
+        second = await app.open_session(scripted_named({}, tmp_path, "quiet"), tmp_path)
+        await until(pilot, lambda: second.state.status == "ready" and app.tabs.active_view.session is second,
+                    "the second tab in front")
+        await pilot.press("f12")
+        await until(pilot, lambda: isinstance(app.screen, BoardScreen) and len(app.screen.rows) == 2, "two sessions")
+        release.touch()  # the request comes while the board is open, from the tab behind
+        await until(pilot, lambda: row_state(app, f"{id(first):x}:session") == NEEDS_YOU, "the asker needs you")
+        assert board(app).rows[0].key == f"{id(first):x}:session"  # needs you comes first
+        await move_to(pilot, app, f"{id(first):x}:session")
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the request opened from the board")
+        await pilot.pause(0.6)  # (the dialog takes no key in its first half second: GRACE_SECONDS)
+        await pilot.press("y")
+        await until(pilot, lambda: first.state.stop_reason == "end_turn", "the asker's turn to end")
+        answers = [m for m in received(record_file) if "result" in m and isinstance(m["result"], dict)
+                   and "outcome" in m["result"]]
+        assert answers and answers[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "allow"}
+        await until(pilot, lambda: isinstance(app.screen, BoardScreen), "back on the board")
+        await until(pilot, lambda: row_state(app, f"{id(first):x}:session") not in (NEEDS_YOU, None), "answered")
