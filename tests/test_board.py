@@ -192,3 +192,100 @@ async def test_a_request_in_a_background_tab_answered_from_the_board(tmp_path: P
         assert answers and answers[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "allow"}
         await until(pilot, lambda: isinstance(app.screen, BoardScreen), "back on the board")
         await until(pilot, lambda: row_state(app, f"{id(first):x}:session") not in (NEEDS_YOU, None), "answered")
+
+
+async def test_stop_key_on_a_running_command_card(tmp_path: Path, record_file: Path) -> None:
+    release = tmp_path / "release"
+    turn = [
+        {"request": {"method": "terminal/create", "params": {"sessionId": "$SESSION", "command": waits_for(release, "x")}},
+         "save": "t"},
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "build", "title": "make watch", "kind": "execute",
+                    "status": "in_progress", "content": [{"type": "terminal", "terminalId": "${t.terminalId}"}]}},
+        {"request": {"method": "terminal/wait_for_exit", "params": {"sessionId": "$SESSION", "terminalId": "${t.terminalId}"}}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "build", "status": "failed"}},
+        {"chunk": "the watcher ended; "},
+        {"wait_file": str(release)},
+        {"chunk": "done"},
+    ]
+    app = RatApp(scripted_named({"turns": [turn]}, tmp_path, "watcher"), tmp_path)
+    async with app.run_test(size=(120, 32)) as pilot:
+        tab = view(app)
+        session = tab.session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        await send(pilot, "watch")
+        await until(pilot, lambda: len(session.terminals.running_ids()) == 1 and "build" in session.state.tool_calls,
+                    "the watcher running")
+        await pilot.press("ctrl+t")  # to the transcript, where card keys work
+        await pilot.press("S")
+        await until(pilot, lambda: session.state.tool_calls["build"].status == "failed", "the agent saw it end")
+        call = session.state.tool_calls["build"]
+        assert call.stopped_by_user and not session.terminals.running_ids()
+        assert session.busy  # the turn goes on
+        assert tab.composer.text == ""  # the key went to the card, not into the prompt
+        release.touch()
+        await until(pilot, lambda: session.state.stop_reason == "end_turn", "the turn to end")
+        assert session.state.status == "ready"
+
+
+V2_SCHEMA = Path(__file__).resolve().parent / "fixtures" / "acp-schema" / "v2-preview"
+
+
+async def test_v2_tool_call_and_terminal_cancelled_from_the_board(
+        tmp_path: Path, record_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rat_tui.agents.spec import AgentSpec
+
+    from .helpers.agents import scripted_argv
+
+    monkeypatch.setenv("RAT_ACP_SCHEMA_DIR", str(V2_SCHEMA))  # what rat sends is checked against v2
+    release = tmp_path / "release"
+    cancel = {"cancel": {}}
+    turn = [
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "watch", "title": "Watch the tests",
+                    "kind": "other", "status": "in_progress", "capabilities": cancel}},
+        {"update": {"sessionUpdate": "terminal_update", "terminalId": "term-9", "command": "npm run dev",
+                    "capabilities": cancel}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "serve", "title": "npm run dev",
+                    "kind": "execute", "status": "in_progress", "content": [{"type": "terminal", "terminalId": "term-9"}]}},
+        {"state": "running", "background": [{"type": "tool_call", "toolCallId": "watch"},
+                                            {"type": "terminal", "terminalId": "term-9"}]},
+        {"wait_file": str(release)},
+        {"chunk": "done"},
+    ]
+    script = {
+        "protocol": 2, "session_id": "sess-v2", "turns": [turn],
+        "on_request": {
+            "tool_call/cancel": [[{"update": {"sessionUpdate": "tool_call_update", "toolCallId": "watch",
+                                              "status": "cancelled"}}]],
+            "terminal/cancel": [[{"update": {"sessionUpdate": "terminal_update", "terminalId": "term-9",
+                                             "exitStatus": {"exitCode": None, "signal": "SIGTERM"}}}]],
+        },
+    }
+    folder = tmp_path / "v2"
+    folder.mkdir()
+    spec = AgentSpec(name="fake-v2", argv=scripted_argv(script, folder), env={}, is_demo=False, protocol=2)
+    app = RatApp(spec, tmp_path)
+    async with app.run_test(size=(140, 36)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        await send(pilot, "start the watchers")
+        await until(pilot, lambda: len(session.state.background) == 2, "two pieces of background work")
+        await pilot.press("f12")
+        await until(pilot, lambda: row_state(app, ":tool:watch") == WORKING_WORD
+                    and row_state(app, ":tool:serve") == WORKING_WORD, "both on the board")
+        assert "background" in next(r.doing for r in board(app).rows if r.key.endswith(":tool:watch"))
+        await move_to(pilot, app, ":tool:watch")
+        await pilot.press("s")
+        await until(pilot, lambda: row_state(app, ":tool:watch") == STOPPED, "the watcher stopped by you")
+        await move_to(pilot, app, ":tool:serve")
+        await pilot.press("s")
+        await until(pilot, lambda: session.state.terminals["term-9"].exited, "the agent's terminal ended")
+        await until(pilot, lambda: row_state(app, ":tool:serve") == STOPPED, "the dev server stopped by you")
+        sent = [m for m in received(record_file) if m.get("method") in ("tool_call/cancel", "terminal/cancel")]
+        assert [(m["method"], m["params"]) for m in sent] == [
+            ("tool_call/cancel", {"sessionId": "sess-v2", "toolCallId": "watch"}),
+            ("terminal/cancel", {"sessionId": "sess-v2", "terminalId": "term-9"}),
+        ]
+        assert session.busy
+        release.touch()
+        await until(pilot, lambda: session.state.stop_reason == "end_turn", "the turn to end")
+        assert session.state.status == "ready"

@@ -319,6 +319,7 @@ class TerminalSnapshot(wire.MappedUpdate):
     exit_code: int | None = None
     signal: str | None = None
     command: str | None = None
+    cancellable: bool | None = None  # `capabilities.cancel` (None: not said): the client may send `terminal/cancel`
     session_update: str = "terminal_update"
 
 
@@ -353,7 +354,12 @@ def checked_tool_fields(call_id: str, call: dict[str, Any]) -> dict[str, Any]:
     location item that fails is skipped), in ToolCallEntry attribute names. What was dropped is logged
     once, on one line: the tool call is shown without it."""
     given = {key: call[key] for key in TOOL_FIELDS if key in call}
+    # v2 has more statuses than v1 (`paused`, `cancelled`, and any future one, read as still in progress):
+    # a string is kept as it is, where v1's check would drop it.
+    status = given.pop("status", None)
     dropped: list[str] = []
+    if status is not None and not isinstance(status, str):
+        dropped.append(f"status ({type(status).__name__})")
     for key in ("content", "locations"):  # the one check that fails the whole update in v1: not a list
         if key in given and given[key] is not None and not isinstance(given[key], list):
             dropped.append(f"{key} ({type(given.pop(key)).__name__})")
@@ -379,6 +385,8 @@ def checked_tool_fields(call_id: str, call: dict[str, Any]) -> dict[str, Any]:
         elif value is not None and checked is None:
             dropped.append(f"{key} ({type(value).__name__})")
         fields[target] = checked
+    if isinstance(status, str):
+        fields["status"] = clean_data(status)
     if dropped:
         log.warning("v2 tool_call_update %r: malformed fields dropped: %s", call_id, ", ".join(dropped))
     return fields
@@ -464,8 +472,10 @@ class UpdateMapper:
         code = status.get("exitCode") if isinstance(status, dict) else None
         signal = status.get("signal") if isinstance(status, dict) else None
         command = raw.get("command") if isinstance(raw.get("command"), str) else None
+        caps = raw.get("capabilities")
+        cancellable = (isinstance(caps.get("cancel"), dict)) if isinstance(caps, dict) else (False if "capabilities" in raw else None)
         return TerminalSnapshot(terminal_id, output, isinstance(status, dict), code if isinstance(code, int) else None,
-                                signal if isinstance(signal, str) else None, command)
+                                signal if isinstance(signal, str) else None, command, cancellable)
 
     def _decode(self, terminal_id: str, data: Any) -> str:
         decoder = self.decoders.get(terminal_id)

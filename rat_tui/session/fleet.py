@@ -22,7 +22,8 @@ from ..state.models import CANCELLED, ERROR, EXITED, STARTING, WORKING, ChildSes
 NEEDS_YOU, WORKING_WORD, IDLE, ERROR_WORD, DISCONNECTED, STOPPED = (
     "needs you", "working", "idle", "error", "disconnected", "stopped by you")
 ORDER = {NEEDS_YOU: 0, WORKING_WORD: 1, ERROR_WORD: 2, DISCONNECTED: 3, STOPPED: 4, IDLE: 5}
-OPEN_STATUSES = ("pending", "in_progress")
+# A call is open until a final status: v2's `paused` and statuses newer than rat read as still in progress.
+FINAL_STATUSES = ("completed", "failed", "cancelled")
 # A hostile or confused agent can leave any number of calls open: the board lists this many per session,
 # then one line saying how many more there are.
 MAX_CALLS = 12
@@ -85,7 +86,7 @@ def _child_state(child: ChildSessionEntry) -> str:
 def _current_call(state: SessionState) -> ToolCallEntry | None:
     """The latest open tool call: what the session is doing now."""
     for call in reversed(list(state.tool_calls.values())):
-        if call.status in OPEN_STATUSES:
+        if call.status not in FINAL_STATUSES:
             return call
     return None
 
@@ -118,11 +119,15 @@ def call_stopped(call: ToolCallEntry, terminals: dict[str, Any]) -> bool:
     (the agent may report the call only later, once it looks)."""
     if not call.stopped_by_user:
         return False
-    if call.status not in OPEN_STATUSES:
+    if call.status in FINAL_STATUSES:
         return True
     shown = [terminals.get(item["terminalId"]) for item in call.content
              if isinstance(item, dict) and item.get("terminalId")]
     return bool(shown) and all(terminal is not None and terminal.exited for terminal in shown)
+
+
+def _terminal_ids(call: ToolCallEntry) -> set[str]:
+    return {str(item["terminalId"]) for item in call.content if isinstance(item, dict) and item.get("terminalId")}
 
 
 def _call_row(seat: Seat, prefix: str, call: ToolCallEntry, depth: int, session_id: str | None, agent: str,
@@ -130,8 +135,11 @@ def _call_row(seat: Seat, prefix: str, call: ToolCallEntry, depth: int, session_
     if call.stopped_by_user:
         word = STOPPED if call_stopped(call, terminals) else WORKING_WORD
     else:
-        word = WORKING_WORD if call.status in OPEN_STATUSES else IDLE
+        word = WORKING_WORD if call.status not in FINAL_STATUSES else IDLE
     doing = call.status.replace("_", " ") if not call.stopped_by_user else ("stopping…" if word == WORKING_WORD else "")
+    if any(item.get("toolCallId") == call.tool_call_id or item.get("terminalId") in _terminal_ids(call)
+           for item in seat.session.state.background if isinstance(item, dict)):
+        doing = f"background · {doing}" if doing else "background"
     return Row(f"{prefix}:tool:{call.tool_call_id}", "tool", depth, _short(call.title or "Tool call", 48), agent,
                where, word, doing, call.since, "", seat.tab, ("tool", seat, call, session_id))
 
@@ -142,7 +150,7 @@ def _calls(seat: Seat, prefix: str, state: SessionState, depth: int, session_id:
     listed = 0
     more = 0
     for call in state.tool_calls.values():
-        if call.status not in OPEN_STATUSES and not call.stopped_by_user:
+        if call.status in FINAL_STATUSES and not call.stopped_by_user:
             continue
         if listed >= MAX_CALLS:
             more += 1
@@ -191,6 +199,8 @@ def seat_rows(seat: Seat) -> list[Row]:
     doing = _short(current.title, 48) if current is not None else (_short(state.status_detail, 48) if state.status_detail else "")
     if word == NEEDS_YOU:
         doing = f"{seat.waiting or state.pending_permissions or 1} waiting" + (f" · {doing}" if doing else "")
+    elif state.background and not doing:  # v2: the foreground is idle, work goes on behind it
+        doing = f"{len(state.background)} running in the background"
     rows = [Row(f"{prefix}:session", "session", 0, _short(title, 40) or f"tab {seat.tab}", agent, where, word, doing,
                 state.status_since, usage_words(state), seat.tab, ("session", seat))]
     seen_terminals: set[str] = set()

@@ -52,6 +52,10 @@ def can_stop_call(session: Any, call: ToolCallEntry) -> bool:
         return False
     if any(session.terminals.running(tid) for tid in call_terminals(call)):
         return True
+    if session.state.protocol_version == 2 and any(
+            (t := session.state.terminals.get(tid)) is not None and t.cancellable and not t.exited
+            for tid in call_terminals(call)):
+        return True
     return session.state.protocol_version == 2 and isinstance(call.capabilities, dict) and "cancel" in call.capabilities
 
 
@@ -63,6 +67,8 @@ async def stop_terminal(session: Any, terminal_id: str, session_id: str | None =
     state = _state_of(session, session_id)
     terminal = state.terminals.get(terminal_id)
     if session.state.protocol_version == 2 and terminal is not None and not terminal.exited:
+        if not terminal.cancellable:
+            return Stopped(False, "The agent does not let that terminal be stopped alone; Esc cancels the turn.")
         try:
             await session.connection.request("terminal/cancel", {"sessionId": session_id or session.session_id,
                                                                  "terminalId": terminal_id})
@@ -79,6 +85,9 @@ async def stop_tool_call(session: Any, call: ToolCallEntry, session_id: str | No
     if call.status in FINAL:
         return Stopped(False, f"That tool call has already ended ({call.status}).")
     running = [tid for tid in call_terminals(call) if session.terminals.running(tid)]
+    state = _state_of(session, session_id)
+    agent_owned = [tid for tid in call_terminals(call) if session.state.protocol_version == 2
+                   and (t := state.terminals.get(tid)) is not None and not t.exited and t.cancellable]
     if running:
         session.store.dispatch(stopped.tool_call_stopped, call.tool_call_id, session_id)
         for terminal_id in running:
@@ -95,6 +104,12 @@ async def stop_tool_call(session: Any, call: ToolCallEntry, session_id: str | No
             return Stopped(False, f"Could not reach the agent: {error}")
         session.store.dispatch(stopped.tool_call_stopped, call.tool_call_id, session_id)
         return Stopped(True, "Asked the agent to stop that tool call; the turn goes on.")
+    if agent_owned:  # process-backed work is stopped through its terminal
+        results = [await stop_terminal(session, tid, session_id) for tid in agent_owned]
+        if any(result.ok for result in results):
+            session.store.dispatch(stopped.tool_call_stopped, call.tool_call_id, session_id)
+            return Stopped(True, "Asked the agent to stop that command; the turn goes on.")
+        return results[0]
     return Stopped(False, "This agent offers no way to stop one tool call; Esc cancels the whole turn.")
 
 

@@ -141,6 +141,7 @@ class TerminalState:
     # An escape sequence cut off at the end of the last chunk, put before the next one (sanitize.py).
     pending: str = ""
     stopped_by_user: bool = False  # the user killed it (the board, or S on its card): not a failure
+    cancellable: bool = False  # v2: an agent-owned terminal advertising `capabilities.cancel` (`terminal/cancel`)
     since: float = field(default_factory=time.monotonic, compare=False)
 
 

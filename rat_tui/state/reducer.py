@@ -284,6 +284,8 @@ def _apply_v2(state: SessionState, update: Any) -> list[Change]:
         content = [*(call.content if call else []), *update.items]
         return _patch_tool_call(state, update.tool_call_id, {"content": content})
     if isinstance(update, TerminalSnapshot):  # its output decoded from base64 already
+        if update.cancellable is not None:
+            state.terminals.setdefault(update.terminal_id, TerminalState(update.terminal_id)).cancellable = update.cancellable
         return terminal_snapshot(state, update.terminal_id, update.output, update.exited, update.exit_code,
                                  update.signal)
     if isinstance(update, TerminalAppend):

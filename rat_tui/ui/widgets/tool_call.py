@@ -35,6 +35,7 @@ STATUS_MARKS = {
     "completed": ("●", "tool-completed"),
     "failed": ("✗", "tool-failed"),
     "cancelled": ("⊘", "tool-pending"),
+    "paused": ("⏸", "tool-pending"),  # v2: started, waiting for something to resume it
 }
 COLLAPSED_LINES = 8
 EXPANDED_LINES = 400
@@ -124,7 +125,7 @@ def _render_tool_call(
         header.append(f"  {call.name}", style="dim")
     if call.stopped_by_user:  # the user's decision: a state, drawn as quietly as `cancelled`
         shown = [terminals.get(item.get("terminalId")) for item in call.content if item.get("terminalId")]
-        stopping = call.status in ("pending", "in_progress") and not (shown and all(t is not None and t.exited for t in shown))
+        stopping = call.status not in ("completed", "failed", "cancelled") and not (shown and all(t is not None and t.exited for t in shown))
         header.append("  ⏹ stopping…" if stopping else "  ⏹ stopped by you", style=colours.get("tool-pending", "") + " dim")
     else:
         header.append(f"  {call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
