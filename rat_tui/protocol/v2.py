@@ -341,6 +341,7 @@ class ActivityUpdate(wire.MappedUpdate):
     usage: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     background: tuple[dict[str, Any], ...] = ()
+    meta: dict[str, Any] | None = None  # `_meta` (`quota` on the idle that ends a turn: state/quota.py)
     session_update: str = "state_update"
 
 
@@ -437,8 +438,9 @@ class UpdateMapper:
             background = raw.get("background") if isinstance(raw.get("background"), list) else []
             usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else None
             stop = raw.get("stopReason")
+            meta = raw.get("_meta") if isinstance(raw.get("_meta"), dict) else None
             return [ActivityUpdate(str(raw.get("state")), stop if isinstance(stop, str) else None, usage, error,
-                                   tuple(b for b in background if isinstance(b, dict)))]
+                                   tuple(b for b in background if isinstance(b, dict)), meta)]
         if kind in ("plan_update", "plan_removed"):
             # v1's unstable plan operations have the same shape: once the v1 path models them (several
             # plans by id), they go there; until then the plan panel's one plan shows the latest.

@@ -36,7 +36,7 @@ from ..protocol.terminals import TerminalManager
 from ..protocol.transport import AgentProcess, AgentSpawnError
 from .edge import for_this_session
 from .setup import SessionSetup
-from ..state import children, reducer
+from ..state import children, quota, reducer
 from ..state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
 from ..state.permission_policy import PermissionPolicy
 from ..state.store import SessionStore
@@ -689,6 +689,8 @@ class AgentSession:
             return  # run() reports the exit
         await self.updates_applied()
         stop_reason = str(result.get("stopReason", "end_turn"))
+        if isinstance(result.get("_meta"), dict):  # `_meta.quota` (Claude 0.101, Codex 2.6): the quota meter
+            self.store.dispatch(quota.set_quota, result["_meta"])
         self.store.dispatch(reducer.end_turn, stop_reason)
         if stop_reason == "cancelled":
             self.store.dispatch(reducer.add_notice, "Turn cancelled.", "info")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..state import children
+from ..state.quota import quota_words
 from ..state.models import CANCELLED, ERROR, EXITED, STARTING, WORKING, ChildSessionEntry, SessionState, ToolCallEntry
 
 NEEDS_YOU, WORKING_WORD, IDLE, ERROR_WORD, DISCONNECTED, STOPPED = (
@@ -108,9 +109,10 @@ def usage_words(state: SessionState) -> str:
         currency = str(cost.get("currency") or "")
         amount = float(cost["amount"])
         parts.append(f"${amount:.2f}" if currency.upper() == "USD" else f"{amount:.2f} {currency}".strip())
-    quota = getattr(state, "quota", None)
-    if isinstance(quota, dict) and isinstance(quota.get("percent"), (int, float)):
-        parts.append(f"quota {round(quota['percent'])}%")
+    if state.quota:
+        words = quota_words(state.quota)
+        if words:
+            parts.append(words)
     return " · ".join(parts)
 
 

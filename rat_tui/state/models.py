@@ -193,6 +193,8 @@ class SessionState:
     title: str | None = None
     updated_at: str | None = None
     usage: dict[str, Any] | None = None
+    # `_meta.quota` of the last turn's answer (state/quota.py): the account's tokens so far, per model.
+    quota: dict[str, Any] | None = None
     stop_reason: str | None = None
     terminals: dict[str, TerminalState] = field(default_factory=dict)
     pending_permissions: int = 0

@@ -10,7 +10,7 @@ import json
 import time
 from typing import Any
 
-from . import children, compaction, plans
+from . import children, compaction, plans, quota
 from .media import annotation_badge, collect_images, media_placeholder
 from ..protocol.sanitize import clean, clean_ansi, clean_data, incomplete_escape
 from ..protocol.wire import NEWER_KINDS, MappedUpdate, NoticeUpdate, UnknownUpdate
@@ -292,7 +292,10 @@ def _apply_v2(state: SessionState, update: Any) -> list[Change]:
         return terminal_output(state, update.terminal_id, update.text)
     state.activity = update.state
     state.background = update.background
-    return [FieldChanged("activity")]
+    changes: list[Change] = [FieldChanged("activity")]
+    if update.meta:
+        changes += quota.set_quota(state, update.meta)
+    return changes
 
 
 def _echo(state: SessionState, message_id: str) -> bool:

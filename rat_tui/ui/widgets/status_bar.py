@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from ...session.controls import current_name
 from ...state.models import SessionState
+from ...state.quota import quota_words
 from .status_fit import Part, fit
 
 # Theme colour for each state word.
@@ -113,6 +114,11 @@ class StatusBar(Static):
             gauge = usage_gauge(state.usage, variables)
             self.usage_text = gauge.plain
             parts.append(Part(gauge, PRIORITIES["usage"], compact=usage_gauge(state.usage, variables, compact=True)))
+        if state.quota:  # `_meta.quota`: the account's tokens so far, beside the context gauge
+            words = quota_words(state.quota)
+            if words:
+                parts.append(Part(Text(words, style="dim"), PRIORITIES["usage"] - 1, shorten="end",
+                                  compact=Text(words.split(" (")[0], style="dim")))
         if state.title:
             parts.append(Part(Text(state.title[:40]), PRIORITIES["title"], shorten="end"))
         parts.append(Part(Text(state.cwd, style="dim"), PRIORITIES["cwd"], shorten="start"))

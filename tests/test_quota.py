@@ -1,0 +1,79 @@
+"""`_meta.quota` (Claude 0.101, Codex 2.6) read as a quota meter beside usage: live, and from the recordings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rat_tui.app import RatApp
+from rat_tui.history.rebuild import rebuild
+from rat_tui.history.records import read_recording
+from rat_tui.protocol.terminals import TerminalManager
+from rat_tui.session.fleet import Seat, seat_rows
+from rat_tui.state.quota import quota_words, read_quota
+
+from .helpers.app import scripted_named, send, until, view
+
+TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
+RECORDINGS = ["claude-agent-acp-0.101.jsonl", "codex-acp-2.6.jsonl", "claude-agent-acp-0.101-optin.jsonl",
+              "v2/claude-agent-acp-0.101-v2.jsonl", "v2/codex-acp-2.6-v2.jsonl", "v2/claude-agent-acp-0.101-v2-optin.jsonl"]
+# The shape as the 0.101 / 2.6 recordings send it (pinned: the meter reads exactly these names).
+QUOTA = {"quota": {"token_count": {"totalTokens": 70, "inputTokens": 50, "outputTokens": 20},
+                   "model_usage": [{"model": "gpt-5.5", "token_count": {"totalTokens": 12_340, "inputTokens": 12_000}}]}}
+
+
+def test_quota_shape_pinned() -> None:
+    assert read_quota(QUOTA) == {"turn": 70, "total": 12_340, "models": (("gpt-5.5", 12_340),)}
+    assert quota_words(read_quota(QUOTA)) == "quota 12.3k tok (gpt-5.5)"
+    two = {"quota": {"model_usage": [{"model": "a", "token_count": {"totalTokens": 1}},
+                                     {"model": "b", "token_count": {"totalTokens": 2}}]}}
+    assert quota_words(read_quota(two)) == "quota 3 tok (2 models)"
+    # Bad parts are left out, never an error.
+    assert read_quota({"quota": {"token_count": {"totalTokens": "70"}, "model_usage": "x"}}) is None
+    assert read_quota({"quota": []}) is None and read_quota(None) is None
+    assert read_quota({"quota": {"token_count": {"totalTokens": True}}}) is None
+
+
+def last_quota(path: Path) -> dict:
+    """The last `_meta.quota` the agent sent in a recording (a prompt's answer in v1, the idle in v2)."""
+    found = None
+    for line in path.read_text().splitlines():
+        msg = json.loads(line).get("msg") or {}
+        for holder in (msg.get("result"), (msg.get("params") or {}).get("update")):
+            if isinstance(holder, dict) and isinstance(holder.get("_meta"), dict) and "quota" in holder["_meta"]:
+                found = holder["_meta"]
+    assert found is not None
+    return found
+
+
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_recordings_replay_their_quota_onto_the_board(name: str, tmp_path: Path) -> None:
+    path = TRACES / name
+    builder = rebuild(read_recording(path).records)
+    state = builder.store.state
+    assert state.quota == read_quota(last_quota(path)) and state.quota["total"] > 0
+
+    class Replayed:  # a replayed session: its state, no process, no running terminals
+        def __init__(self) -> None:
+            self.state = state
+            self.terminals = TerminalManager(tmp_path)
+            self.busy = False
+
+    [row, *rest] = seat_rows(Seat(Replayed(), 1))
+    assert row.kind == "session" and quota_words(state.quota) in row.usage
+    if "claude" in name and "optin" in name:  # its subagent (subagent_update) is on the board too
+        assert any(r.kind == "child" for r in rest)
+
+
+async def test_quota_meter_beside_usage_live(tmp_path: Path, record_file: Path) -> None:
+    turn = [{"update": {"sessionUpdate": "usage_update", "used": 5_000, "size": 200_000}},
+            {"chunk": "done"}, {"respond": {"stopReason": "end_turn", "_meta": QUOTA}}]
+    app = RatApp(scripted_named({"turns": [turn]}, tmp_path, "codex"), tmp_path)
+    async with app.run_test(size=(160, 30)) as pilot:
+        tab = view(app)
+        await until(pilot, lambda: tab.session.state.status == "ready", "ready")
+        await send(pilot, "hi")
+        await until(pilot, lambda: tab.session.state.quota is not None, "the quota read")
+        await until(pilot, lambda: "quota 12.3k tok (gpt-5.5)" in str(tab.status_bar.render()), "the meter shown")
