@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -233,8 +234,11 @@ class AcpClient:
             # Work the agent started on its own: the prompt waits for it, as v2 clients should.
             await self._await_turn(codec, session_id, codec.expect_turn(session_id), started=True)
         turn = codec.expect_turn(session_id)
+        # v2 idempotency keys: a prompt is inserted at most once per key, so the same submission sent again
+        # (its answer lost) cannot run the work twice; one key per submission.
+        params = {"sessionId": session_id, "prompt": blocks, "idempotencyKey": f"rat-{uuid.uuid4()}"}
         try:
-            answer = await self.connection.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
+            answer = await self.connection.request("session/prompt", params)
         except BaseException:
             codec.drop_turn(session_id, turn)
             raise

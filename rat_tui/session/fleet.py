@@ -203,6 +203,13 @@ def seat_rows(seat: Seat) -> list[Row]:
         doing = f"{seat.waiting or state.pending_permissions or 1} waiting" + (f" · {doing}" if doing else "")
     elif state.background and not doing:  # v2: the foreground is idle, work goes on behind it
         doing = f"{len(state.background)} running in the background"
+    if word == IDLE and not doing:  # what `session/status` said of it (session/session_status.py)
+        if state.agent_status == "unknown":
+            word, doing = ERROR_WORD, "the agent no longer knows this session"
+        elif state.agent_status == "saved":
+            doing = "saved by the agent, not in its memory"
+        elif state.agent_activity in ("running", "requires_action"):
+            doing = "the agent is at work on its own"
     rows = [Row(f"{prefix}:session", "session", 0, _short(title, 40) or f"tab {seat.tab}", agent, where, word, doing,
                 state.status_since, usage_words(state), seat.tab, ("session", seat))]
     seen_terminals: set[str] = set()

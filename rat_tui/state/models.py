@@ -195,6 +195,9 @@ class SessionState:
     usage: dict[str, Any] | None = None
     # `_meta.quota` of the last turn's answer (state/quota.py): the account's tokens so far, per model.
     quota: dict[str, Any] | None = None
+    # `session/status` (session/session_status.py): open | saved | unknown (None: not asked), and v2's snapshot.
+    agent_status: str | None = None
+    agent_activity: str | None = None
     stop_reason: str | None = None
     terminals: dict[str, TerminalState] = field(default_factory=dict)
     pending_permissions: int = 0

@@ -23,7 +23,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from ...session import stopping
+from ...session import session_status, stopping
 from ...session.fleet import (
     DISCONNECTED,
     ERROR_WORD,
@@ -42,6 +42,8 @@ from ..widgets.keys_footer import KeysFooter
 log = logging.getLogger("rat.board")
 
 REFRESH_SECONDS = 0.5
+# session/status is asked as the board opens, then this often: each check is a message in every journal.
+STATUS_SECONDS = 30.0
 COLUMNS = (("name", "Name"), ("agent", "Agent"), ("where", "Where"), ("state", "State"), ("doing", "Doing now"),
            ("for", "For"), ("usage", "Usage"))
 STATE_MARKS = {NEEDS_YOU: ("⚠", "warning"), WORKING_WORD: ("◐", "accent"), ERROR_WORD: ("✗", "error"),
@@ -89,6 +91,14 @@ class BoardScreen(StyledOnce, Screen[None]):
         self.update_rows()
         table.focus()
         self.set_interval(REFRESH_SECONDS, self.update_rows)
+        self.ask_status()
+        self.set_interval(STATUS_SECONDS, self.ask_status)
+
+    def ask_status(self) -> None:
+        """`session/status` of every idle session whose agent offers it (session/session_status.py)."""
+        for seat in self.seats():
+            if seat.session.supports("status") and not seat.session.busy:
+                self.run_worker(session_status.check(seat.session), group="session-status", exit_on_error=False)
 
     @property
     def table(self) -> DataTable:

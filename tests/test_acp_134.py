@@ -1,0 +1,73 @@
+"""ACP as of schema 1.34 and v2 Preview: the shapes rat sends and reads, pinned (the schema copies are older)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rat_tui.agents.spec import AgentSpec
+from rat_tui.app import RatApp
+from rat_tui.session.fleet import ERROR_WORD, IDLE
+from rat_tui.session.session_status import read_status
+from rat_tui.ui.screens.board import BoardScreen
+
+from .helpers.agents import received, scripted_argv
+from .helpers.app import scripted_named, send, until, view
+
+pytestmark = pytest.mark.slow
+
+V2_SCHEMA = Path(__file__).resolve().parent / "fixtures" / "acp-schema" / "v2-preview"
+
+
+async def test_v2_prompt_carries_an_idempotency_key(tmp_path: Path, record_file: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_ACP_SCHEMA_DIR", str(V2_SCHEMA))
+    script = {"protocol": 2, "session_id": "sess-v2", "turns": [[{"chunk": "one"}], [{"chunk": "two"}]]}
+    folder = tmp_path / "v2"
+    folder.mkdir()
+    app = RatApp(AgentSpec(name="v2", argv=scripted_argv(script, folder), env={}, is_demo=False, protocol=2), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        await send(pilot, "first")
+        await until(pilot, lambda: session.state.turns == 1 and session.state.status == "ready", "the first turn")
+        await send(pilot, "second")
+        await until(pilot, lambda: session.state.turns == 2 and session.state.status == "ready", "the second turn")
+    prompts = [m["params"] for m in received(record_file) if m.get("method") == "session/prompt"]
+    keys = [p.get("idempotencyKey") for p in prompts]
+    assert len(keys) == 2 and all(isinstance(k, str) and k.startswith("rat-") for k in keys)
+    assert keys[0] != keys[1]  # one key per submission
+
+
+def test_session_status_answer_read() -> None:
+    assert read_status({"status": "open", "state": {"state": "running", "background": []}}) == ("open", "running")
+    assert read_status({"status": "saved"}) == ("saved", None)
+    assert read_status({"status": "evicted-later-name"}) == ("saved", None)  # unknown values read as saved
+    assert read_status({"status": "open", "state": "garbage"}) == ("open", None)
+    assert read_status(None) == ("saved", None)
+
+
+STATUS_CAPS = {"agentCapabilities": {"loadSession": False, "sessionCapabilities": {"status": {}},
+                                     "promptCapabilities": {"embeddedContext": True}}}
+
+
+@pytest.mark.parametrize(("answer", "state", "doing"), [
+    ({"result": {"status": "saved"}}, IDLE, "saved by the agent, not in its memory"),
+    ({"error": {"code": -32002, "message": "Resource not found", "data": {"sessionId": "sess-1"}}},
+     ERROR_WORD, "the agent no longer knows this session"),
+])
+async def test_session_status_feeds_the_board(tmp_path: Path, record_file: Path, answer: dict, state: str,
+                                              doing: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")  # session/status is unstable
+    script = {"initialize_result": STATUS_CAPS, "responses": {"session/status": answer}}
+    app = RatApp(scripted_named(script, tmp_path, "status"), tmp_path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        await pilot.press("f12")
+        await until(pilot, lambda: isinstance(app.screen, BoardScreen) and app.screen.rows
+                    and app.screen.rows[0].doing == doing, "the board to show what the agent said")
+        assert app.screen.rows[0].state == state
+    asked = [m for m in received(record_file) if m.get("method") == "session/status"]
+    assert asked and asked[0]["params"] == {"sessionId": "sess-1"}
