@@ -12,6 +12,7 @@ import pytest
 from rat_tui.app import RatApp
 from rat_tui.session.fleet import NEEDS_YOU, STOPPED, WORKING_WORD
 from rat_tui.ui.screens.board import BoardScreen
+from rat_tui.ui.screens.child_session import ChildSessionScreen
 from rat_tui.ui.screens.permission import PermissionScreen
 from rat_tui.ui.widgets.tool_call import render_tool_call
 
@@ -151,6 +152,10 @@ async def test_a_subagent_stopped_from_the_board(tmp_path: Path, record_file: Pa
         cancels = [m for m in received(record_file) if m.get("method") == "session/cancel"]
         assert [m["params"]["sessionId"] for m in cancels] == [CHILD]  # the child's, never the parent's turn
         assert session.busy and row_state(app, ":session") == WORKING_WORD
+        await pilot.press("enter")  # goes there: the subagent's own session, full screen
+        await until(pilot, lambda: isinstance(app.screen, ChildSessionScreen), "the subagent's session shown")
+        assert app.screen.child.child_id == CHILD
+        await pilot.press("escape")
         release.touch()
         await until(pilot, lambda: session.state.stop_reason == "end_turn", "the parent's turn to end")
         assert session.state.children[CHILD].stopped_by_user
@@ -192,6 +197,11 @@ async def test_a_request_in_a_background_tab_answered_from_the_board(tmp_path: P
         assert answers and answers[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "allow"}
         await until(pilot, lambda: isinstance(app.screen, BoardScreen), "back on the board")
         await until(pilot, lambda: row_state(app, f"{id(first):x}:session") not in (NEEDS_YOU, None), "answered")
+        assert app.tabs.active_view.session is first  # answering showed the asker's tab beneath the board
+        await move_to(pilot, app, f"{id(second):x}:session")
+        await pilot.press("enter")  # goes there: the quiet tab, in front
+        await until(pilot, lambda: not isinstance(app.screen, BoardScreen), "the board closed")
+        assert app.tabs.active_view.session is second
 
 
 async def test_stop_key_on_a_running_command_card(tmp_path: Path, record_file: Path) -> None:

@@ -110,7 +110,7 @@ def usage_words(state: SessionState) -> str:
         amount = float(cost["amount"])
         parts.append(f"${amount:.2f}" if currency.upper() == "USD" else f"{amount:.2f} {currency}".strip())
     if state.quota:
-        words = quota_words(state.quota)
+        words = quota_words(state.quota).split(" (")[0]  # (the model names: in the status bar, not on the board)
         if words:
             parts.append(words)
     return " · ".join(parts)
@@ -142,7 +142,7 @@ def _call_row(seat: Seat, prefix: str, call: ToolCallEntry, depth: int, session_
     if any(item.get("toolCallId") == call.tool_call_id or item.get("terminalId") in _terminal_ids(call)
            for item in seat.session.state.background if isinstance(item, dict)):
         doing = f"background · {doing}" if doing else "background"
-    return Row(f"{prefix}:tool:{call.tool_call_id}", "tool", depth, _short(call.title or "Tool call", 48), agent,
+    return Row(f"{prefix}:tool:{call.tool_call_id}", "tool", depth, _short(call.title or "Tool call", 40), agent,
                where, word, doing, call.since, "", seat.tab, ("tool", seat, call, session_id))
 
 
@@ -198,7 +198,7 @@ def seat_rows(seat: Seat) -> list[Row]:
     current = _current_call(state)
     title = state.title or next((e.text for e in state.entries if getattr(e, "role", None) == "user"), "") or ""
     word = _session_state(state, seat.waiting, bool(getattr(session, "busy", False)))
-    doing = _short(current.title, 48) if current is not None else (_short(state.status_detail, 48) if state.status_detail else "")
+    doing = _short(current.title, 40) if current is not None else (_short(state.status_detail, 40) if state.status_detail else "")
     if word == NEEDS_YOU:
         doing = f"{seat.waiting or state.pending_permissions or 1} waiting" + (f" · {doing}" if doing else "")
     elif state.background and not doing:  # v2: the foreground is idle, work goes on behind it
@@ -221,7 +221,7 @@ def seat_rows(seat: Seat) -> list[Row]:
             holder = holder.parent
         child_call = _current_call(child.state)
         rows.append(Row(f"{prefix}:child:{child.child_id}", "child", depth, _short(child.name, 40), agent, where,
-                        _child_state(child), _short(child_call.title, 48) if child_call else _short(child.last_activity, 48),
+                        _child_state(child), _short(child_call.title, 40) if child_call else _short(child.last_activity, 40),
                         child.since, usage_words(child.state), seat.tab, ("child", seat, child)))
         if child.running:
             rows += _calls(seat, f"{prefix}:{child.child_id}", child.state, depth + 1, child.child_id, agent, where,

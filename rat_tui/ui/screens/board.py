@@ -44,8 +44,9 @@ log = logging.getLogger("rat.board")
 REFRESH_SECONDS = 0.5
 # session/status is asked as the board opens, then this often: each check is a message in every journal.
 STATUS_SECONDS = 30.0
-COLUMNS = (("name", "Name"), ("agent", "Agent"), ("where", "Where"), ("state", "State"), ("doing", "Doing now"),
-           ("for", "For"), ("usage", "Usage"))
+# What matters most first: a narrow terminal scrolls the table sideways, the name and state stay in sight.
+COLUMNS = (("name", "Name"), ("state", "State"), ("doing", "Doing now"), ("for", "For"), ("usage", "Usage"),
+           ("agent", "Agent"), ("where", "Where"))
 STATE_MARKS = {NEEDS_YOU: ("⚠", "warning"), WORKING_WORD: ("◐", "accent"), ERROR_WORD: ("✗", "error"),
                DISCONNECTED: ("✗", "error"), STOPPED: ("⏹", "text-muted"), IDLE: ("●", "text-muted")}
 KIND_MARKS = {"session": "", "child": "⑂ ", "tool": "⚙ ", "terminal": "", "more": ""}
@@ -57,7 +58,8 @@ class BoardScreen(StyledOnce, Screen[None]):
     DEFAULT_CSS = """
     BoardScreen > Vertical { height: 1fr; padding: 0 1; }
     BoardScreen #board-title { text-style: bold; color: $accent; }
-    BoardScreen #board-summary { color: $text-muted; margin-bottom: 1; }
+    BoardScreen #board-hint { color: $text-muted; }
+    BoardScreen #board-summary { margin-bottom: 1; }
     BoardScreen DataTable { height: 1fr; }
     """
 
@@ -69,10 +71,12 @@ class BoardScreen(StyledOnce, Screen[None]):
         Binding("escape", "close", "Close", id="board.close"),
     ]
 
-    def __init__(self, seats: Any) -> None:
-        """`seats`: a callable giving the tabs as `Seat`s (read again at every refresh)."""
+    def __init__(self, seats: Any, clock: Any = time.monotonic) -> None:
+        """`seats`: a callable giving the tabs as `Seat`s (read again at every refresh); `clock`: what the
+        rows' durations are measured against (the states' own `time.monotonic` stamps)."""
         super().__init__()
         self.seats = seats
+        self.clock = clock
         self.rows: list[Row] = []
         self.refreshes = 0  # (bench/ reads how many refreshes ran and what they cost)
         self.refresh_seconds = 0.0
@@ -80,6 +84,7 @@ class BoardScreen(StyledOnce, Screen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Fleet board", id="board-title")
+            yield Static("↑↓ choose · Enter go there · a answer its request · s stop it · Esc close", id="board-hint")
             yield Static("", id="board-summary")
             yield DataTable(cursor_type="row", zebra_stripes=False)
         yield KeysFooter()
@@ -115,7 +120,7 @@ class BoardScreen(StyledOnce, Screen[None]):
         state = Text(f"{mark} {row.state}", style=colour)
         where = f"⎇ {row.where}" if row.where and row.kind == "session" else ""
         agent = row.agent if row.kind == "session" else ""
-        return (name, agent, where, state, row.doing, duration(row.since, now), row.usage)
+        return (name, state, row.doing, duration(row.since, now), row.usage, agent, where)
 
     def update_rows(self) -> None:
         """Read the sessions and change what differs since the last refresh."""
@@ -125,7 +130,7 @@ class BoardScreen(StyledOnce, Screen[None]):
         except Exception:  # a tab closing as it is read: the next refresh reads it again
             log.exception("the board could not read the sessions")
             return
-        now = time.monotonic()
+        now = self.clock()
         table = self.table
         old = self.rows
         if [row.key for row in rows] != [row.key for row in old]:
@@ -143,7 +148,7 @@ class BoardScreen(StyledOnce, Screen[None]):
                     for (column, _label), value in zip(COLUMNS, cells):
                         table.update_cell(row.key, column, value)
                 elif row.since:  # only the time it has held its state moved on
-                    table.update_cell(row.key, "for", cells[5])
+                    table.update_cell(row.key, "for", cells[3])
         self.rows = rows
         self._summary(rows)
         self.refreshes += 1
@@ -167,6 +172,11 @@ class BoardScreen(StyledOnce, Screen[None]):
         return self.rows[index] if self.rows and 0 <= index < len(self.rows) else None
 
     # -- actions ----------------------------------------------------------------------------------
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on the table (the table takes Enter before the screen's binding sees it): go there."""
+        event.stop()
+        self.action_go()
 
     def action_close(self) -> None:
         self.dismiss(None)
