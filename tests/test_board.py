@@ -299,3 +299,31 @@ async def test_v2_tool_call_and_terminal_cancelled_from_the_board(
         release.touch()
         await until(pilot, lambda: session.state.stop_reason == "end_turn", "the turn to end")
         assert session.state.status == "ready"
+
+
+async def test_board_from_the_palette_and_f12_closes_it(tmp_path: Path, record_file: Path) -> None:
+    from .helpers.app import palette_offers
+
+    app = RatApp(scripted_named({}, tmp_path, "solo"), tmp_path)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:  # (toasts shown, as for a user)
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Fleet board")
+        await palette_offers(pilot, app, "Fleet board")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, BoardScreen) and len(app.screen.rows) == 1, "the board")
+        assert board(app).rows[0].agent == "Scripted fake agent"
+
+        def toast(words: str) -> bool:
+            return any(words in str(t.render()) for t in app.screen.query("Toast"))
+
+        await pilot.press("a")  # nothing waits: said so, the board stays
+        await until(pilot, lambda: toast("Nothing there waits for an answer."), "the board to say so")
+        assert isinstance(app.screen, BoardScreen)
+        await pilot.press("s")  # no turn runs: said so, nothing sent
+        await until(pilot, lambda: toast("No turn is running there."), "the board to say so")
+        assert not [m for m in received(record_file) if m.get("method") == "session/cancel"]
+        await pilot.press("f12")
+        await until(pilot, lambda: not isinstance(app.screen, BoardScreen), "F12 to close the board")
+        assert view(app).composer.text == ""  # none of the board's keys reached the prompt

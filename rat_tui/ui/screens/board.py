@@ -219,6 +219,13 @@ class BoardScreen(StyledOnce, Screen[None]):
             return
         view = row.target[1].view
         gate = getattr(self.app, "request_gate", None)
+        showing = gate.showing if gate is not None else None
+        if showing is not None and showing.view is view:  # its dialog is open beneath the board
+            self.dismiss(None)
+            return
+        if showing is not None:
+            self.notify("Another request is open: answer it first (it is beneath the board).", timeout=4)
+            return
         if gate is None or view is None or not gate.open_for(view):
             self.notify("Nothing there waits for an answer.", timeout=3)
 
