@@ -71,3 +71,36 @@ async def test_session_status_feeds_the_board(tmp_path: Path, record_file: Path,
         assert app.screen.rows[0].state == state
     asked = [m for m in received(record_file) if m.get("method") == "session/status"]
     assert asked and asked[0]["params"] == {"sessionId": "sess-1"}
+
+
+def test_stable_plan_operations_and_subagent_names_pinned() -> None:
+    from rat_tui.protocol.client import client_capabilities
+    from rat_tui.protocol.updates import parse_plan_removed, parse_plan_update, parse_subagent_update
+
+    caps = client_capabilities()
+    assert caps["plan"] == {} and caps["subagents"] == {}  # the opt-ins, as 1.34 names them
+    markdown = parse_plan_update({"sessionUpdate": "plan_update", "plan": {
+        "planId": "p1", "type": "markdown", "content": "# Plan\n\n1. tests", "path": "/work/shop/PLAN.md"}})
+    assert (markdown.kind, markdown.markdown, markdown.uri) == ("markdown", "# Plan\n\n1. tests", "/work/shop/PLAN.md")
+    relative = parse_plan_update({"sessionUpdate": "plan_update", "plan": {
+        "planId": "p1", "type": "markdown", "content": "x", "path": "PLAN.md"}})
+    assert relative.uri is None  # the path must be absolute; the plan still shows
+    items = parse_plan_update({"sessionUpdate": "plan_update", "plan": {
+        "planId": "p2", "type": "items", "entries": [{"content": "a", "priority": "high", "status": "pending"}]}})
+    assert items.kind == "items" and items.entries[0].content == "a"
+    assert parse_plan_removed({"sessionUpdate": "plan_removed", "planId": "p2"}).plan_id == "p2"
+    child = parse_subagent_update({"sessionUpdate": "subagent_update", "sessionId": "c1", "title": "Tests",
+                                   "capabilities": {"cancel": {}}, "state": {"state": "running"}})
+    assert child.session_id == "c1" and child.can_cancel and child.state == {"state": "running"}
+
+
+def test_v2_tool_call_statuses_beyond_v1_kept() -> None:
+    from rat_tui.protocol.v2 import UpdateMapper
+
+    for status in ("paused", "cancelled", "_custom_wait"):
+        [patch] = UpdateMapper().map({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": status,
+                                      "capabilities": {"cancel": {}}})
+        assert patch.fields["status"] == status and patch.fields["capabilities"] == {"cancel": {}}
+    [terminal] = UpdateMapper().map({"sessionUpdate": "terminal_update", "terminalId": "t1",
+                                     "capabilities": {"cancel": {}}})
+    assert terminal.cancellable is True

@@ -189,7 +189,9 @@ def parse_plan_update(raw: dict[str, Any]) -> PlanUpdate | None:
     if kind == "items":
         return PlanUpdate(plan["planId"], "items", entries=_entries(plan.get("entries")), meta=_meta(raw))
     if kind == "markdown" and isinstance(plan.get("content"), str):
-        return PlanUpdate(plan["planId"], "markdown", markdown=plan["content"], meta=_meta(raw))
+        # Schema 1.34 (stable): a Markdown plan may name its file with an absolute `path` (shown, never read).
+        path = plan.get("path") if isinstance(plan.get("path"), str) and plan["path"].startswith("/") else None
+        return PlanUpdate(plan["planId"], "markdown", markdown=plan["content"], uri=path, meta=_meta(raw))
     if kind == "file" and isinstance(plan.get("uri"), str):
         return PlanUpdate(plan["planId"], "file", uri=plan["uri"], meta=_meta(raw))
     return None
