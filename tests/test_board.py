@@ -327,3 +327,20 @@ async def test_board_from_the_palette_and_f12_closes_it(tmp_path: Path, record_f
         await pilot.press("f12")
         await until(pilot, lambda: not isinstance(app.screen, BoardScreen), "F12 to close the board")
         assert view(app).composer.text == ""  # none of the board's keys reached the prompt
+
+
+async def test_a_turn_stopped_from_the_board_reads_stopped_by_you(tmp_path: Path, record_file: Path) -> None:
+    turn = [{"chunk": "working on it… "}, {"wait_cancel": True}]
+    app = RatApp(scripted_named({"turns": [turn]}, tmp_path, "long"), tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        await send(pilot, "take your time")
+        await until(pilot, lambda: session.busy and len(session.state.entries) >= 2, "the turn under way")
+        await pilot.press("f12")
+        await until(pilot, lambda: row_state(app, ":session") == WORKING_WORD, "the session working on the board")
+        await pilot.press("s")
+        await until(pilot, lambda: row_state(app, ":session") == STOPPED, "the turn stopped by you")
+        assert session.state.status == "cancelled" and session.state.stop_reason == "cancelled"
+        cancels = [m for m in received(record_file) if m.get("method") == "session/cancel"]
+        assert [m["params"]["sessionId"] for m in cancels] == ["sess-1"]

@@ -86,7 +86,7 @@ def _child_state(child: ChildSessionEntry) -> str:
 
 def _current_call(state: SessionState) -> ToolCallEntry | None:
     """The latest open tool call: what the session is doing now."""
-    for call in reversed(list(state.tool_calls.values())):
+    for call in reversed(state.tool_calls.values()):  # (no copy: the newest open call is near the end)
         if call.status not in FINAL_STATUSES:
             return call
     return None
