@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -42,6 +43,10 @@ from ..widgets.keys_footer import KeysFooter
 log = logging.getLogger("rat.board")
 
 REFRESH_SECONDS = 0.5
+# `a` and `s` act only when typed on their own: no other printable key within this long before or after.
+# A person typing a sentence with the board open (keys ~120 ms apart) never opens a request nor stops work
+# by the letters of their words (README "Approvals only on purpose"); a deliberate key acts this much later.
+TYPING_GAP = 0.5
 # session/status is asked as the board opens, then this often: each check is a message in every journal.
 STATUS_SECONDS = 30.0
 # What matters most first: a narrow terminal scrolls the table sideways, the name and state stay in sight.
@@ -79,6 +84,9 @@ class BoardScreen(StyledOnce, Screen[None]):
         self.clock = clock
         self.rows: list[Row] = []
         self.refreshes = 0  # (bench/ reads how many refreshes ran and what they cost)
+        self.printables = 0  # printable keys typed on the board, and when the last one and the one before came
+        self.printable_at = -1e9
+        self.previous_printable_at = -1e9
         self.refresh_seconds = 0.0
 
     def compose(self) -> ComposeResult:
@@ -212,8 +220,38 @@ class BoardScreen(StyledOnce, Screen[None]):
                 view.transcript.focus()
                 view.transcript.put_cursor(key)
 
+    def on_key(self, event: events.Key) -> None:
+        """Note printable keys (before the bindings act on them): what tells a deliberate `a` or `s` from typing."""
+        if event.is_printable:
+            self.printables += 1
+            self.previous_printable_at, self.printable_at = self.printable_at, event.time
+
+    def _on_purpose(self, what: str, act: Any) -> None:
+        """Run `act` once the key that asked for it proves deliberate: nothing printable typed just before it,
+        nor within TYPING_GAP after it; otherwise it was part of typing, and nothing happens but a word."""
+        if self.printable_at - self.previous_printable_at < TYPING_GAP:
+            self._typing(what)
+            return
+        count = self.printables
+
+        def settled() -> None:
+            if self.printables != count:
+                self._typing(what)
+            elif self.is_current:
+                act()
+
+        self.set_timer(TYPING_GAP, settled)
+
+    def _typing(self, what: str) -> None:
+        self.app.bell()
+        self.notify(f"That looked like typing: nothing {what}. Press the key on its own.", severity="warning",
+                    timeout=4)
+
     def action_answer(self) -> None:
-        row = self.selected()
+        row = self.selected()  # the row the key was pressed on, whatever the cursor does meanwhile
+        self._on_purpose("opened", lambda: self._answer(row))
+
+    def _answer(self, row: Row | None) -> None:
         if row is None or row.target is None:
             self.app.bell()
             return
@@ -229,8 +267,11 @@ class BoardScreen(StyledOnce, Screen[None]):
         if gate is None or view is None or not gate.open_for(view):
             self.notify("Nothing there waits for an answer.", timeout=3)
 
-    async def action_stop(self) -> None:
+    def action_stop(self) -> None:
         row = self.selected()
+        self._on_purpose("stopped", lambda: self.run_worker(self._stop(row), group="board-stop", exit_on_error=False))
+
+    async def _stop(self, row: Row | None) -> None:
         if row is None or row.target is None:
             self.app.bell()
             return
