@@ -344,3 +344,24 @@ async def test_a_turn_stopped_from_the_board_reads_stopped_by_you(tmp_path: Path
         assert session.state.status == "cancelled" and session.state.stop_reason == "cancelled"
         cancels = [m for m in received(record_file) if m.get("method") == "session/cancel"]
         assert [m["params"]["sessionId"] for m in cancels] == ["sess-1"]
+
+
+async def test_a_worktree_session_shows_its_branch_on_the_board(tmp_path: Path, record_file: Path) -> None:
+    from rat_tui.config import Config, WorktreesConfig
+
+    from .helpers.git import make_repo, run_git
+
+    repo = make_repo(tmp_path / "project")
+    config = Config(worktrees=WorktreesConfig(dir=str(tmp_path / "wts")))
+    app = RatApp(scripted_named({}, tmp_path, "main"), repo, config=config)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
+        session = await app.worktree_tabs.open(scripted_named({}, tmp_path, "side"), repo)
+        assert session is not None
+        await until(pilot, lambda: session.state.status == "ready", "the worktree session ready")
+        await pilot.press("f12")
+        await until(pilot, lambda: isinstance(app.screen, BoardScreen) and len(app.screen.rows) == 2, "two sessions")
+        [branch] = run_git(repo, "branch", "--list", "--format=%(refname:short)", "rat/*").split()
+        rows = {row.key: row for row in board(app).rows}
+        assert rows[f"{id(session):x}:session"].where == branch and branch.startswith("rat/side-")
+        assert rows[f"{id(view(app).session):x}:session"].where == ""
