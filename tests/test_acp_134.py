@@ -104,3 +104,45 @@ def test_v2_tool_call_statuses_beyond_v1_kept() -> None:
     [terminal] = UpdateMapper().map({"sessionUpdate": "terminal_update", "terminalId": "t1",
                                      "capabilities": {"cancel": {}}})
     assert terminal.cancellable is True
+
+
+def test_agent_worktree_marks_read_leniently() -> None:
+    from rat_tui.session.agent_worktrees import agent_worktree, grouped, worktree_label
+
+    assert agent_worktree({"sessionId": "a", "cwd": "/w/wt-12", "agentWorktree": True}) == "wt-12"
+    assert agent_worktree({"sessionId": "a", "agentWorktree": {"branch": "claude/fix-1", "path": "/w/x"}}) == "claude/fix-1"
+    assert agent_worktree({"sessionId": "a", "_meta": {"agentWorktree": {"path": "/w/codex-7/"}}}) == "codex-7"
+    assert agent_worktree({"sessionId": "a", "agentWorktree": "feature/x\x1b[2J"}) == "feature/x␛[2J"
+    for nothing in (False, None, 3, [], "  "):
+        assert agent_worktree({"sessionId": "a", "agentWorktree": nothing}) is None
+    assert agent_worktree({"sessionId": "a"}) is None
+    assert worktree_label({"cwd": "/data/worktrees/shop-rat-demo-1a2b/src"}, "/data/worktrees") == "shop-rat-demo-1a2b"
+    rows = [{"sessionId": "1", "agentWorktree": {"branch": "b"}}, {"sessionId": "2"},
+            {"sessionId": "3", "cwd": "/data/worktrees/r1"}, {"sessionId": "4", "agentWorktree": {"branch": "b"}}]
+    assert [r["sessionId"] for r in grouped(rows, "/data/worktrees")] == ["2", "1", "4", "3"]
+
+
+async def test_agent_worktree_rows_grouped_in_the_session_list(tmp_path: Path, record_file: Path) -> None:
+    from textual.widgets import OptionList
+
+    from rat_tui.ui.screens.session_browser import SessionBrowserScreen
+
+    here = str(tmp_path)
+    listing = {"sessions": [
+        {"sessionId": "s-wt1", "cwd": here, "title": "Try the refactor", "agentWorktree": {"branch": "claude/refactor"}},
+        {"sessionId": "s-a", "cwd": here, "title": "Fix the parser"},
+        {"sessionId": "s-wt2", "cwd": here, "title": "Refactor, part 2", "agentWorktree": {"branch": "claude/refactor"}},
+        {"sessionId": "s-b", "cwd": here, "title": "Write docs"},
+    ]}
+    script = {"initialize_result": {"agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}}},
+              "on_request": {"session/list": [[{"respond": listing}]]}}
+    app = RatApp(scripted_named(script, tmp_path, "lister"), tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
+        await pilot.press("ctrl+b")
+        await until(pilot, lambda: isinstance(app.screen, SessionBrowserScreen)
+                    and app.screen.query_one(OptionList).option_count == 4, "the list")
+        options = app.screen.query_one(OptionList)
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(4)]
+        assert [p.split("\n")[0] for p in prompts] == [
+            "Fix the parser", "Write docs", "⎇ claude/refactor  Try the refactor", "⎇ claude/refactor  Refactor, part 2"]
