@@ -77,3 +77,34 @@ async def test_quota_meter_beside_usage_live(tmp_path: Path, record_file: Path) 
         await send(pilot, "hi")
         await until(pilot, lambda: tab.session.state.quota is not None, "the quota read")
         await until(pilot, lambda: "quota 12.3k tok (gpt-5.5)" in str(tab.status_bar.render()), "the meter shown")
+
+
+def test_states_on_the_board(tmp_path: Path) -> None:
+    """Every state word the board shows, from a real session's state as the reducer sets it."""
+    from rat_tui.agents.spec import AgentSpec
+    from rat_tui.session.agent_session import AgentSession
+    from rat_tui.session.fleet import DISCONNECTED, ERROR_WORD, IDLE, NEEDS_YOU, STOPPED, WORKING_WORD
+    from rat_tui.state import reducer, stopped
+
+    session = AgentSession(AgentSpec(name="a", argv=["true"], env={}, is_demo=False), tmp_path)
+    store = session.store
+
+    def word() -> tuple[str, str]:
+        store.flush()
+        row = seat_rows(Seat(session, 1))[0]
+        return row.state, row.doing
+
+    assert word() == (WORKING_WORD, "starting…")
+    store.dispatch(reducer.set_status, "ready")
+    assert word() == (IDLE, "")
+    assert seat_rows(Seat(session, 1, waiting=2))[0].state == NEEDS_YOU
+    store.dispatch(reducer.set_status, "working")
+    store.apply_update({"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "in_progress"})
+    assert word() == (WORKING_WORD, "compacting the conversation…")
+    store.dispatch(stopped.turn_stopped)
+    store.dispatch(reducer.set_status, "cancelled")
+    assert word()[0] == STOPPED
+    store.dispatch(reducer.set_status, "error", "the agent failed")
+    assert word()[0] == ERROR_WORD
+    store.dispatch(reducer.set_status, "exited")
+    assert word()[0] == DISCONNECTED
