@@ -146,3 +146,39 @@ async def test_agent_worktree_rows_grouped_in_the_session_list(tmp_path: Path, r
         prompts = [str(options.get_option_at_index(i).prompt) for i in range(4)]
         assert [p.split("\n")[0] for p in prompts] == [
             "Fix the parser", "Write docs", "⎇ claude/refactor  Try the refactor", "⎇ claude/refactor  Refactor, part 2"]
+
+
+def test_auth_status_read() -> None:
+    from rat_tui.session.auth_status import badge, read_auth
+
+    answer = {"state": "authenticated", "accounts": [
+        {"label": "OpenAI API key", "active": False}, {"label": "Claude Max", "active": True, "email": "me@example.org"}]}
+    assert read_auth(answer) == {"state": "authenticated", "account": "Claude Max"}  # never the email
+    assert badge(read_auth(answer)) == ("👤 Claude Max", False)
+    assert read_auth({"state": "unauthenticated"}) == {"state": "unauthenticated", "account": None}
+    assert badge(read_auth({"state": "unauthenticated"})) == ("not logged in · Alt+L", True)
+    assert read_auth({"state": "_vendor_state"})["state"] == "unknown"  # unknown values read as unknown
+    assert badge(read_auth({"state": "not_required"})) == ("", False)
+    assert read_auth({"accounts": []}) is None and read_auth("x") is None
+
+
+async def test_account_badge_from_auth_status_and_its_update(tmp_path: Path, record_file: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")
+    caps = {"agentCapabilities": {"loadSession": False, "auth": {"status": {}},
+                                  "promptCapabilities": {"embeddedContext": True}}}
+    update = {"send": {"jsonrpc": "2.0", "method": "_auth/status_update", "params": {
+        "state": "authenticated", "accounts": [{"label": "Claude Max", "active": True}]}}}
+    script = {"initialize_result": caps, "responses": {"auth/status": {"result": {"state": "unauthenticated"}}},
+              "turns": [[update, {"chunk": "hello"}]]}
+    app = RatApp(scripted_named(script, tmp_path, "claude"), tmp_path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        tab = view(app)
+        await until(pilot, lambda: tab.session.state.status == "ready", "ready")
+        await until(pilot, lambda: "not logged in · Alt+L" in str(tab.status_bar.render()), "not logged in, at once")
+        await send(pilot, "hi")
+        await until(pilot, lambda: "👤 Claude Max" in str(tab.status_bar.render()), "the account after the update")
+    asked = [m for m in received(record_file) if m.get("method") == "auth/status"]
+    news = [m for m in received(record_file) if m.get("method") == "session/new"]
+    assert len(asked) == 1 and asked[0]["params"] == {}
+    assert received(record_file).index(asked[0]) < received(record_file).index(news[0])  # before the session

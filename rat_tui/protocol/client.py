@@ -64,16 +64,16 @@ class AgentHello:
         return self.title or self.name
 
     def supports(self, feature: str) -> bool:
-        """Whether the agent advertised `feature`: load, list, resume, close, delete or logout.
+        """Whether the agent advertised `feature`: load, list, resume, close, delete, logout or auth_status.
 
         `loadSession` is a boolean; the others are objects (`{}` means yes; absent or null, no).
         """
         caps = self.capabilities
         if feature == "load":
             return caps.get("loadSession") is True
-        if feature == "logout":
+        if feature in ("logout", "auth_status"):
             auth = caps.get("auth")
-            return isinstance(auth, dict) and isinstance(auth.get("logout"), dict)
+            return isinstance(auth, dict) and isinstance(auth.get("logout" if feature == "logout" else "status"), dict)
         session = caps.get("sessionCapabilities")
         return isinstance(session, dict) and isinstance(session.get(feature), dict)
 

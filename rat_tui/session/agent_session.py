@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import auth_status
 from . import mcp_servers as mcp
 from ..client_tools.hosting import ClientTools
 from ..client_tools.tools import ToolHost
@@ -174,6 +175,7 @@ class AgentSession:
         # Notifications other than session/update, by method.
         self.notification_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "elicitation/complete": self.elicitations.complete,
+            **{method: lambda params: auth_status.on_update(self, params) for method in auth_status.UPDATE_METHODS},
         }
         # rat-tui's own MCP server (client_tools.settings.ClientToolsSettings; None: not offered).
         self.client_tools: ClientTools | None = None
@@ -267,6 +269,7 @@ class AgentSession:
         for note in notes:
             self.store.dispatch(reducer.add_notice, note, "info")
         await self._plan_client_tools()  # joins mcp_servers: before session/new, load or resume
+        await auth_status.check(self)  # the account badge, and "not logged in" before a prompt fails
         # session/new, or session/load / session/resume of attach_session_id (opening.py).
         await self.establish_session()
 

@@ -208,7 +208,9 @@ def seat_rows(seat: Seat) -> list[Row]:
     elif state.background and not doing:  # v2: the foreground is idle, work goes on behind it
         doing = f"{len(state.background)} running in the background"
     if word == IDLE and not doing:  # what `session/status` said of it (session/session_status.py)
-        if state.agent_status == "unknown":
+        if state.auth and state.auth.get("state") == "unauthenticated":
+            doing = "not logged in (Alt+L in its tab)"
+        elif state.agent_status == "unknown":
             word, doing = ERROR_WORD, "the agent no longer knows this session"
         elif state.agent_status == "saved":
             doing = "saved by the agent, not in its memory"

@@ -198,6 +198,8 @@ class SessionState:
     # `session/status` (session/session_status.py): open | saved | unknown (None: not asked), and v2's snapshot.
     agent_status: str | None = None
     agent_activity: str | None = None
+    # `auth/status` and its updates (session/auth_status.py): {"state", "account"}; None: not reported.
+    auth: dict[str, Any] | None = None
     stop_reason: str | None = None
     terminals: dict[str, TerminalState] = field(default_factory=dict)
     pending_permissions: int = 0
