@@ -137,6 +137,7 @@ class SessionView(Vertical):
         self.session = session
         self._unsubscribe = lambda: None
         self.flow = PromptFlow(self)
+        self.navigation = focus_keys.Navigation(self)
         # Hidden until used, and mounted then (not styled for the first frame): the plan panel, the search
         # bar and the queued prompts, in that order above the composer (`plan_panel`, `action_search`,
         # `queue_view`).
@@ -518,10 +519,19 @@ class SessionView(Vertical):
         self.transcript.action_scroll_end()  # the question and its answer in sight
 
     def on_key(self, event: events.Key) -> None:
-        """A printable key typed outside a text field, bound to nothing there, goes to the composer."""
-        if focus_keys.redirect_to_composer(self, event):
+        """A printable key typed outside a text field goes to the composer, but in navigation mode."""
+        if self.navigation.escape(event) or focus_keys.redirect_to_composer(self, event):
             event.stop()
             event.prevent_default()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.navigation.focused(event)
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        self.navigation.blurred(event)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        self.navigation.clicked(event)
 
     @on(PromptComposer.SendNext)
     def _send_next(self) -> None:
@@ -628,7 +638,7 @@ class SessionView(Vertical):
         self._save("plan_panel", not self.plan_panel.has_class("-hidden"))
 
     def action_toggle_focus(self) -> None:
-        (self.transcript if self.composer.has_focus else self.composer).focus()
+        self.navigation.toggle()
 
     def action_show_traffic(self) -> None:
         from ..screens.traffic import TrafficScreen
