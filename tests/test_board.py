@@ -365,3 +365,23 @@ async def test_a_worktree_session_shows_its_branch_on_the_board(tmp_path: Path, 
         rows = {row.key: row for row in board(app).rows}
         assert rows[f"{id(session):x}:session"].where == branch and branch.startswith("rat/side-")
         assert rows[f"{id(view(app).session):x}:session"].where == ""
+
+
+async def test_hostile_names_reach_the_board_cleaned(tmp_path: Path, record_file: Path) -> None:
+    release = tmp_path / "release"
+    turn = [{"update": {"sessionUpdate": "session_info_update", "title": "evil\x1b]0;pwned\x07 title\x1b[2J"}},
+            {"update": {"sessionUpdate": "tool_call", "toolCallId": "t\x1b[31m1", "title": "run \x1b[2J\x9b31m it",
+                        "kind": "execute", "status": "in_progress"}},
+            {"wait_file": str(release)}]
+    app = RatApp(scripted_named({"turns": [turn]}, tmp_path, "evil"), tmp_path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        session = view(app).session
+        await until(pilot, lambda: session.state.status == "ready", "ready")
+        await send(pilot, "go")
+        await until(pilot, lambda: session.state.tool_calls and session.state.title, "the title and the call")
+        await pilot.press("f12")
+        await until(pilot, lambda: isinstance(app.screen, BoardScreen) and len(app.screen.rows) == 2, "both rows")
+        text = " ".join(f"{r.name} {r.doing} {r.key}" for r in board(app).rows)
+        assert "\x1b" not in text and "\x9b" not in text and "\x07" not in text
+        assert "evil" in text and "run" in text
+        release.touch()
