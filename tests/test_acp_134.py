@@ -182,3 +182,46 @@ async def test_account_badge_from_auth_status_and_its_update(tmp_path: Path, rec
     news = [m for m in received(record_file) if m.get("method") == "session/new"]
     assert len(asked) == 1 and asked[0]["params"] == {}
     assert received(record_file).index(asked[0]) < received(record_file).index(news[0])  # before the session
+
+
+def test_prompt_suggestions_update_read() -> None:
+    from rat_tui.protocol.updates import parse_prompt_suggestions_update
+    from rat_tui.protocol.wire import parse_update
+
+    update = {"sessionUpdate": "prompt_suggestions_update", "suggestions": [
+        {"prompt": [{"type": "text", "text": "Run the test suite\nand fix what breaks"}]},
+        {"prompt": [{"type": "text", "text": "Review"}, {"type": "resource_link", "uri": "file:///w/a.py", "name": "a.py"}]},
+        {"prompt": [{"type": "text", "text": "   "}]}, "junk"]}
+    parsed = parse_update(update)
+    assert parsed.suggestions == ("Run the test suite and fix what breaks", "Review @/w/a.py")
+    assert parse_prompt_suggestions_update({"suggestions": []}).suggestions == ()  # withdraws
+    assert parse_prompt_suggestions_update({"suggestions": None}) is None
+
+
+def suggest(*texts: str) -> dict:
+    return {"update": {"sessionUpdate": "prompt_suggestions_update",
+                       "suggestions": [{"prompt": [{"type": "text", "text": text}]} for text in texts]}}
+
+
+async def test_prompt_suggestion_as_ghost_text_tab_takes_it_typing_dismisses(tmp_path: Path, record_file: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")
+    turns = [[{"chunk": "done"}, suggest("Run the tests", "Commit")], [{"chunk": "ok"}, suggest("Push it")]]
+    app = RatApp(scripted_named({"turns": turns}, tmp_path, "predictor"), tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        tab = view(app)
+        composer = tab.composer
+        await until(pilot, lambda: tab.session.state.status == "ready", "ready")
+        await send(pilot, "first")
+        await until(pilot, lambda: composer.suggestion == "Run the tests", "the ghost text")
+        assert composer.text == "" and len(tab.session.state.entries) == 2  # not in the transcript
+        await pilot.press("tab")
+        assert composer.text == "Run the tests" and composer.suggestion == ""
+        await pilot.press("enter")
+        await until(pilot, lambda: composer.suggestion == "Push it", "the next ghost text")
+        await pilot.press("x")
+        assert composer.text == "x" and composer.suggestion == ""  # typing dismissed it
+    initialize = next(m for m in received(record_file) if m.get("method") == "initialize")
+    assert initialize["params"]["clientCapabilities"]["session"]["promptSuggestions"] == {}
+    prompts = [m["params"]["prompt"][0]["text"] for m in received(record_file) if m.get("method") == "session/prompt"]
+    assert prompts == ["first", "Run the tests"]

@@ -32,7 +32,8 @@ def client_capabilities() -> dict[str, Any]:
         "terminal": True,
         # Agents may send boolean config options only to clients that say they can show them;
         # `notice` and `compaction_update` only to clients that show them (state/compaction.py).
-        "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
+        # `promptSuggestions`: the composer shows the agent's predicted next prompt as ghost text (Tab takes it).
+        "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}, "promptSuggestions": {}},
         # Forms from a requested schema and links shown until `elicitation/complete` (elicitation_broker.py).
         "elicitation": {"form": {}, "url": {}},
         # Subagents stream as child sessions under their own sessionId (state/children.py).

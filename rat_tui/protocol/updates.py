@@ -197,6 +197,39 @@ def parse_plan_update(raw: dict[str, Any]) -> PlanUpdate | None:
     return None
 
 
+@dataclass(frozen=True)
+class PromptSuggestionsUpdate:
+    """`prompt_suggestions_update` (unstable, schema 1.32): the prompts the agent predicts the user sends next,
+    most likely first, each as its text (text blocks joined; a `resource_link` as `@path`); it replaces the
+    list, empty withdraws it. Not part of the conversation: never a transcript entry."""
+
+    suggestions: tuple[str, ...] = ()
+    meta: dict[str, Any] | None = None
+    session_update: str = "prompt_suggestions_update"
+
+
+def _suggestion_text(item: Any) -> str:
+    blocks = item.get("prompt") if isinstance(item, dict) and isinstance(item.get("prompt"), list) else []
+    parts: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif block.get("type") == "resource_link" and isinstance(block.get("uri"), str):
+            uri = block["uri"]
+            parts.append("@" + (uri[len("file://"):] if uri.startswith("file://") else uri))
+    return " ".join(" ".join(parts).split())  # one line: the composer shows it as ghost text
+
+
+def parse_prompt_suggestions_update(raw: dict[str, Any]) -> PromptSuggestionsUpdate | None:
+    items = raw.get("suggestions")
+    if not isinstance(items, list):
+        return None
+    texts = tuple(text for text in (_suggestion_text(item) for item in items) if text)
+    return PromptSuggestionsUpdate(texts, _meta(raw))
+
+
 def parse_plan_removed(raw: dict[str, Any]) -> PlanRemoved | None:
     pid = raw.get("planId")
     return PlanRemoved(pid, _meta(raw)) if isinstance(pid, str) else None
@@ -210,4 +243,5 @@ PARSERS = {
     "session_message_chunk": parse_session_message_chunk,
     "plan_update": parse_plan_update,
     "plan_removed": parse_plan_removed,
+    "prompt_suggestions_update": parse_prompt_suggestions_update,
 }

@@ -50,8 +50,8 @@ V1_MESSAGE_KINDS = {"user_message": "user", "agent_message": "agent", "agent_tho
 
 
 def client_capabilities() -> dict[str, Any]:
-    """The only client capabilities v2 has left: terminal logins and elicitation (both implemented)."""
-    return {"auth": {"terminal": {}}, "elicitation": {"form": {}, "url": {}}}
+    """The client capabilities v2 has left: terminal logins, elicitation and prompt suggestions (all shown)."""
+    return {"auth": {"terminal": {}}, "elicitation": {"form": {}, "url": {}}, "session": {"promptSuggestions": {}}}
 
 
 def initialize_params(client_info: dict[str, Any], v1_capabilities: dict[str, Any]) -> dict[str, Any]:

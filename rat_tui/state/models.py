@@ -202,6 +202,8 @@ class SessionState:
     agent_activity: str | None = None
     # `auth/status` and its updates (session/auth_status.py): {"state", "account"}; None: not reported.
     auth: dict[str, Any] | None = None
+    # `prompt_suggestions_update`: the prompts the agent predicts next, most likely first (ghost text).
+    suggestions: tuple[str, ...] = ()
     stop_reason: str | None = None
     terminals: dict[str, TerminalState] = field(default_factory=dict)
     pending_permissions: int = 0

@@ -117,6 +117,9 @@ def _newer_update(state: SessionState, update: Any) -> list[Change] | None:
         return children.subagent_update(state, update, _new_key)
     if kind in ("session_message", "session_message_chunk"):
         return children.session_message(state, update, _new_key)
+    if kind == "prompt_suggestions_update":  # not the conversation's: no entry, the text stays open
+        state.suggestions = tuple(clean(text)[:500] for text in update.suggestions)
+        return [FieldChanged("suggestions")]
     state.open_message = None  # a plan splits the text around it, as a tool call does
     if kind == "plan_update":
         return plans.plan_update(state, update)

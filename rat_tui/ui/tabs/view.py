@@ -298,6 +298,8 @@ class SessionView(Vertical):
                     plan_dirty = True
                 if change.name == "commands":
                     self.composer.set_commands(list(self.session.state.commands))
+                elif change.name == "suggestions":
+                    self.composer.offer_suggestion(self.session.state.suggestions)
                 elif change.name == "status":
                     self.flow.status_changed()
                     if self.session.state.status in (READY, CANCELLED, ERROR):  # (a turn over ends its burst)
