@@ -225,3 +225,9 @@ async def test_prompt_suggestion_as_ghost_text_tab_takes_it_typing_dismisses(tmp
     assert initialize["params"]["clientCapabilities"]["session"]["promptSuggestions"] == {}
     prompts = [m["params"]["prompt"][0]["text"] for m in received(record_file) if m.get("method") == "session/prompt"]
     assert prompts == ["first", "Run the tests"]
+
+
+def test_v2_replay_complete_marker_shows_nothing() -> None:
+    from rat_tui.protocol.v2 import UpdateMapper
+
+    assert UpdateMapper().map({"sessionUpdate": "replay_complete"}) == []

@@ -454,6 +454,10 @@ class UpdateMapper:
                 self.plan_id = None
                 return [wire.parse_update({"sessionUpdate": "plan", "entries": []})]
             return []
+        if kind == "replay_complete":
+            # The end of a `session/resume` replay (v2 RFD "Replay Complete Signal"): a marker, nothing to show;
+            # the answer that follows still ends the replay for rat, as before.
+            return []
         if kind == "config_option_update":
             return [wire.parse_update({**raw, "configOptions": v1_config_options(raw.get("configOptions"))})]
         if kind == "available_commands_update":
