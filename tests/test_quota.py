@@ -108,3 +108,23 @@ def test_states_on_the_board(tmp_path: Path) -> None:
     assert word()[0] == ERROR_WORD
     store.dispatch(reducer.set_status, "exited")
     assert word()[0] == DISCONNECTED
+
+
+def test_stopped_work_stays_on_the_board_for_a_while(tmp_path: Path) -> None:
+    from rat_tui.agents.spec import AgentSpec
+    from rat_tui.session.agent_session import AgentSession
+    from rat_tui.session.fleet import STOPPED, STOPPED_SHOWN_SECONDS
+    from rat_tui.state import reducer, stopped
+
+    session = AgentSession(AgentSpec(name="a", argv=["true"], env={}, is_demo=False), tmp_path)
+    store = session.store
+    store.dispatch(reducer.set_status, "ready")
+    store.apply_update({"sessionUpdate": "tool_call", "toolCallId": "w", "title": "watch", "kind": "execute",
+                        "status": "in_progress"})
+    store.dispatch(stopped.tool_call_stopped, "w")
+    store.apply_update({"sessionUpdate": "tool_call_update", "toolCallId": "w", "status": "failed"})
+    store.flush()
+    [row] = [r for r in seat_rows(Seat(session, 1)) if r.kind == "tool"]
+    assert row.state == STOPPED
+    session.state.tool_calls["w"].since -= STOPPED_SHOWN_SECONDS + 1  # stopped long ago, no turn running
+    assert not [r for r in seat_rows(Seat(session, 1)) if r.kind == "tool"]

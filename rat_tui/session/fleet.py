@@ -28,6 +28,8 @@ FINAL_STATUSES = ("completed", "failed", "cancelled")
 # A hostile or confused agent can leave any number of calls open: the board lists this many per session,
 # then one line saying how many more there are.
 MAX_CALLS = 12
+# Work the user stopped stays on the board, saying so, while its turn goes on and this long after.
+STOPPED_SHOWN_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -151,8 +153,11 @@ def _calls(seat: Seat, prefix: str, state: SessionState, depth: int, session_id:
     rows: list[Row] = []
     listed = 0
     more = 0
+    busy = bool(getattr(seat.session, "busy", False))
+    now = time.monotonic()
     for call in state.tool_calls.values():
-        if call.status in FINAL_STATUSES and not call.stopped_by_user:
+        if call.status in FINAL_STATUSES and not (
+                call.stopped_by_user and (busy or now - call.since < STOPPED_SHOWN_SECONDS)):
             continue
         if listed >= MAX_CALLS:
             more += 1
@@ -178,7 +183,8 @@ def _terminals(seat: Seat, prefix: str, state: SessionState, depth: int, session
         if terminal_id in seen:
             continue
         running = terminal_id in client_running or (not terminal.exited and session.state.protocol_version == 2)
-        if not running and not terminal.stopped_by_user:
+        recent = terminal.stopped_by_user and (session.busy or time.monotonic() - terminal.since < STOPPED_SHOWN_SECONDS)
+        if not running and not recent:
             continue
         word = STOPPED if terminal.stopped_by_user and terminal.exited else WORKING_WORD
         last = terminal.output.rstrip().rsplit("\n", 1)[-1] if terminal.output else ""

@@ -7,8 +7,10 @@ board is `cancelled` like one stopped with Esc.
 
 from __future__ import annotations
 
-from .models import Change, EntryChanged, FieldChanged, SessionState, TerminalState
+import time
+
 from . import children
+from .models import Change, EntryChanged, FieldChanged, SessionState, TerminalState
 
 
 def _target(state: SessionState, session_id: str | None) -> SessionState:
@@ -34,11 +36,11 @@ def _card_changes(state: SessionState, target: SessionState, key: str) -> list[C
 def terminal_stopped(state: SessionState, terminal_id: str, session_id: str | None = None) -> list[Change]:
     target = _target(state, session_id)
     terminal = target.terminals.setdefault(terminal_id, TerminalState(terminal_id))
-    terminal.stopped_by_user = True
+    terminal.stopped_by_user, terminal.since = True, time.monotonic()  # ("for how long": since it was stopped)
     changes: list[Change] = []
     for call in target.tool_calls.values():
         if any(item.get("terminalId") == terminal_id for item in call.content if isinstance(item, dict)):
-            call.stopped_by_user = True
+            call.stopped_by_user, call.since = True, time.monotonic()
             changes += _card_changes(state, target, call.key)
     return changes + [FieldChanged("stopped")]
 
@@ -48,7 +50,7 @@ def tool_call_stopped(state: SessionState, tool_call_id: str, session_id: str | 
     call = target.tool_calls.get(tool_call_id)
     if call is None:
         return []
-    call.stopped_by_user = True
+    call.stopped_by_user, call.since = True, time.monotonic()
     return _card_changes(state, target, call.key) + [FieldChanged("stopped")]
 
 
@@ -56,7 +58,7 @@ def child_stopped(state: SessionState, child_id: str) -> list[Change]:
     child = children.find(state, child_id)
     if child is None:
         return []
-    child.stopped_by_user = True
+    child.stopped_by_user, child.since = True, time.monotonic()
     return [EntryChanged(child.key), FieldChanged("stopped")]
 
 
