@@ -1,4 +1,5 @@
-"""`_meta.quota` (Claude 0.101, Codex 2.6) read as a quota meter beside usage: live, and from the recordings."""
+"""The board's rows from real session states: every state word, stopped work, and `_meta.quota` (Claude 0.101,
+Codex 2.6) as a quota meter beside usage, live and from the recordings."""
 
 from __future__ import annotations
 
