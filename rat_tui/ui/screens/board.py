@@ -69,7 +69,9 @@ class BoardScreen(StyledOnce, Screen[None]):
     """
 
     BINDINGS = [
-        Binding("enter", "go", "Go there", id="board.go", tooltip="Show the row's tab (its subagent, its card)"),
+        # (priority: ahead of the table's own Enter, so F1 and the footer name it as what it does)
+        Binding("enter", "go", "Go there", id="board.go", priority=True,
+                tooltip="Show the row's tab (its subagent, its card)"),
         Binding("a", "answer", "Answer", id="board.answer", tooltip="Open the request waiting there"),
         Binding("s", "stop", "Stop", id="board.stop",
                 tooltip="Stop the row's work: the turn, the subagent, the tool call or the terminal"),
@@ -181,10 +183,6 @@ class BoardScreen(StyledOnce, Screen[None]):
 
     # -- actions ----------------------------------------------------------------------------------
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Enter on the table (the table takes Enter before the screen's binding sees it): go there."""
-        event.stop()
-        self.action_go()
 
     def action_close(self) -> None:
         self.dismiss(None)
