@@ -121,6 +121,10 @@ async def test_three_background_terminals_one_stopped_while_the_turn_goes_on(tmp
         await until(pilot, lambda: row_state(app, ":tool:task-1") is None and row_state(app, ":session") != WORKING_WORD,
                     "the finished tasks gone from the board")
         assert row_state(app, ":tool:task-2") == STOPPED
+        await move_to(pilot, app, ":tool:task-2")
+        await pilot.press("enter")  # goes there: the card, under the transcript's block cursor
+        await until(pilot, lambda: not isinstance(app.screen, BoardScreen), "the board closed")
+        assert view(app).transcript.cursor_key == calls["task-2"].key and view(app).transcript.has_focus
 
 
 async def test_a_subagent_stopped_from_the_board(tmp_path: Path, record_file: Path) -> None:
