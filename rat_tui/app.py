@@ -204,6 +204,8 @@ class RatApp(KeyGuard, App[None]):
         *(Binding(f"alt+{n}", f"select_tab({n - 1})", f"Tab {n}", id=f"app.tab_{n}", show=False) for n in range(1, 10)),
         Binding("ctrl+b", "agent_sessions", "Sessions", id="app.agent_sessions", show=False,
                 tooltip="Browse the agent's saved sessions: open one in a new tab, or delete it"),
+        Binding("f12", "board", "Fleet board", id="app.board", show=False,
+                tooltip="Every session, subagent, tool call and terminal at once: go there, answer, stop"),
     ]
 
     def __init__(
@@ -704,6 +706,15 @@ class RatApp(KeyGuard, App[None]):
             self.screen.dismiss(None)
             return
         self.push_screen(help_for(self.screen))
+
+    def action_board(self) -> None:
+        """F12: the fleet board (ui/screens/board.py); pressed on the board, it closes it."""
+        from .ui.screens.board import BoardScreen, seats_of
+
+        if isinstance(self.screen, BoardScreen):
+            self.screen.dismiss(None)
+            return
+        self.push_screen(BoardScreen(lambda: seats_of(self)))
 
     def action_open_request(self) -> None:
         if not self.request_gate.open_next() and self.request_gate.showing is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..state import children, reducer
+from ..state import children, quota, reducer
 from ..state.store import SessionStore
 from .journal import prompt_text
 from .records import IN, OUT, Recorded
@@ -160,6 +160,8 @@ class TranscriptBuilder:
         elif method == "session/prompt":
             if isinstance(result, dict):
                 stop = str(result.get("stopReason", "end_turn"))
+                if isinstance(result.get("_meta"), dict):
+                    dispatch(quota.set_quota, result["_meta"])
                 dispatch(reducer.end_turn, stop)
                 if stop == "cancelled":
                     dispatch(reducer.add_notice, "Turn cancelled.", "info")

@@ -199,6 +199,24 @@ class TerminalManager:
         self._close(terminal)
         return {}
 
+    def running(self, terminal_id: str) -> bool:
+        """Whether this session runs `terminal_id` and its command has not exited."""
+        terminal = self._terminals.get(terminal_id)
+        return terminal is not None and not terminal.exited.is_set()
+
+    def running_ids(self) -> list[str]:
+        return [tid for tid, terminal in self._terminals.items() if not terminal.exited.is_set()]
+
+    async def stop(self, terminal_id: str) -> bool:
+        """The user stops a command: kill it as `terminal/kill` does (the terminal stays, its output readable,
+        and the agent's `terminal/wait_for_exit` returns). False when it is not running here."""
+        terminal = self._terminals.get(terminal_id)
+        if terminal is None or terminal.exited.is_set():
+            return False
+        log.info("terminal %s stopped by the user", terminal_id)
+        await self._kill(terminal)
+        return True
+
     async def close_all(self) -> None:
         """The session ended: kill every command and forget every terminal."""
         terminals = list(self._terminals.values())

@@ -7,9 +7,10 @@ the sense that matters for tests: the same inputs always give the same state and
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
-from . import children, compaction, plans
+from . import children, compaction, plans, quota
 from .media import annotation_badge, collect_images, media_placeholder
 from ..protocol.sanitize import clean, clean_ansi, clean_data, incomplete_escape
 from ..protocol.wire import NEWER_KINDS, MappedUpdate, NoticeUpdate, UnknownUpdate
@@ -23,6 +24,7 @@ from .models import (
     MessageEntry,
     NoticeEntry,
     TERMINAL_DISPLAY_LIMIT,
+    WORKING,
     PlanItem,
     Role,
     SessionState,
@@ -115,6 +117,9 @@ def _newer_update(state: SessionState, update: Any) -> list[Change] | None:
         return children.subagent_update(state, update, _new_key)
     if kind in ("session_message", "session_message_chunk"):
         return children.session_message(state, update, _new_key)
+    if kind == "prompt_suggestions_update":  # not the conversation's: no entry, the text stays open
+        state.suggestions = tuple(clean(text)[:500] for text in update.suggestions)
+        return [FieldChanged("suggestions")]
     state.open_message = None  # a plan splits the text around it, as a tool call does
     if kind == "plan_update":
         return plans.plan_update(state, update)
@@ -178,7 +183,8 @@ def _tool_call(state: SessionState, update: Any) -> list[Change]:
 
 # What a ToolCallEntry field may hold (raw_input / raw_output: any JSON).
 _FIELD_TYPES: dict[str, Any] = {"title": str, "status": str, "name": (str, type(None)), "kind": (str, type(None)),
-                                "content": (list, type(None)), "locations": (list, type(None)), "meta": (dict, type(None))}
+                                "content": (list, type(None)), "locations": (list, type(None)), "meta": (dict, type(None)),
+                                "capabilities": (dict, type(None))}
 
 
 def _patch_tool_call(state: SessionState, call_id: str, fields: dict[str, Any], meta_by_key: bool = False) -> list[Change]:
@@ -281,13 +287,18 @@ def _apply_v2(state: SessionState, update: Any) -> list[Change]:
         content = [*(call.content if call else []), *update.items]
         return _patch_tool_call(state, update.tool_call_id, {"content": content})
     if isinstance(update, TerminalSnapshot):  # its output decoded from base64 already
+        if update.cancellable is not None:
+            state.terminals.setdefault(update.terminal_id, TerminalState(update.terminal_id)).cancellable = update.cancellable
         return terminal_snapshot(state, update.terminal_id, update.output, update.exited, update.exit_code,
                                  update.signal)
     if isinstance(update, TerminalAppend):
         return terminal_output(state, update.terminal_id, update.text)
     state.activity = update.state
     state.background = update.background
-    return [FieldChanged("activity")]
+    changes: list[Change] = [FieldChanged("activity")]
+    if update.meta:
+        changes += quota.set_quota(state, update.meta)
+    return changes
 
 
 def _echo(state: SessionState, message_id: str) -> bool:
@@ -394,6 +405,10 @@ def set_status(state: SessionState, status: str, detail: str = "") -> list[Chang
     detail = clean(detail)  # often an error's text, the agent's words
     if state.status == status and state.status_detail == detail:
         return []
+    if state.status != status:
+        state.status_since = time.monotonic()
+        if status == WORKING:
+            state.stopped_by_user = False  # a new turn: the last one's stop is history
     state.status = status
     state.status_detail = detail
     return [FieldChanged("status")]

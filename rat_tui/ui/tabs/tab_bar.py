@@ -184,6 +184,10 @@ class SessionTabs(TabbedContent):
         self.active = pane.id or ""
         return self.active
 
+    def branch_of(self, pane_id: str) -> str | None:
+        """The git branch of the pane's session when it runs in its own worktree (the board shows it)."""
+        return self._branches.get(pane_id)
+
     def panes_and_views(self) -> list[tuple[TabPane, SessionView]]:
         return [(pane, view) for pane in self.query(TabPane) if (view := _view_of(pane)) is not None]
 

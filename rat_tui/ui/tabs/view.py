@@ -91,6 +91,8 @@ class SessionView(Vertical):
                 tooltip="Cancel the nearest subagent, when the agent allows it (transcript focused)"),
         Binding("K", "cancel_children", "Cancel subagents", id="session.cancel_children", show=False,
                 tooltip="Cancel every running subagent that the agent allows to cancel (transcript focused)"),
+        Binding("S", "stop_task", "Stop command", id="session.stop_task", show=False,
+                tooltip="Stop the nearest running command (its terminal), the turn going on (transcript focused)"),
         Binding("d", "open_diff", "Diff", id="session.open_diff", show=False,
                 tooltip="Open the diff of the nearest tool call that carries one (transcript focused)"),
         Binding("i", "show_image", "Image", id="session.show_image", show=False,
@@ -306,6 +308,8 @@ class SessionView(Vertical):
                     plan_dirty = True
                 if change.name == "commands":
                     self.composer.set_commands(list(self.session.state.commands))
+                elif change.name == "suggestions":
+                    self.composer.offer_suggestion(self.session.state.suggestions)
                 elif change.name == "status":
                     self.flow.status_changed()
                     self.refresh_bindings()  # Esc cancels a turn only while one runs (check_action)
@@ -432,6 +436,11 @@ class SessionView(Vertical):
 
     async def action_cancel_children(self) -> None:
         await children_ui.cancel_all(self)
+
+    async def action_stop_task(self) -> None:
+        from .stop_ui import stop_nearest
+
+        await stop_nearest(self)
 
     def action_show_image(self) -> None:
         show_nearest_image(self.preview, self.transcript, self.session.state.images)

@@ -329,8 +329,22 @@ class PromptComposer(TextArea):
             return False
         return super().check_action(action, parameters)
 
+    def offer_suggestion(self, suggestions: tuple[str, ...]) -> None:
+        """The agent's predicted next prompt (`prompt_suggestions_update`) as ghost text, in an empty composer
+        only: Tab (or →) takes it, typing dismisses it; an empty list withdraws it."""
+        self.suggestion = suggestions[0] if suggestions and not self.text else ""
+
+    def update_suggestion(self) -> None:
+        """(Textual's hook, after every edit): any edit dismisses the ghost text, a draft never shows one."""
+        self.suggestion = ""
+
     async def _on_key(self, event: events.Key) -> None:
         menu = self.menu if self.menu.is_open else self.file_menu if self.file_menu.is_open else None
+        if event.key == "tab" and self.suggestion and menu is None:  # take the agent's suggested prompt
+            event.prevent_default()
+            event.stop()
+            self.insert(self.suggestion)
+            return
         if menu is not None and event.key in ("up", "down", "tab", "enter", "escape"):
             event.prevent_default()
             event.stop()

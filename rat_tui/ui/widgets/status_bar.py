@@ -7,6 +7,8 @@ from textual.widgets import Static
 
 from ...session.controls import current_name
 from ...state.models import SessionState
+from ...session.auth_status import badge as auth_badge
+from ...state.quota import quota_words
 from .status_fit import Part, fit
 
 # Theme colour for each state word.
@@ -113,6 +115,15 @@ class StatusBar(Static):
             gauge = usage_gauge(state.usage, variables)
             self.usage_text = gauge.plain
             parts.append(Part(gauge, PRIORITIES["usage"], compact=usage_gauge(state.usage, variables, compact=True)))
+        words, warns = auth_badge(state.auth)
+        if words:  # the account (`auth/status`), or "not logged in" before a prompt fails for it
+            style = f"bold {variables.get('warning', '')}".strip() if warns else "dim"
+            parts.append(Part(Text(words, style=style), PRIORITIES["usage"] + (30 if warns else -2), shorten="end"))
+        if state.quota:  # `_meta.quota`: the account's tokens so far, beside the context gauge
+            words = quota_words(state.quota)
+            if words:
+                parts.append(Part(Text(words, style="dim"), PRIORITIES["usage"] - 1, shorten="end",
+                                  compact=Text(words.split(" (")[0], style="dim")))
         if state.title:
             parts.append(Part(Text(state.title[:40]), PRIORITIES["title"], shorten="end"))
         parts.append(Part(Text(state.cwd, style="dim"), PRIORITIES["cwd"], shorten="start"))

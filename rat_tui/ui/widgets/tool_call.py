@@ -37,6 +37,7 @@ STATUS_MARKS = {
     "completed": ("●", "tool-completed"),
     "failed": ("✗", "tool-failed"),
     "cancelled": ("⊘", "tool-pending"),
+    "paused": ("⏸", "tool-pending"),  # v2: started, waiting for something to resume it
 }
 COLLAPSED_LINES = 8
 EXPANDED_LINES = 400
@@ -125,7 +126,12 @@ def _render_tool_call(
         header.append(f" → {absolute}", style="dim")
     if call.name and call.name != call.title:  # the tool's own name (schema 1.22)
         header.append(f"  {call.name}", style="dim")
-    header.append(f"  {'rejected' if rejected else call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
+    if call.stopped_by_user:  # the user's decision: a state, drawn as quietly as `cancelled`
+        shown = [terminals.get(item.get("terminalId")) for item in call.content if item.get("terminalId")]
+        stopping = call.status not in ("completed", "failed", "cancelled") and not (shown and all(t is not None and t.exited for t in shown))
+        header.append("  ⏹ stopping…" if stopping else "  ⏹ stopped by you", style=colours.get("tool-pending", "") + " dim")
+    else:
+        header.append(f"  {'rejected' if rejected else call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
     if call.auto_decision:
         header.append(f"  ✓ {call.auto_decision}", style=colours.get("tool-completed", ""))
     parts: list[RenderableType] = [Hanging(lead, header)]
@@ -256,7 +262,10 @@ def _terminal(terminal_id: str, terminals: dict[str, TerminalState], colours: di
     if terminal is None:
         return _indented(Text(f"$ terminal {terminal_id} (waiting for output)", style="dim")), 0
     body, cut = _clip(terminal.output, limit, "", ansi=True, tail=True)
-    if not terminal.exited:
+    if terminal.stopped_by_user:
+        status = Text(f"{INDENT}⏹ stopped by you" if terminal.exited else f"{INDENT}⏹ stopping…",
+                      style=colours.get("tool-pending", "dim"))
+    elif not terminal.exited:
         status = Text(f"{INDENT}running…", style=colours.get("tool-running", "yellow"))
     elif terminal.signal:
         status = Text(f"{INDENT}killed by {terminal.signal}", style=colours.get("tool-failed", "red"))
