@@ -32,6 +32,7 @@ KIND_ICONS = {
 STATUS_MARKS = {
     "pending": ("○", "tool-pending"),
     "in_progress": ("◐", "tool-running"),
+    "running": ("◐", "tool-running"),  # a `!command` in the user's own shell (state/shell.py)
     "completed": ("●", "tool-completed"),
     "failed": ("✗", "tool-failed"),
     "cancelled": ("⊘", "tool-pending"),

@@ -1,0 +1,153 @@
+"""Provides ShellEntry and its reducer actions: a `!command` the user ran in the tab's own shell.
+
+A shell card is a tool-call card of kind `execute` whose output is a terminal of the state's
+(`state.terminals`), so it is drawn, cut tail-first, searched, copied and opened whole (`v`) by the same
+code as the agent's terminal cards; its output is cleaned the same way (`reducer.terminal_output`:
+SGR kept, every other escape dropped, capped at TERMINAL_DISPLAY_LIMIT). Its status is `running`, not
+`in_progress`, so an agent's cancelled or failed turn (which marks its own unfinished calls) leaves it
+alone; its id is random, so no update of the agent's can name it.
+
+A finished command is journaled as a `_rat/shell` record (session/user_shell_runs.py) and rebuilt from it
+by `apply_record`, its output as text.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol.sanitize import clean
+from . import reducer
+from .models import Change, EntryChanged, SessionState, TERMINAL_DISPLAY_LIMIT, ToolCallEntry
+
+RECORD_METHOD = "_rat/shell"  # an extension method name (leading underscore, ACP's rule): never sent to an agent
+RUNNING = "running"
+
+
+@dataclass(eq=False)
+class ShellEntry(ToolCallEntry):
+    """One `!command`: its number in the tab (`@!N` attaches it), the command, where it ran, how it ended."""
+
+    number: int = 0
+    command: str = ""
+    cwd: str = ""
+    exit_code: int | None = None
+    duration: float | None = None
+    note: str | None = None
+    interrupted: bool = False
+    total_bytes: int = 0
+
+    @property
+    def terminal_id(self) -> str:
+        return f"{self.tool_call_id}-out"
+
+    @property
+    def running(self) -> bool:
+        return self.status == RUNNING
+
+
+def shell_entries(state: SessionState) -> list[ShellEntry]:
+    return [call for call in state.tool_calls.values() if isinstance(call, ShellEntry)]
+
+
+def find(state: SessionState, number: int | None = None) -> ShellEntry | None:
+    """Shell command `number` of this tab, or the last one (None)."""
+    entries = shell_entries(state)
+    if number is None:
+        return entries[-1] if entries else None
+    return next((entry for entry in entries if entry.number == number), None)
+
+
+def output_of(state: SessionState, entry: ShellEntry) -> str:
+    terminal = state.terminals.get(entry.terminal_id)
+    return terminal.output if terminal is not None else ""
+
+
+def _name(entry: ShellEntry) -> str:
+    """The dim line beside the title: the shell's number, where it ran and, once over, how long it took."""
+    parts = [f"!{entry.number}", entry.cwd]
+    if entry.duration is not None:
+        parts.append(format_duration(entry.duration))
+    return " · ".join(part for part in parts if part)
+
+
+def format_duration(seconds: float) -> str:
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+def start(state: SessionState, number: int, command: str, cwd: str) -> list[Change]:
+    """A command begins: its card, running, with an empty terminal."""
+    entry = ShellEntry(reducer._new_key(state, "sh"), f"rat-shell-{uuid.uuid4().hex}", title=f"! {clean(command)}",
+                       kind="execute", status=RUNNING, number=number, command=command, cwd=clean(cwd))
+    entry.content = [{"type": "terminal", "terminalId": entry.terminal_id}]
+    entry.name = _name(entry)
+    state.tool_calls[entry.tool_call_id] = entry
+    changes = reducer.terminal_snapshot(state, entry.terminal_id, "")
+    return reducer._add(state, entry) + changes
+
+
+def output(state: SessionState, number: int, text: str) -> list[Change]:
+    entry = find(state, number)
+    if entry is None:
+        return []
+    entry.total_bytes += len(text)
+    return reducer.terminal_output(state, entry.terminal_id, text)
+
+
+def finish(state: SessionState, number: int, exit_code: int | None, duration: float, *, cwd: str | None = None,
+           note: str | None = None, interrupted: bool = False, total_bytes: int | None = None) -> list[Change]:
+    """A command ended: its exit code, duration and, when rat stopped it or the shell went, why."""
+    entry = find(state, number)
+    if entry is None:
+        return []
+    entry.exit_code, entry.duration, entry.interrupted = exit_code, duration, interrupted
+    if total_bytes is not None:
+        entry.total_bytes = total_bytes
+    if note:
+        entry.note = clean(note)
+        entry.content = [{"type": "content", "content": {"type": "text", "text": entry.note}}, *entry.content[-1:]]
+    entry.status = "cancelled" if interrupted else "completed" if exit_code == 0 and not note else "failed"
+    entry.name = _name(entry)
+    changes = reducer.terminal_exit(state, entry.terminal_id, exit_code, None)
+    return changes or [EntryChanged(entry.key)]
+
+
+def record(state: SessionState, entry: ShellEntry) -> dict[str, Any]:
+    """The journal's record of a finished command (`apply_record` rebuilds the card from it)."""
+    params: dict[str, Any] = {
+        "number": entry.number, "command": entry.command, "cwd": entry.cwd, "exitCode": entry.exit_code,
+        "durationMs": round((entry.duration or 0) * 1000), "output": output_of(state, entry)[-TERMINAL_DISPLAY_LIMIT:],
+        "totalBytes": entry.total_bytes,
+    }
+    if entry.note:
+        params["note"] = entry.note
+    if entry.interrupted:
+        params["interrupted"] = True
+    return {"jsonrpc": "2.0", "method": RECORD_METHOD, "params": params}
+
+
+def apply_record(state: SessionState, params: Any) -> list[Change]:
+    """A journaled command, rebuilt as its card (history, `rat replay`); a malformed record is skipped."""
+    if not isinstance(params, dict) or not isinstance(params.get("command"), str):
+        return []
+    number = params.get("number")
+    number = number if isinstance(number, int) and not isinstance(number, bool) else len(shell_entries(state)) + 1
+    code = params.get("exitCode")
+    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    duration = params.get("durationMs")
+    seconds = duration / 1000 if isinstance(duration, (int, float)) and not isinstance(duration, bool) else 0.0
+    cwd = params.get("cwd") if isinstance(params.get("cwd"), str) else ""
+    note = params.get("note") if isinstance(params.get("note"), str) else None
+    total = params.get("totalBytes") if isinstance(params.get("totalBytes"), int) else None
+    changes = start(state, number, params["command"], cwd)
+    text = params.get("output")
+    if isinstance(text, str):
+        changes += output(state, number, text)
+    changes += finish(state, number, code, seconds, note=note, interrupted=params.get("interrupted") is True,
+                      total_bytes=total)
+    return changes
