@@ -1,0 +1,283 @@
+"""The tab's own shell (`!command`) over a real PTY, in the real app against scripted agents over pipes."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from rat_tui.app import RatApp
+from rat_tui.history.rebuild import rebuild
+from rat_tui.history.records import OUT, Recorded
+from rat_tui.session.shell_context import card_text
+from rat_tui.state import shell
+from rat_tui.state.models import TERMINAL_DISPLAY_LIMIT
+
+from .helpers.acp_schema import validate
+from .helpers.agents import received
+from .helpers.app import scripted, send, state_word, until, view
+from .helpers.shell import output, processes_in, run_command
+
+pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/proc").is_dir(), reason="needs a PTY and /proc")
+
+EMBED = {"promptCapabilities": {"embeddedContext": True}}
+NO_EMBED = {"promptCapabilities": {"embeddedContext": False}}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "sub" / "deeper").mkdir(parents=True)
+    (root / "sub" / "notes.txt").write_text("n\n")
+    (root / "readme.md").write_text("r\n")
+    return root
+
+
+def app_for(tmp_path: Path, project: Path, capabilities: dict | None = None, turns: list | None = None) -> RatApp:
+    script: dict = {"turns": turns or [[{"chunk": "ok"}]]}
+    if capabilities is not None:
+        script["initialize_result"] = {"agentCapabilities": capabilities}
+    return RatApp(scripted(script, tmp_path), project)
+
+
+async def test_cd_and_export_persist_between_commands(tmp_path: Path, project: Path) -> None:
+    app = app_for(tmp_path, project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        cd = await run_command(pilot, app, "cd sub")
+        assert cd.exit_code == 0 and cd.status == "completed"
+        pwd = await run_command(pilot, app, "pwd")
+        assert output(app, pwd).strip() == os.path.realpath(project / "sub")
+        await run_command(pilot, app, "export X=1")
+        echo = await run_command(pilot, app, "echo $X")
+        assert output(app, echo).strip() == "1"
+        failed = await run_command(pilot, app, "false")
+        assert failed.exit_code == 1 and failed.status == "failed"
+        transcript = view(app).transcript.plain_text
+        assert "! pwd" in transcript and "exit code 1" in transcript
+        assert received_prompts(tmp_path) == []  # nothing of it went to the agent
+
+
+def received_prompts(tmp_path: Path) -> list:
+    record = Path(os.environ.get("RAT_FAKE_RECORD", tmp_path / "none.jsonl"))
+    return [m for m in received(record) if m.get("method") == "session/prompt"] if record.exists() else []
+
+
+async def test_flood_is_capped_and_keys_echo_meanwhile(tmp_path: Path, project: Path) -> None:
+    app = app_for(tmp_path, project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        composer = view(app).composer
+
+        async def echo_times(word: str) -> list[float]:
+            times = []
+            for char in word:
+                started = time.perf_counter()
+                await pilot.press(char)
+                await until(pilot, lambda c=char: composer.text.endswith(c), "the key's echo")
+                times.append(time.perf_counter() - started)
+            return times
+
+        floor = await echo_times("quiet")
+        composer.clear()
+        entry = await run_command(pilot, app, "head -c 50000000 /dev/zero | tr '\\0' 'y' | fold -w 99", wait=False)
+        await until(pilot, lambda: entry.total_bytes > 0, "the flood's first output")
+        busy = await echo_times("typing")
+        session = view(app).session
+        await until(pilot, lambda: not entry.running, "the flood to end", timeout=120)
+        assert entry.exit_code == 0
+        assert entry.total_bytes == 50_000_000 + 50_000_000 // 99  # the y's and a newline per full line
+        kept = output(app, entry)
+        assert 0 < len(kept) <= TERMINAL_DISPLAY_LIMIT and kept.rstrip("\n").endswith("y" * 10)
+        assert composer.text == "typing"
+        assert "earlier lines (v to view all)" in view(app).transcript.plain_text
+        print(f"\nkey echo during a 50 MB shell flood: median {statistics.median(busy) * 1000:.1f} ms, "
+              f"max {max(busy) * 1000:.1f} ms; idle floor median {statistics.median(floor) * 1000:.1f} ms "
+              f"(ratio {statistics.median(busy) / statistics.median(floor):.1f}x)")
+        assert session.shell.shell is not None
+
+
+async def test_escape_interrupts_a_sleep_then_the_shell_goes_on(tmp_path: Path, project: Path) -> None:
+    app = app_for(tmp_path, project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await run_command(pilot, app, "cd sub")
+        entry = await run_command(pilot, app, "sleep 30", wait=False)
+        runs = view(app).session.shell
+        await until(pilot, lambda: any(_is_sleep(pid) for pid in processes_in(project / "sub")), "sleep to start")
+        started = time.perf_counter()
+        await pilot.press("escape")
+        await until(pilot, lambda: not entry.running, "the interrupt", timeout=10)
+        took = time.perf_counter() - started
+        print(f"\nEsc to the end of `sleep 30`: {took * 1000:.0f} ms")
+        assert entry.interrupted and entry.status == "cancelled" and not runs.running
+        # Well before the 30 s the sleep would take: the interrupt ended it.
+        assert took < 10
+        after = await run_command(pilot, app, "pwd")
+        assert output(app, after).strip() == os.path.realpath(project / "sub")  # the same shell, its cd kept
+
+
+def _is_sleep(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"sleep")
+    except OSError:
+        return False
+
+
+async def test_second_escape_kills_what_ignores_sigint(tmp_path: Path, project: Path) -> None:
+    app = app_for(tmp_path, project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        command = "python3 -c 'import signal,time; signal.signal(signal.SIGINT, signal.SIG_IGN); print(1, flush=True); time.sleep(60)'"
+        entry = await run_command(pilot, app, command, wait=False)
+        await until(pilot, lambda: "1" in output(app, entry), "the program to start")
+        await pilot.press("escape")
+        await pilot.press("escape")
+        await until(pilot, lambda: not entry.running, "the kill", timeout=10)
+        assert entry.interrupted and entry.exit_code == 137
+
+
+async def test_closing_the_tab_leaves_no_process(tmp_path: Path, project: Path) -> None:
+    app = app_for(tmp_path, project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await run_command(pilot, app, "cd sub; (sleep 300 &) ; sleep 301 &")
+        entry = await run_command(pilot, app, "sleep 302", wait=False)
+        await until(pilot, lambda: sum(_is_sleep(pid) for pid in processes_in(project)) == 3, "three sleeps")
+        assert entry.running
+        await pilot.press("alt+w")
+        await until(pilot, lambda: not app.tabs.views or not app.is_running, "the tab to close")
+    deadline = time.monotonic() + 10
+    while processes_in(project) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_in(project) == []
+
+
+@pytest.mark.parametrize("capabilities, kind", [(EMBED, "resource"), (NO_EMBED, "text")])
+async def test_attaching_a_card_sends_exactly_its_text(tmp_path: Path, project: Path, record_file: Path,
+                                                       capabilities: dict, kind: str) -> None:
+    app = app_for(tmp_path, project, capabilities)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        entry = await run_command(pilot, app, "printf 'one\\n\\033[31mtwo\\033[0m\\n'; exit 3")
+        await run_command(pilot, app, "echo later")
+        tab = view(app)
+        await pilot.press("ctrl+t")  # the transcript
+        await until(pilot, lambda: tab.transcript.has_focus, "the transcript focused")
+        tab.transcript.cursor_key = entry.key
+        await pilot.press("a")
+        await until(pilot, lambda: tab.composer.text == "@!1 ", "the mention in the composer")
+        await send(pilot, "why did it fail?")
+        await until(pilot, lambda: "ok" in tab.transcript.plain_text, "the answer")
+        expected = card_text(entry, tab.session.state.terminals)
+        assert "🐚 !1" in tab.transcript.plain_text
+    assert expected.startswith("$ printf") and "one\ntwo\n" in expected and "exit code 3" in expected
+    (prompt,) = [m for m in received(record_file) if m.get("method") == "session/prompt"]
+    validate("session/prompt", "request", prompt["params"])
+    blocks = prompt["params"]["prompt"]
+    assert blocks[0] == {"type": "text", "text": "@!1 why did it fail?"}
+    assert len(blocks) == 2 and blocks[1]["type"] == kind
+    sent = blocks[1]["resource"]["text"] if kind == "resource" else blocks[1]["text"]
+    assert sent == expected
+    assert "later" not in sent  # only the card named
+
+
+async def test_at_bang_with_no_command_is_not_sent(tmp_path: Path, project: Path, record_file: Path) -> None:
+    app = app_for(tmp_path, project, EMBED)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await send(pilot, "look @! ")
+        await until(pilot, lambda: any("no shell command" in n.message for n in app._notifications), "the refusal")
+        assert view(app).composer.text == "look @! "  # kept, nothing lost
+        view(app).composer.clear()
+        await send(pilot, "x")  # something else goes, and the agent proves it read what came before
+        await until(pilot, lambda: "ok" in view(app).transcript.plain_text, "the answer")
+    prompts = [m for m in received(record_file) if m.get("method") == "session/prompt"]
+    assert [p["params"]["prompt"][0]["text"] for p in prompts] == ["x"]
+
+
+async def test_full_screen_program_is_stopped_with_a_message(tmp_path: Path, project: Path) -> None:
+    app = app_for(tmp_path, project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        entry = await run_command(pilot, app, "printf '\\033[?1049hscreen'; sleep 60")
+        assert entry.note and "whole screen" in entry.note and entry.status == "failed"
+        assert "whole screen" in view(app).transcript.plain_text
+        assert "\x1b[?1049h" not in output(app, entry)
+
+
+async def test_tab_completes_paths_where_the_shell_is(tmp_path: Path, project: Path) -> None:
+    app = app_for(tmp_path, project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        composer = view(app).composer
+        await pilot.press("!", *"ls s")
+        await pilot.press("tab")
+        assert composer.text == "!ls sub/"
+        await pilot.press("d", "tab")
+        assert composer.text == "!ls sub/deeper/"
+        composer.clear()
+        await run_command(pilot, app, "cd sub")
+        await pilot.press("!", *"cat n", "tab")
+        assert composer.text == "!cat notes.txt "  # relative to the shell's directory now
+
+
+async def test_up_after_bang_walks_shell_commands_only(tmp_path: Path, project: Path) -> None:
+    app = app_for(tmp_path, project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await run_command(pilot, app, "echo first")
+        await send(pilot, "a prompt")
+        await until(pilot, lambda: "ok" in view(app).transcript.plain_text, "the answer")
+        await run_command(pilot, app, "echo second")
+        composer = view(app).composer
+        await pilot.press("!", "up")
+        assert composer.text == "!echo second"
+        await pilot.press("up")
+        assert composer.text == "!echo first"
+        await pilot.press("down", "down")
+        assert composer.text == "!"
+        await pilot.press("backspace", "up")
+        assert composer.text == "!echo second"  # the whole history (prompts and commands) on an empty composer
+        await pilot.press("up")
+        assert composer.text == "a prompt"
+
+
+async def test_remote_agent_says_bang_cannot_run(tmp_path: Path, project: Path) -> None:
+    from rat_tui.agents.spec import AgentSpec
+
+    fake = tmp_path / "bin" / "ssh"  # an agent launched through ssh: the shell would run on the wrong machine
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexec sleep 60\n")
+    fake.chmod(0o755)
+    app = RatApp(AgentSpec(name="remote", argv=[str(fake), "host", "agent"], env={}, is_demo=False), project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await run_command_refused(pilot, app, "ls")
+        assert view(app).composer.text == "!ls"
+        assert shell.shell_entries(view(app).session.state) == []
+
+
+async def run_command_refused(pilot, app, command: str) -> None:
+    await pilot.press("!", *command, "enter")
+    await until(pilot, lambda: any("another machine" in n.message for n in app._notifications), "the refusal")
+
+
+def test_journal_record_rebuilds_the_card() -> None:
+    from rat_tui.state.store import SessionStore
+
+    store = SessionStore()
+    store.dispatch(shell.start, 1, "make test", "~/p")
+    store.dispatch(shell.output, 1, "\x1b[32mok\x1b[0m 3 passed\n")
+    store.dispatch(shell.finish, 1, 0, 1.5, total_bytes=30)
+    entry = shell.find(store.state)
+    assert entry is not None
+    message = shell.record(store.state, entry)
+    rebuilt = rebuild([Recorded(0.0, OUT, message)]).store.state
+    (again,) = shell.shell_entries(rebuilt)
+    assert (again.command, again.exit_code, again.duration, again.cwd, again.total_bytes) == ("make test", 0, 1.5, "~/p", 30)
+    assert shell.output_of(rebuilt, again) == "\x1b[32mok\x1b[0m 3 passed\n"
+    assert again.name == "!1 · ~/p · 1.5 s"
+    assert rebuild([Recorded(0.0, OUT, {"method": shell.RECORD_METHOD, "params": {"command": 3}})]).store.state.entries == []
