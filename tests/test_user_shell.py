@@ -108,12 +108,16 @@ async def test_escape_interrupts_a_sleep_then_the_shell_goes_on(tmp_path: Path, 
         entry = await run_command(pilot, app, "sleep 30", wait=False)
         runs = view(app).session.shell
         await until(pilot, lambda: any(_is_sleep(pid) for pid in processes_in(project / "sub")), "sleep to start")
+        tab = view(app)
+        await until(pilot, lambda: "$ sleep 30 · Esc stops" in str(tab.status_bar.render()), "the status bar's mark")
+        assert str(app.tabs.get_tab(app.tabs.active_pane.id).label).startswith("$ ")
         started = time.perf_counter()
         await pilot.press("escape")
         await until(pilot, lambda: not entry.running, "the interrupt", timeout=10)
         took = time.perf_counter() - started
         print(f"\nEsc to the end of `sleep 30`: {took * 1000:.0f} ms")
         assert entry.interrupted and entry.status == "cancelled" and not runs.running
+        await until(pilot, lambda: "Esc stops" not in str(tab.status_bar.render()), "the mark gone")
         # Well before the 30 s the sleep would take: the interrupt ended it.
         assert took < 10
         after = await run_command(pilot, app, "pwd")

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..protocol.sanitize import clean
 from . import reducer
-from .models import Change, EntryChanged, SessionState, TERMINAL_DISPLAY_LIMIT, ToolCallEntry
+from .models import Change, EntryChanged, FieldChanged, SessionState, TERMINAL_DISPLAY_LIMIT, ToolCallEntry
 
 RECORD_METHOD = "_rat/shell"  # an extension method name (leading underscore, ACP's rule): never sent to an agent
 RUNNING = "running"
@@ -88,7 +88,8 @@ def start(state: SessionState, number: int, command: str, cwd: str) -> list[Chan
     entry.name = _name(entry)
     state.tool_calls[entry.tool_call_id] = entry
     changes = reducer.terminal_snapshot(state, entry.terminal_id, "")
-    return reducer._add(state, entry) + changes
+    state.shell_running = entry.command
+    return [*reducer._add(state, entry), *changes, FieldChanged("shell")]
 
 
 def output(state: SessionState, number: int, text: str) -> list[Change]:
@@ -114,7 +115,8 @@ def finish(state: SessionState, number: int, exit_code: int | None, duration: fl
     entry.status = "cancelled" if interrupted else "completed" if exit_code == 0 and not note else "failed"
     entry.name = _name(entry)
     changes = reducer.terminal_exit(state, entry.terminal_id, exit_code, None)
-    return changes or [EntryChanged(entry.key)]
+    state.shell_running = None
+    return [*(changes or [EntryChanged(entry.key)]), FieldChanged("shell")]
 
 
 def record(state: SessionState, entry: ShellEntry) -> dict[str, Any]:

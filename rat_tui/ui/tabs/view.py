@@ -73,7 +73,8 @@ class SessionView(Vertical):
     """
 
     BINDINGS = [
-        Binding("escape", "cancel_turn", "Cancel turn", id="session.cancel", tooltip="Cancel the running turn"),
+        Binding("escape", "cancel_turn", "Cancel turn", id="session.cancel",
+                tooltip="Interrupt the running !command (twice: kill it), else cancel the running turn"),
         Binding("ctrl+t", "toggle_focus", "Transcript/prompt", id="session.toggle_focus", show=False,
                 tooltip="Move the focus between the transcript (tool-call keys) and the prompt"),
         Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
