@@ -285,3 +285,21 @@ def test_journal_record_rebuilds_the_card() -> None:
     assert shell.output_of(rebuilt, again) == "\x1b[32mok\x1b[0m 3 passed\n"
     assert again.name == "!1 · ~/p · 1.5 s"
     assert rebuild([Recorded(0.0, OUT, {"method": shell.RECORD_METHOD, "params": {"command": 3}})]).store.state.entries == []
+
+
+async def test_commands_typed_ahead_run_in_order(tmp_path: Path, project: Path) -> None:
+    app = app_for(tmp_path, project)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        first = await run_command(pilot, app, "sleep 2; cd sub", wait=False)
+        second = await run_command(pilot, app, "pwd", wait=False)
+        assert first.status == "running" and second.status == "queued"
+        await until(pilot, lambda: not second.running, "the queued command to run")
+        assert output(app, second).strip() == os.path.realpath(project / "sub")
+        # Esc stops the running one and drops what was typed after it.
+        running = await run_command(pilot, app, "sleep 30", wait=False)
+        dropped = await run_command(pilot, app, "echo never", wait=False)
+        await until(pilot, lambda: any(_is_sleep(pid) for pid in processes_in(project)), "sleep to start")
+        await pilot.press("escape")
+        await until(pilot, lambda: not running.running and not dropped.running, "both to end")
+        assert dropped.status == "cancelled" and "Not run" in (dropped.note or "") and output(app, dropped) == ""

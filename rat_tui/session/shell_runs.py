@@ -24,6 +24,7 @@ from .user_shell import UserShell, unavailable_reason
 log = logging.getLogger("rat.shell")
 
 OUTPUT_EVERY = 0.05  # seconds between two batches of a command's output into the store
+MAX_QUEUED = 20  # commands typed ahead while one runs
 
 
 class ShellRuns:
@@ -43,6 +44,8 @@ class ShellRuns:
         self._flush_handle: asyncio.TimerHandle | None = None
         self._number = 0
         self._noted = False
+        self._closed = False
+        self._queue: list[tuple[int, str]] = []  # (number, command) typed while one runs
         # Told (command number) when a command ends: the UI's hook (the status bar, a notice).
         self.listeners: list[Callable[[int], None]] = []
 
@@ -56,31 +59,51 @@ class ShellRuns:
         return Path(self.shell.cwd) if self.shell is not None else self.cwd
 
     def why_not(self) -> str | None:
-        """Why a command cannot start now, or None."""
+        """Why no command can run in this tab, or None."""
         if self.refusal is not None:
             return self.refusal
-        if self.running:
-            return "A shell command is still running (Esc interrupts it, twice kills it)."
         return unavailable_reason()
 
     def run(self, command: str) -> str | None:
-        """Start `command` in the background; returns why it cannot start (said nowhere else), or None."""
+        """Start `command` in the background, or queue it behind the one running (typed ahead, it runs next,
+        as in a terminal); returns why it cannot run (said nowhere else), or None."""
         command = command.strip()
         if not command:
             return "Type a command after `!` (for example `!git status`)."
         why = self.why_not()
         if why is not None:
             return why
+        if len(self._queue) >= MAX_QUEUED:
+            return f"{MAX_QUEUED} shell commands are waiting already: let them run (Esc stops them) first."
         if self.shell is None:
             self.shell = UserShell(self.cwd, on_output=self._on_output)
         if self.shell.note and not self._noted:
             self._noted = True
             self.store.dispatch(reducer.add_notice, self.shell.note, "info")
         self.count += 1
-        self._number = self.count
-        self.store.dispatch(shell.start, self._number, command, _short(self.shell.cwd))
-        self.task = asyncio.get_running_loop().create_task(self._run(self._number, command), name=f"shell !{self._number}")
+        queued = self.running or bool(self._queue)
+        self.store.dispatch(shell.start, self.count, command, _short(self.shell.cwd), queued=queued)
+        if queued:
+            self._queue.append((self.count, command))
+        else:
+            self._launch(self.count, command)
         return None
+
+    def _launch(self, number: int, command: str) -> None:
+        self._number = number
+        self.task = asyncio.get_running_loop().create_task(self._run(number, command), name=f"shell !{number}")
+        self.task.add_done_callback(self._next)
+
+    def _next(self, _task: asyncio.Task[None]) -> None:
+        if self._queue and not self._closed and self.shell is not None:
+            number, command = self._queue.pop(0)
+            self.store.dispatch(shell.begin, number, _short(self.shell.cwd))
+            self._launch(number, command)
+
+    def _drop_queue(self, why: str) -> None:
+        for number, _ in self._queue:
+            self.store.dispatch(shell.drop, number, why)
+        self._queue.clear()
 
     async def _run(self, number: int, command: str) -> None:
         assert self.shell is not None
@@ -150,10 +173,13 @@ class ShellRuns:
         """Esc while a command runs: "interrupt" the first time, "kill" the next; None when none runs."""
         if not self.running or self.shell is None:
             return None
+        self._drop_queue(f"Not run: !{self._number} before it was interrupted.")
         return self.shell.interrupt()
 
     async def close(self) -> None:
         """The tab closes or rat quits: the shell and all it started are killed."""
+        self._closed = True
+        self._drop_queue("Not run: the tab was closed.")
         if self.shell is not None:
             await self.shell.close()
         if self.task is not None and not self.task.done():

@@ -23,6 +23,7 @@ from .models import Change, EntryChanged, FieldChanged, SessionState, TERMINAL_D
 
 RECORD_METHOD = "_rat/shell"  # an extension method name (leading underscore, ACP's rule): never sent to an agent
 RUNNING = "running"
+QUEUED = "queued"
 
 
 @dataclass(eq=False)
@@ -44,7 +45,8 @@ class ShellEntry(ToolCallEntry):
 
     @property
     def running(self) -> bool:
-        return self.status == RUNNING
+        """Running or queued: not over yet."""
+        return self.status in (RUNNING, QUEUED)
 
 
 def shell_entries(state: SessionState) -> list[ShellEntry]:
@@ -80,16 +82,39 @@ def format_duration(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
-def start(state: SessionState, number: int, command: str, cwd: str) -> list[Change]:
-    """A command begins: its card, running, with an empty terminal."""
+def start(state: SessionState, number: int, command: str, cwd: str, *, queued: bool = False) -> list[Change]:
+    """A command's card: running, with an empty terminal, or `queued` behind the one running (`begin` starts it)."""
     entry = ShellEntry(reducer._new_key(state, "sh"), f"rat-shell-{uuid.uuid4().hex}", title=f"! {clean(command)}",
-                       kind="execute", status=RUNNING, number=number, command=command, cwd=clean(cwd))
+                       kind="execute", status=QUEUED if queued else RUNNING, number=number, command=command,
+                       cwd=clean(cwd))
     entry.content = [{"type": "terminal", "terminalId": entry.terminal_id}]
     entry.name = _name(entry)
     state.tool_calls[entry.tool_call_id] = entry
     changes = reducer.terminal_snapshot(state, entry.terminal_id, "")
-    state.shell_running = entry.command
+    if not queued:
+        state.shell_running = entry.command
     return [*reducer._add(state, entry), *changes, FieldChanged("shell")]
+
+
+def begin(state: SessionState, number: int, cwd: str) -> list[Change]:
+    """A queued command starts, where the shell is now."""
+    entry = find(state, number)
+    if entry is None:
+        return []
+    entry.status, entry.cwd = RUNNING, clean(cwd)
+    entry.name = _name(entry)
+    state.shell_running = entry.command
+    return [EntryChanged(entry.key), FieldChanged("shell")]
+
+
+def drop(state: SessionState, number: int, why: str) -> list[Change]:
+    """A queued command that will not run (an earlier one was interrupted, the tab closes)."""
+    entry = find(state, number)
+    if entry is None or entry.status != QUEUED:
+        return []
+    entry.status, entry.note, entry.interrupted = "cancelled", clean(why), True
+    entry.content = [{"type": "content", "content": {"type": "text", "text": entry.note}}]
+    return [EntryChanged(entry.key)]
 
 
 def output(state: SessionState, number: int, text: str) -> list[Change]:

@@ -33,6 +33,7 @@ STATUS_MARKS = {
     "pending": ("○", "tool-pending"),
     "in_progress": ("◐", "tool-running"),
     "running": ("◐", "tool-running"),  # a `!command` in the user's own shell (state/shell.py)
+    "queued": ("○", "tool-pending"),  # a `!command` typed while another runs
     "completed": ("●", "tool-completed"),
     "failed": ("✗", "tool-failed"),
     "cancelled": ("⊘", "tool-pending"),
