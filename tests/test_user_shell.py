@@ -303,3 +303,20 @@ async def test_commands_typed_ahead_run_in_order(tmp_path: Path, project: Path) 
         await pilot.press("escape")
         await until(pilot, lambda: not running.running and not dropped.running, "both to end")
         assert dropped.status == "cancelled" and "Not run" in (dropped.note or "") and output(app, dropped) == ""
+
+
+async def test_at_bang_typed_by_hand_attaches_the_last_command(tmp_path: Path, project: Path, record_file: Path) -> None:
+    app = app_for(tmp_path, project, EMBED)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        await run_command(pilot, app, "echo first")
+        last = await run_command(pilot, app, "echo second")
+        composer = view(app).composer
+        await pilot.press(*"see @!")
+        assert not composer.file_menu.is_open  # `@!` is no file name: Enter sends
+        await pilot.press("enter")
+        await until(pilot, lambda: "ok" in view(app).transcript.plain_text, "the answer")
+        expected = card_text(last, view(app).session.state.terminals)
+    (prompt,) = [m for m in received(record_file) if m.get("method") == "session/prompt"]
+    assert [block.get("resource", {}).get("text") for block in prompt["params"]["prompt"][1:]] == [expected]
+    assert expected == f"$ echo second\nsecond\n[exit code 0 in {last.cwd}]"

@@ -170,7 +170,7 @@ class PromptComposer(TextArea):
         if at < 0 or (at > 0 and not before[at - 1].isspace()):
             return None
         query = before[at + 1:]
-        if any(ch.isspace() for ch in query) or query.startswith('"'):
+        if any(ch.isspace() for ch in query) or query.startswith(('"', "!")):  # `@!`: a shell card, not a file
             return None
         return query, at
 
