@@ -320,3 +320,21 @@ async def test_at_bang_typed_by_hand_attaches_the_last_command(tmp_path: Path, p
     (prompt,) = [m for m in received(record_file) if m.get("method") == "session/prompt"]
     assert [block.get("resource", {}).get("text") for block in prompt["params"]["prompt"][1:]] == [expected]
     assert expected == f"$ echo second\nsecond\n[exit code 0 in {last.cwd}]"
+
+
+async def test_keys_are_in_f1_and_the_palette(tmp_path: Path, project: Path) -> None:
+    from rat_tui.ui.screens.help import HelpScreen
+
+    app = app_for(tmp_path, project)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await until(pilot, lambda: state_word(app) == "ready", "ready")
+        commands = {command.title: command for command in app.get_system_commands(app.screen)}
+        assert "Attach shell card" in commands and commands["Attach shell card"].help.endswith("(a)")
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        rows = "\n".join(f"{row.area} | {row.keys} | {row.what} | {row.ident}" for row in app.screen.rows)
+        assert "Prompt | ! | At the start: run the rest in this tab's own shell" in rows
+        assert "@! / @!N" in rows
+        await pilot.press("escape", "ctrl+t", "f1")
+        rows = "\n".join(f"{row.area} | {row.keys} | {row.what} | {row.ident}" for row in app.screen.rows)
+        assert "Session | a | Attach the nearest shell card (a !command and its output) to the next prompt" in rows
