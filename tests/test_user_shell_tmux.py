@@ -95,3 +95,56 @@ def test_bang_commands_typed_while_the_agent_streams(tmp_path: Path) -> None:
         journal.close()
     assert [card.command for card in cards] == ["cd sub", "pwd", "echo $((6*7))"]
     assert cards[1].exit_code == 0 and cards[1].cwd.endswith("project/sub")  # where it ran
+
+
+def echo_times(tmux: Tmux, word: str, prompt_line) -> list[float]:
+    """Each key of `word` typed alone, and how long until the terminal shows it in the prompt."""
+    times = []
+    typed = ""
+    for char in word:
+        typed += char
+        started = time.perf_counter()
+        tmux.keys("-l", char)
+        tmux.wait_until(lambda s, t=typed: prompt_line(s).endswith(t), f"{typed!r} echoed", timeout=30)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def test_keys_echo_while_a_command_floods_the_card(tmp_path: Path) -> None:
+    import statistics
+
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**os.environ, "TERM": "xterm-256color", "TMUX_TMPDIR": str(tmp_path)}
+    env.pop("TMUX", None)
+    tmux = Tmux(env)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [[{"chunk": "ok"}]]}))
+    agent = [sys.executable, str(AGENTS / "scripted_agent.py"), str(script)]
+    tmux.start(["exec", sys.executable, "-m", "rat_tui", "--cwd", str(project), "--", *agent], project)
+
+    def prompt_line(screen: str) -> str:
+        lines = [line for line in screen.splitlines() if line.startswith("▊ ")]
+        return lines[-1][2:].rstrip(" ▎") if lines else ""
+
+    try:
+        tmux.wait_for("ready")
+        floor = echo_times(tmux, "quiet", prompt_line)
+        for _ in "quiet":
+            tmux.keys("BSpace")
+        tmux.wait_until(lambda s: "quiet" not in prompt_line(s), "the prompt emptied")
+        type_keys(tmux, "!head -c 50000000 /dev/zero | tr '\\0' y | fold -w 99")
+        tmux.keys("Enter")
+        tmux.wait_for("Esc stops")
+        busy = echo_times(tmux, "typing", prompt_line)
+        still = "Esc stops" in tmux.screen()
+        screen = tmux.wait_until(lambda s: "exit code 0" in s, "the flood to end", timeout=120)
+        assert "earlier lines (v to view all)" in screen
+        tmux.keys("C-q")
+        wait_until(lambda: not tmux.alive(), "rat to quit", timeout=20)
+    finally:
+        tmux.kill()
+    print(f"\nkey echo on screen (tmux), median / max: idle {statistics.median(floor) * 1000:.0f} / "
+          f"{max(floor) * 1000:.0f} ms; during a 50 MB !command {statistics.median(busy) * 1000:.0f} / "
+          f"{max(busy) * 1000:.0f} ms (ratio of medians {statistics.median(busy) / statistics.median(floor):.1f}x; "
+          f"the flood {'still ran' if still else 'had ended'} after the last key)")

@@ -43,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import priority
 from ..protocol import terminals
 from ..protocol.transport import LIVE_GROUPS
 
@@ -61,7 +62,11 @@ ALTERNATE_SCREEN = (b"\x1b[?1049h", b"\x1b[?1047h", b"\x1b[?47h")
 ALT_TAIL = max(len(seq) for seq in ALTERNATE_SCREEN) - 1
 # After the end arrives, what the command wrote is already in the PTY; this much more is waited for at most.
 DRAIN_SECONDS = 0.05
-INTERRUPT_WAIT = 1.0  # after a SIGKILL, how long the shell has to report the end before it is killed too
+# Output read per wake-up of the reader: less than the agent terminals' budget, so that a flood leaves keys
+# and frames more turns of the loop.
+READ_BUDGET = 256 * 1024
+INTERRUPT_WAIT = 1.0
+STOP_POLL = 0.05  # how often a stopped full-screen command's processes are killed again until it ends  # after a SIGKILL, how long the shell has to report the end before it is killed too
 
 
 @dataclass
@@ -127,6 +132,7 @@ class UserShell:
         self._stopped_note: str | None = None
         self._exited: asyncio.Event | None = None
         self._closed = False
+        self._held = False  # the PTY's reader is off while a key is on its way (_hold_for_input)
 
     @property
     def running(self) -> bool:
@@ -179,7 +185,7 @@ class UserShell:
         exited.set()
         log.info("shell %d exited with %s", process.pid, code)
         if process is self._process:
-            self._on_output()  # what it printed last
+            self._on_output(force=True)  # what it printed last
             if self._ended is not None and not self._ended.done():
                 self._ended.set_result((code if code >= 0 else 128 - code, ""))
             self._forget()
@@ -200,9 +206,11 @@ class UserShell:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def _on_output(self) -> None:
+    def _on_output(self, force: bool = False) -> None:
+        if not force and self._master >= 0 and self._hold_for_input():
+            return
         received = bytearray()
-        while self._master >= 0 and len(received) < terminals.READ_BUDGET:
+        while self._master >= 0 and len(received) < READ_BUDGET:
             try:
                 data = os.read(self._master, terminals.READ_CHUNK)
             except BlockingIOError:
@@ -227,6 +235,25 @@ class UserShell:
             except Exception:
                 log.exception("shell output observer failed")
 
+    def _hold_for_input(self) -> bool:
+        """While a key the user typed is on its way to the screen, the output waits (input first,
+        `priority`): the command only blocks on a full PTY meanwhile, and the key is drawn first."""
+        wait = priority.input_wait()
+        if not wait or self._held:
+            return bool(wait) and self._held
+        self._held = True
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(self._master)
+        master = self._master
+
+        def resume() -> None:
+            self._held = False
+            if self._master == master:
+                loop.add_reader(master, self._on_output)
+
+        priority.call_after_input(loop, wait, resume)
+        return True
+
     def _check_alternate_screen(self, data: bytes) -> None:
         window = self._alt_tail + data
         self._alt_tail = window[-ALT_TAIL:]
@@ -234,7 +261,15 @@ class UserShell:
             self._stopped_note = ("This program wants the whole screen (an editor, a pager, `top`…), which a "
                                   "shell card cannot show: it was stopped. Run it in a terminal of your own.")
             log.info("shell command switched to the alternate screen: stopped")
-            self._signal_children(signal.SIGKILL)
+            self._keep_stopping(self._ended)
+
+    def _keep_stopping(self, ended: asyncio.Future | None) -> None:
+        """SIGKILL what the command runs until it ends: the escape may come from the shell itself (`printf`)
+        before the program it starts next."""
+        if ended is None or ended.done() or ended is not self._ended:
+            return
+        self._signal_children(signal.SIGKILL)
+        asyncio.get_running_loop().call_later(STOP_POLL, self._keep_stopping, ended)
 
     def _on_status(self) -> None:
         while self._status >= 0:
@@ -312,7 +347,7 @@ class UserShell:
         deadline = time.monotonic() + DRAIN_SECONDS
         while self._master >= 0 and time.monotonic() < deadline:
             before = self._bytes
-            self._on_output()
+            self._on_output(force=True)
             if self._bytes == before:
                 break
 
