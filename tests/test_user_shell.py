@@ -338,3 +338,27 @@ async def test_keys_are_in_f1_and_the_palette(tmp_path: Path, project: Path) -> 
         await pilot.press("escape", "ctrl+t", "f1")
         rows = "\n".join(f"{row.area} | {row.keys} | {row.what} | {row.ident}" for row in app.screen.rows)
         assert "Session | a | Attach the nearest shell card (a !command and its output) to the next prompt" in rows
+
+
+def test_journal_finds_and_exports_shell_commands(tmp_path: Path) -> None:
+    from rat_tui.history.journal import HistoryJournal
+    from rat_tui.history.markdown import to_markdown
+    from rat_tui.state.store import SessionStore
+
+    store = SessionStore()
+    store.dispatch(shell.start, 1, "pytest -q", "~/p")
+    store.dispatch(shell.output, 1, "\x1b[31m1 failed\x1b[0m\n")
+    store.dispatch(shell.finish, 1, 1, 2.0)
+    entry = shell.find(store.state)
+    assert entry is not None
+    journal = HistoryJournal(tmp_path / "history.sqlite3")
+    try:
+        recorder = journal.start_session("agent", ["agent"], str(tmp_path))
+        recorder.record(OUT, shell.record(store.state, entry), 10)
+        recorder.flush()
+        (found,) = journal.sessions("pytest")
+        markdown = to_markdown(rebuild(journal.records(found.id)).store.state)
+    finally:
+        journal.close()
+    assert "### Shell: `pytest -q` — exit code 1 · !1 · ~/p · 2.0 s" in markdown
+    assert "1 failed" in markdown and "\x1b" not in markdown
