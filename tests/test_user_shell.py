@@ -362,3 +362,32 @@ def test_journal_finds_and_exports_shell_commands(tmp_path: Path) -> None:
         journal.close()
     assert "### Shell: `pytest -q` — exit code 1 · !1 · ~/p · 2.0 s" in markdown
     assert "1 failed" in markdown and "\x1b" not in markdown
+
+
+async def test_engine_end_comes_from_its_own_pipe_not_the_output(tmp_path: Path) -> None:
+    from rat_tui.session.user_shell import UserShell
+
+    chunks: list[str] = []
+    engine = UserShell(tmp_path, on_output=chunks.append, environ={**os.environ, "SHELL": "/bin/sh"})
+    try:
+        # The status line's own mark printed by the command: neither an end nor a directory change.
+        result = await engine.run("printf '\\036rat 0 /elsewhere\\n'; sleep 0.1; echo done; (exit 7)")
+        assert (result.exit_code, result.cwd) == (7, str(tmp_path))
+        assert "".join(chunks) == "\x1erat 0 /elsewhere\ndone\n"
+        chunks.clear()
+        broken = await engine.run("if then fi")  # a syntax error ends the command, not the shell
+        assert broken.exit_code == 2 and not broken.shell_exited and "then" in "".join(chunks)
+        multi = await engine.run("X=a\necho \"$X\"b")
+        assert multi.exit_code == 0 and "".join(chunks).endswith("ab\n")
+    finally:
+        await engine.close()
+    assert engine.pid is None
+
+
+def test_a_shell_that_is_not_posix_falls_back_to_sh_with_a_note() -> None:
+    from rat_tui.session.user_shell import FALLBACK_SHELL, pick_shell
+
+    assert pick_shell({"SHELL": "/usr/bin/fish"}) == (FALLBACK_SHELL, "Your shell /usr/bin/fish does not speak POSIX "
+                                                      f"sh: `!` commands run in {FALLBACK_SHELL} instead.")
+    assert pick_shell({"SHELL": "/bin/sh"}) == ("/bin/sh", None)
+    assert pick_shell({}) == (FALLBACK_SHELL, None)

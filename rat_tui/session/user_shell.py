@@ -181,7 +181,8 @@ class UserShell:
         log.info("shell %s started (pid %d) in %s", self.shell, self._process.pid, cwd)
 
     async def _watch(self, process: subprocess.Popen[bytes], exited: asyncio.Event) -> None:
-        code = await asyncio.to_thread(process.wait)
+        # On a pidfd where Linux has one: a thread waiting per tab's shell would take the loop's default executor.
+        code = await terminals._Child(process).wait()
         exited.set()
         log.info("shell %d exited with %s", process.pid, code)
         if process is self._process:
