@@ -71,7 +71,8 @@ async def test_the_footer_under_a_dialog_shows_the_dialogs_keys(tmp_path: Path, 
         await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission dialog")
         await until(pilot, lambda: "Pick" in footer_line(app), "the dialog's footer")
         line = footer_line(app)
-        assert "y a n Answer" in line and "Pick" in line, line
+        assert "y n Answer" in line and "Pick" in line, line  # no "always" offered: no `a` key shown
+        assert "Option 1" not in line, line
         assert "Cancel turn" not in line and "Plan" not in line, line
         await pilot.press("y")
         await until(pilot, lambda: "Removed." in view(app).transcript.plain_text, "the answer")

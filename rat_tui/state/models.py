@@ -51,6 +51,8 @@ class ToolCallEntry:
     meta: dict[str, Any] | None = None
     # How rat-tui itself answered a permission request for this call without asking (a rule).
     auto_decision: str | None = None
+    # A reject option was chosen for it (by the user or a rule): a `failed` status then reads "rejected".
+    rejected: bool = False
     expanded: bool = False
 
 

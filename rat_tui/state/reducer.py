@@ -344,6 +344,14 @@ def mark_auto_decision(state: SessionState, tool_call_id: str, text: str) -> lis
     return [EntryChanged(call.key)]
 
 
+def mark_rejected(state: SessionState, tool_call_id: str) -> list[Change]:
+    call = state.tool_calls.get(tool_call_id)
+    if call is None or call.rejected:
+        return []
+    call.rejected = True
+    return [EntryChanged(call.key)]
+
+
 def toggle_tool_call(state: SessionState, key: str) -> list[Change]:
     call = state.by_key.get(key)
     if not isinstance(call, ToolCallEntry):

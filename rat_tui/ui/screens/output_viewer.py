@@ -26,6 +26,7 @@ from ...state.models import TerminalState, ToolCallEntry
 from ...state.shell import ShellEntry
 from ..styled_once import StyledOnce
 from ..widgets.keys_footer import KeysFooter
+from ..widgets.tool_call import unfenced
 
 
 def tail_first(call: ToolCallEntry) -> bool:
@@ -52,7 +53,7 @@ def output_text(call: ToolCallEntry, terminals: dict[str, TerminalState]) -> str
         if kind == "content":
             block = item.get("content") or {}
             if isinstance(block, dict) and isinstance(block.get("text"), str):
-                parts.append(block["text"].rstrip("\n"))
+                parts.append(unfenced(block["text"]).rstrip("\n"))
         elif kind == "terminal":
             terminal = terminals.get(str(item.get("terminalId", "")))
             if terminal is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import json
 import logging
 from typing import Any, Callable
@@ -112,7 +114,8 @@ def _render_tool_call(
     placeholder until then, and `on_diff_ready` is called (from that thread) once it can be drawn.
     """
     colours = colours or {}
-    mark, variable = STATUS_MARKS.get(call.status, ("?", "tool-pending"))
+    rejected = call.rejected and call.status == "failed"
+    mark, variable = ("✗", "tool-pending") if rejected else STATUS_MARKS.get(call.status, ("?", "tool-pending"))
     colour = colours.get(variable, "")
     lead = Text()
     lead.append(f"{mark} ", style=colour)
@@ -124,7 +127,7 @@ def _render_tool_call(
         header.append(f" → {absolute}", style="dim")
     if call.name and call.name != call.title:  # the tool's own name (schema 1.22)
         header.append(f"  {call.name}", style="dim")
-    header.append(f"  {call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
+    header.append(f"  {'rejected' if rejected else call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
     if call.auto_decision:
         header.append(f"  ✓ {call.auto_decision}", style=colours.get("tool-completed", ""))
     parts: list[RenderableType] = [Hanging(lead, header)]
@@ -162,6 +165,24 @@ def _render_tool_call(
     return Group(*parts)
 
 
+_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})[\w.+-]*[ \t]*")
+
+
+def unfenced(text: str) -> str:
+    """The text inside, when all of `text` is one fenced code block (Claude sends a command's output as
+    ```` ```console ```` ... ```` ``` ````): a card shows output, not Markdown's markers. Anything else as it is."""
+    if not text.startswith(("```", "~~~")):
+        return text
+    lines = text.rstrip("\n").split("\n")
+    opening = _FENCE_OPEN.fullmatch(lines[0])
+    if opening is None or len(lines) < 2:
+        return text
+    marker = opening.group(1)
+    if lines[-1].strip() != marker or any(line.startswith(marker) for line in lines[1:-1]):
+        return text
+    return "\n".join(lines[1:-1])
+
+
 def _indented(renderable: RenderableType) -> Padding:
     """Indented as a block: a line too long for the card wraps under its own indent, not at column 0."""
     return Padding(renderable, (0, 0, 0, len(INDENT)))
@@ -183,7 +204,7 @@ def _content(item: dict[str, Any], terminals: dict[str, TerminalState], colours:
             placeholder = media_placeholder(block["type"], str(block.get("mimeType", "")), block.get("data"), block.get("uri"))
             return _indented(Text(placeholder, style="dim")), 0
         if block.get("type") == "text":
-            return _clip(str(block.get("text", "")), limit, "", tail=tail)
+            return _clip(unfenced(str(block.get("text", ""))), limit, "", tail=tail)
         if block.get("type") == "resource_link":
             return _indented(Text(f"🔗 {block.get('name') or block.get('uri')}  {block.get('uri', '')}", style="dim")), 0
         if block.get("type") == "resource":
