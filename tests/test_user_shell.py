@@ -391,3 +391,21 @@ def test_a_shell_that_is_not_posix_falls_back_to_sh_with_a_note() -> None:
                                                       f"sh: `!` commands run in {FALLBACK_SHELL} instead.")
     assert pick_shell({"SHELL": "/bin/sh"}) == ("/bin/sh", None)
     assert pick_shell({}) == (FALLBACK_SHELL, None)
+
+
+async def test_a_replayed_session_shows_its_shell_cards_and_refuses_bang(tmp_path: Path, project: Path) -> None:
+    from rat_tui.session.replay import ReplaySession
+    from rat_tui.state.store import SessionStore
+
+    store = SessionStore()
+    store.dispatch(shell.start, 1, "git status", str(project))
+    store.dispatch(shell.output, 1, "nothing to commit\n")
+    store.dispatch(shell.finish, 1, 0, 0.2)
+    entry = shell.find(store.state)
+    assert entry is not None
+    replay = ReplaySession([Recorded(0.0, OUT, shell.record(store.state, entry))], "agent", project)
+    await replay.run()
+    (card,) = shell.shell_entries(replay.state)
+    assert card.command == "git status" and shell.output_of(replay.state, card) == "nothing to commit\n"
+    assert replay.shell.run("ls") == replay.shell.refusal and "read-only" in replay.shell.refusal
+    assert len(shell.shell_entries(replay.state)) == 1
