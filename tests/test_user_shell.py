@@ -58,6 +58,7 @@ async def test_cd_and_export_persist_between_commands(tmp_path: Path, project: P
         assert failed.exit_code == 1 and failed.status == "failed"
         transcript = view(app).transcript.plain_text
         assert "! pwd" in transcript and "exit code 1" in transcript
+        assert "a attaches it to your prompt" in transcript  # how the agent may see it, said on the card
         assert received_prompts(tmp_path) == []  # nothing of it went to the agent
 
 
