@@ -46,8 +46,6 @@ class ShellRuns:
         self._noted = False
         self._closed = False
         self._queue: list[tuple[int, str]] = []  # (number, command) typed while one runs
-        # Told (command number) when a command ends: the UI's hook (the status bar, a notice).
-        self.listeners: list[Callable[[int], None]] = []
 
     @property
     def running(self) -> bool:
@@ -123,11 +121,6 @@ class ShellRuns:
         self.store.dispatch(shell.finish, number, result.exit_code, result.duration, note=note,
                             interrupted=result.interrupted, total_bytes=result.bytes_out)
         self._journal(number)
-        for listener in list(self.listeners):
-            try:
-                listener(number)
-            except Exception:
-                log.exception("shell listener failed")
 
     def _journal(self, number: int) -> None:
         entry = shell.find(self.store.state, number)
@@ -182,11 +175,9 @@ class ShellRuns:
         self._drop_queue("Not run: the tab was closed.")
         if self.shell is not None:
             await self.shell.close()
-        if self.task is not None and not self.task.done():
-            with_timeout = asyncio.wait_for(asyncio.shield(self.task), 1.0)
-            try:
-                await with_timeout
-            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+        if self.task is not None and not self.task.done():  # it ends as the shell is killed: its card says how
+            done, _ = await asyncio.wait({self.task}, timeout=1.0)
+            if not done:
                 self.task.cancel()
 
 
