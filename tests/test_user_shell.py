@@ -410,3 +410,23 @@ async def test_a_replayed_session_shows_its_shell_cards_and_refuses_bang(tmp_pat
     assert card.command == "git status" and shell.output_of(replay.state, card) == "nothing to commit\n"
     assert replay.shell.run("ls") == replay.shell.refusal and "read-only" in replay.shell.refusal
     assert len(shell.shell_entries(replay.state)) == 1
+
+
+def test_a_start_without_an_end_rebuilds_as_unfinished_then_the_end_fills_it() -> None:
+    from rat_tui.state.store import SessionStore
+
+    store = SessionStore()
+    store.dispatch(shell.start, 1, "make", "~/p")
+    entry = shell.find(store.state)
+    assert entry is not None
+    begun = Recorded(0.0, OUT, shell.record(store.state, entry, running=True))
+    store.dispatch(shell.output, 1, "built\n")
+    store.dispatch(shell.finish, 1, 0, 3.0)
+    ended = Recorded(1.0, OUT, shell.record(store.state, entry))
+    crashed = rebuild([begun]).store.state  # rat killed while it ran: the command is there, said unfinished
+    (card,) = shell.shell_entries(crashed)
+    assert card.command == "make" and not card.running and card.note == shell.NO_END and crashed.shell_running is None
+    whole = rebuild([begun, ended]).store.state
+    (card,) = shell.shell_entries(whole)
+    assert (card.status, card.note, card.exit_code) == ("completed", None, 0)
+    assert shell.output_of(whole, card) == "built\n" and card.total_bytes == len("built\n")

@@ -3,7 +3,8 @@
 The shell's output reaches the store at most every OUTPUT_EVERY (and only its last TERMINAL_DISPLAY_LIMIT
 characters per batch): a command printing 50 MB costs the screen a bounded amount per frame, and keys typed
 meanwhile keep their share of the loop. A finished command is journaled as one `_rat/shell` record
-(state/shell.py), written to the session's recorders only — never to the agent's connection.
+(state/shell.py) as it starts and again as it ends, written to the session's recorders only — never to the
+agent's connection.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ class ShellRuns:
 
     def _launch(self, number: int, command: str) -> None:
         self._number = number
+        self._journal(number, running=True)  # the command is journaled before it shows any output
         self.task = asyncio.get_running_loop().create_task(self._run(number, command), name=f"shell !{number}")
         self.task.add_done_callback(self._next)
 
@@ -122,11 +124,11 @@ class ShellRuns:
                             interrupted=result.interrupted, total_bytes=result.bytes_out)
         self._journal(number)
 
-    def _journal(self, number: int) -> None:
+    def _journal(self, number: int, running: bool = False) -> None:
         entry = shell.find(self.store.state, number)
         if entry is None:
             return
-        message = shell.record(self.store.state, entry)
+        message = shell.record(self.store.state, entry, running=running)
         size = len(json.dumps(message, ensure_ascii=False))
         for recorder in self.recorders():
             try:

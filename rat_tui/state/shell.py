@@ -58,7 +58,8 @@ def find(state: SessionState, number: int | None = None) -> ShellEntry | None:
     entries = shell_entries(state)
     if number is None:
         return entries[-1] if entries else None
-    return next((entry for entry in entries if entry.number == number), None)
+    # The last of that number: a continued session's journal may hold an earlier run's too.
+    return next((entry for entry in reversed(entries) if entry.number == number), None)
 
 
 def output_of(state: SessionState, entry: ShellEntry) -> str:
@@ -82,9 +83,11 @@ def format_duration(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
-def start(state: SessionState, number: int, command: str, cwd: str, *, queued: bool = False) -> list[Change]:
+def start(state: SessionState, number: int, command: str, cwd: str, *, queued: bool = False,
+          call_id: str | None = None) -> list[Change]:
     """A command's card: running, with an empty terminal, or `queued` behind the one running (`begin` starts it)."""
-    entry = ShellEntry(reducer._new_key(state, "sh"), f"rat-shell-{uuid.uuid4().hex}", title=f"! {clean(command)}",
+    call_id = call_id or f"rat-shell-{uuid.uuid4().hex}"
+    entry = ShellEntry(reducer._new_key(state, "sh"), call_id, title=f"! {clean(command)}",
                        kind="execute", status=QUEUED if queued else RUNNING, number=number, command=command,
                        cwd=clean(cwd))
     entry.content = [{"type": "terminal", "terminalId": entry.terminal_id}]
@@ -119,8 +122,10 @@ def drop(state: SessionState, number: int, why: str) -> list[Change]:
 
 def output(state: SessionState, number: int, text: str) -> list[Change]:
     entry = find(state, number)
-    if entry is None:
-        return []
+    return [] if entry is None else _output(state, entry, text)
+
+
+def _output(state: SessionState, entry: ShellEntry, text: str) -> list[Change]:
     entry.total_bytes += len(text)
     return reducer.terminal_output(state, entry.terminal_id, text)
 
@@ -131,12 +136,18 @@ def finish(state: SessionState, number: int, exit_code: int | None, duration: fl
     entry = find(state, number)
     if entry is None:
         return []
+    return _finish(state, entry, exit_code, duration, note=note, interrupted=interrupted, total_bytes=total_bytes)
+
+
+def _finish(state: SessionState, entry: ShellEntry, exit_code: int | None, duration: float, *,
+            note: str | None = None, interrupted: bool = False, total_bytes: int | None = None) -> list[Change]:
     entry.exit_code, entry.duration, entry.interrupted = exit_code, duration, interrupted
     if total_bytes is not None:
         entry.total_bytes = total_bytes
-    if note:
-        entry.note = clean(note)
-        entry.content = [{"type": "content", "content": {"type": "text", "text": entry.note}}, *entry.content[-1:]]
+    entry.note = clean(note) if note else None
+    entry.content = [{"type": "terminal", "terminalId": entry.terminal_id}]
+    if entry.note:
+        entry.content.insert(0, {"type": "content", "content": {"type": "text", "text": entry.note}})
     entry.status = "cancelled" if interrupted else "completed" if exit_code == 0 and not note else "failed"
     entry.name = _name(entry)
     changes = reducer.terminal_exit(state, entry.terminal_id, exit_code, None)
@@ -144,13 +155,20 @@ def finish(state: SessionState, number: int, exit_code: int | None, duration: fl
     return [*(changes or [EntryChanged(entry.key)]), FieldChanged("shell")]
 
 
-def record(state: SessionState, entry: ShellEntry) -> dict[str, Any]:
-    """The journal's record of a finished command (`apply_record` rebuilds the card from it)."""
-    params: dict[str, Any] = {
-        "number": entry.number, "command": entry.command, "cwd": entry.cwd, "exitCode": entry.exit_code,
-        "durationMs": round((entry.duration or 0) * 1000), "output": output_of(state, entry)[-TERMINAL_DISPLAY_LIMIT:],
-        "totalBytes": entry.total_bytes,
-    }
+# What a rebuilt card says when the journal holds its start and no end (rat was killed while it ran).
+NO_END = "No end was recorded: rat stopped while this command ran."
+
+
+def record(state: SessionState, entry: ShellEntry, *, running: bool = False) -> dict[str, Any]:
+    """The journal's record of a command as it starts (`running`: the command alone) or as it ended (its
+    output, exit code and duration); `apply_record` rebuilds the card from them."""
+    params: dict[str, Any] = {"id": entry.tool_call_id, "number": entry.number, "command": entry.command,
+                              "cwd": entry.cwd}
+    if running:
+        params["state"] = RUNNING
+        return {"jsonrpc": "2.0", "method": RECORD_METHOD, "params": params}
+    params.update({"exitCode": entry.exit_code, "durationMs": round((entry.duration or 0) * 1000),
+                   "output": output_of(state, entry)[-TERMINAL_DISPLAY_LIMIT:], "totalBytes": entry.total_bytes})
     if entry.note:
         params["note"] = entry.note
     if entry.interrupted:
@@ -159,22 +177,36 @@ def record(state: SessionState, entry: ShellEntry) -> dict[str, Any]:
 
 
 def apply_record(state: SessionState, params: Any) -> list[Change]:
-    """A journaled command, rebuilt as its card (history, `rat replay`); a malformed record is skipped."""
+    """A journaled command, rebuilt as its card (history, `rat replay`); a malformed record is skipped.
+    A start record makes a card ended without an end (NO_END) until the end record of the same id fills it."""
     if not isinstance(params, dict) or not isinstance(params.get("command"), str):
         return []
+    call_id = params.get("id") if isinstance(params.get("id"), str) else None
+    existing = state.tool_calls.get(call_id) if call_id is not None else None
     number = params.get("number")
     number = number if isinstance(number, int) and not isinstance(number, bool) else len(shell_entries(state)) + 1
+    cwd = params.get("cwd") if isinstance(params.get("cwd"), str) else ""
+    if params.get("state") == RUNNING:
+        if existing is not None:
+            return []
+        changes = start(state, number, params["command"], cwd, call_id=call_id)
+        entry = state.tool_calls[changes[0].entry.tool_call_id]  # type: ignore[union-attr]
+        return changes + _finish(state, entry, None, 0.0, note=NO_END)  # type: ignore[arg-type]
     code = params.get("exitCode")
     code = code if isinstance(code, int) and not isinstance(code, bool) else None
     duration = params.get("durationMs")
     seconds = duration / 1000 if isinstance(duration, (int, float)) and not isinstance(duration, bool) else 0.0
-    cwd = params.get("cwd") if isinstance(params.get("cwd"), str) else ""
     note = params.get("note") if isinstance(params.get("note"), str) else None
     total = params.get("totalBytes") if isinstance(params.get("totalBytes"), int) else None
-    changes = start(state, number, params["command"], cwd)
+    if isinstance(existing, ShellEntry):  # its start was recorded: the same card, now with its end
+        entry = existing
+        entry.total_bytes = 0
+        changes = reducer.terminal_snapshot(state, entry.terminal_id, "")
+    else:
+        changes = start(state, number, params["command"], cwd, call_id=call_id)
+        entry = state.tool_calls[changes[0].entry.tool_call_id]  # type: ignore[union-attr,assignment]
     text = params.get("output")
     if isinstance(text, str):
-        changes += output(state, number, text)
-    changes += finish(state, number, code, seconds, note=note, interrupted=params.get("interrupted") is True,
-                      total_bytes=total)
-    return changes
+        changes += _output(state, entry, text)  # type: ignore[arg-type]
+    return changes + _finish(state, entry, code, seconds, note=note,  # type: ignore[arg-type]
+                             interrupted=params.get("interrupted") is True, total_bytes=total)
