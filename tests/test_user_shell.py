@@ -430,3 +430,10 @@ def test_a_start_without_an_end_rebuilds_as_unfinished_then_the_end_fills_it() -
     (card,) = shell.shell_entries(whole)
     assert (card.status, card.note, card.exit_code) == ("completed", None, 0)
     assert shell.output_of(whole, card) == "built\n" and card.total_bytes == len("built\n")
+
+
+def test_a_long_or_multi_line_command_is_titled_by_its_first_line() -> None:
+    assert shell.title_of("make test") == "make test"
+    assert shell.title_of("for f in *; do\n  echo $f\ndone") == "for f in *; do … (2 more lines)"
+    assert shell.title_of("x" * 250 + "\ny") == "x" * 200 + " … (50 more characters, 1 more line)"
+    assert shell.title_of("printf '\x1b[2J'") == "printf '\u241b[2J'"  # the escape shown, not run

@@ -67,6 +67,19 @@ def output_of(state: SessionState, entry: ShellEntry) -> str:
     return terminal.output if terminal is not None else ""
 
 
+TITLE_LIMIT = 200  # characters of a command shown as its card's title (`v` shows it whole)
+
+
+def title_of(command: str) -> str:
+    """The card's title: the command's first line, cut to TITLE_LIMIT, saying how much more there is."""
+    lines = command.strip("\n").split("\n")
+    first = lines[0]
+    more = [f"{len(first) - TITLE_LIMIT} more characters"] if len(first) > TITLE_LIMIT else []
+    if len(lines) > 1:
+        more.append(f"{len(lines) - 1} more line{'s' if len(lines) > 2 else ''}")
+    return clean(first[:TITLE_LIMIT]) + (f" … ({', '.join(more)})" if more else "")
+
+
 def _name(entry: ShellEntry) -> str:
     """The dim line beside the title: the shell's number, where it ran and, once over, how long it took."""
     parts = [f"!{entry.number}", entry.cwd]
@@ -87,7 +100,7 @@ def start(state: SessionState, number: int, command: str, cwd: str, *, queued: b
           call_id: str | None = None) -> list[Change]:
     """A command's card: running, with an empty terminal, or `queued` behind the one running (`begin` starts it)."""
     call_id = call_id or f"rat-shell-{uuid.uuid4().hex}"
-    entry = ShellEntry(reducer._new_key(state, "sh"), call_id, title=f"! {clean(command)}",
+    entry = ShellEntry(reducer._new_key(state, "sh"), call_id, title=f"! {title_of(command)}",
                        kind="execute", status=QUEUED if queued else RUNNING, number=number, command=command,
                        cwd=clean(cwd))
     entry.content = [{"type": "terminal", "terminalId": entry.terminal_id}]
