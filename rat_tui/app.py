@@ -191,7 +191,7 @@ class RatApp(KeyGuard, App[None]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding(OPEN_KEY, "open_request", "Open request", id="app.open_request", priority=True, show=False,
                 tooltip="Open the agent's request waiting for an answer (jumps to its tab)"),
-        Binding("f1", "key_help", "Help", id="app.help", show=False, tooltip="The keys that work where the focus is"),
+        Binding("f1", "key_help", "Keys", id="app.help", tooltip="The keys that work where the focus is"),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
                 tooltip="List, edit and revoke remembered permission rules"),
         Binding("ctrl+n", "new_session", "New tab", id="app.new_session", tooltip="Open a new session in a tab"),

@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
 from ... import priority
+from ...agents.spec import AgentSpec, spec_label
 from ...session import controls as session_controls
 from . import children_ui, controls_ui, focus_keys, shell_ui
 from .tab_ui import TabUI
@@ -48,6 +49,7 @@ from ..widgets.prompt_queue import PromptQueueView
 from ..widgets.status_bar import StatusBar
 from ..widgets.tool_call import LazyCard, render_tool_call
 from ..widgets.transcript import Transcript
+from ..widgets.welcome import Welcome
 
 log = logging.getLogger("rat.ui")
 CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")
@@ -139,6 +141,7 @@ class SessionView(Vertical):
         self.session = session
         self._unsubscribe = lambda: None
         self.flow = PromptFlow(self)
+        self.navigation = focus_keys.Navigation(self)
         # Hidden until used, and mounted then (not styled for the first frame): the plan panel, the search
         # bar and the queued prompts, in that order above the composer (`plan_panel`, `action_search`,
         # `queue_view`).
@@ -150,8 +153,16 @@ class SessionView(Vertical):
         # Kept, not queried: a card with a location asks for it as each update comes (`_follow_along`).
         self._preview = FilePreview()
         self._card_colours: tuple[object, dict[str, str]] | None = None  # (theme variables, the cards' colours)
+        self._welcome: Welcome | None = None  # an empty session's first words, until its first entry
 
     def compose(self) -> ComposeResult:
+        if not self.session.state.entries:
+            command = self.session.command
+            is_demo = bool(getattr(command, "is_demo", False))
+            name = "The demo agent" if is_demo else spec_label(command) if isinstance(command, AgentSpec) \
+                else str(getattr(command, "name", "The agent"))
+            self._welcome = Welcome(name, is_demo)
+            yield self._welcome
         with self._row:
             yield Transcript()
             yield self._preview
@@ -302,6 +313,9 @@ class SessionView(Vertical):
                     self.composer.set_commands(list(self.session.state.commands))
                 elif change.name == "status":
                     self.flow.status_changed()
+                    self.refresh_bindings()  # Esc cancels a turn only while one runs (check_action)
+                    if self._welcome is not None:
+                        self._welcome.status(self.session.state.status, self.session.state.agent_name)
                     if self.session.state.status in (READY, CANCELLED, ERROR):  # (a turn over ends its burst)
                         self.session.reader_activity.turn_over()
         for key in cards:
@@ -345,6 +359,9 @@ class SessionView(Vertical):
     def _add_entry(self, entry: object, text: str, transcript: Transcript | None = None) -> None:
         # The caller's transcript: a 5,000-entry session/load replay would otherwise query for it each time.
         transcript = transcript or self.transcript
+        if self._welcome is not None:  # the session has begun: its first words go
+            self._welcome.remove()
+            self._welcome = None
         if isinstance(entry, MessageEntry):
             if entry.attachments:  # the user's prompt: its attachments as chips under the text
                 text += "\n\n" + "  ".join(f"`{chip}`" for chip in entry.attachments)
@@ -518,10 +535,19 @@ class SessionView(Vertical):
         self.transcript.action_scroll_end()  # the question and its answer in sight
 
     def on_key(self, event: events.Key) -> None:
-        """A printable key typed outside a text field, bound to nothing there, goes to the composer."""
-        if focus_keys.redirect_to_composer(self, event):
+        """A printable key typed outside a text field goes to the composer, but in navigation mode."""
+        if self.navigation.escape(event) or focus_keys.redirect_to_composer(self, event):
             event.stop()
             event.prevent_default()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.navigation.focused(event)
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        self.navigation.blurred(event)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        self.navigation.clicked(event)
 
     @on(PromptComposer.SendNext)
     def _send_next(self) -> None:
@@ -546,6 +572,8 @@ class SessionView(Vertical):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "queue_remove" and not self.flow.queue:
             return False  # let Alt+Delete reach the composer
+        if action == "cancel_turn":  # the footer offers "Cancel turn" only while there is one to cancel
+            return self.session.busy or bool(self.session.stalled_requests)
         return True
 
     @on(PromptQueueView.Edit)
@@ -633,7 +661,7 @@ class SessionView(Vertical):
         self._save("plan_panel", not self.plan_panel.has_class("-hidden"))
 
     def action_toggle_focus(self) -> None:
-        (self.transcript if self.composer.has_focus else self.composer).focus()
+        self.navigation.toggle()
 
     def action_show_traffic(self) -> None:
         from ..screens.traffic import TrafficScreen
