@@ -311,6 +311,8 @@ class SessionView(Vertical):
                     plan_dirty = True
                 if change.name == "commands":
                     self.composer.set_commands(list(self.session.state.commands))
+                elif change.name == "shell":
+                    self.refresh_bindings()  # Esc interrupts a `!command` only while one runs (check_action)
                 elif change.name == "status":
                     self.flow.status_changed()
                     self.refresh_bindings()  # Esc cancels a turn only while one runs (check_action)
@@ -573,7 +575,7 @@ class SessionView(Vertical):
         if action == "queue_remove" and not self.flow.queue:
             return False  # let Alt+Delete reach the composer
         if action == "cancel_turn":  # the footer offers "Cancel turn" only while there is one to cancel
-            return self.session.busy or bool(self.session.stalled_requests)
+            return self.session.busy or bool(self.session.stalled_requests) or self.session.shell.running  # or a `!command`
         return True
 
     @on(PromptQueueView.Edit)
