@@ -862,7 +862,8 @@ class RatApp(KeyGuard, App[None]):
         from .ui.screens.confirm import ConfirmScreen
 
         running = [s.state.agent_name for s in self.sessions if s.state.status == "working"]
-        if not running or isinstance(self.screen, ConfirmScreen):
+        shells = [s.state.shell_running for s in self.sessions if s.state.shell_running is not None]  # `!commands`
+        if not (running or shells) or isinstance(self.screen, ConfirmScreen):
             self.exit()
             return
 
@@ -871,7 +872,8 @@ class RatApp(KeyGuard, App[None]):
                 self.exit()
 
         names = ", ".join(dict.fromkeys(running))
-        self.push_screen(ConfirmScreen("Quit", f"A turn is running ({names}). Stop it and quit?"), callback=answered)
+        what = f"A turn is running ({names})" if running else f"A shell command is running (! {shells[0][:40]})"
+        self.push_screen(ConfirmScreen("Quit", f"{what}. Stop it and quit?"), callback=answered)
 
     def action_select_tab(self, index: int) -> None:
         self.tabs.select(index)

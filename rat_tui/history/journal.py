@@ -35,6 +35,7 @@ from .. import priority
 from ..protocol.lines import clean_text, decode_line, has_lone_surrogate
 from ..protocol.wire import CHUNK_KINDS  # (the streamed chunks a journal row holds a run of)
 from ..state.children import newer_update_text
+from ..state.shell import RECORD_METHOD
 from .records import IN, OUT, Recorded
 
 log = logging.getLogger("rat.history")
@@ -182,6 +183,8 @@ def searchable_text(direction: str, message: Any) -> str | None:
         return None
     if direction == OUT and method == "session/prompt":
         return prompt_text(params.get("prompt")) or None
+    if direction == OUT and method == RECORD_METHOD:  # a `!command` of the tab's own shell: found by its text
+        return f"!{params.get('command', '')}"
     if direction == IN and method == "session/update":
         update = params.get("update")
         if isinstance(update, dict):

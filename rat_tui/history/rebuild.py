@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..state import children, quota, reducer
+from ..state import children, quota, reducer, shell
 from ..state.store import SessionStore
 from .journal import prompt_text
 from .records import IN, OUT, Recorded
@@ -119,6 +119,8 @@ class TranscriptBuilder:
         if method == "session/prompt":
             dispatch(reducer.add_user_message, prompt_text(params.get("prompt")))
             dispatch(reducer.set_status, "working")
+        elif method == shell.RECORD_METHOD:  # a `!command` the user ran in the tab's own shell
+            dispatch(shell.apply_record, params)
         elif method == "session/load" or (method == "session/resume" and "replayFrom" in params):
             self._loading = True
             self._skip_replay = bool(self.store.state.entries)

@@ -23,6 +23,7 @@ from .login import Login, PendingPrompt
 from .opening import Opener
 from .permission_broker import PermissionBroker
 from .prompting import Prompting
+from .shell_runs import ShellRuns
 from .settings_restore import restore_settings
 from .ui import HeadlessUI, SessionUI
 from .. import priority
@@ -167,6 +168,8 @@ class AgentSession:
             on_output=lambda tid, text: self.store.dispatch(reducer.terminal_output, tid, text),
             on_exit=lambda tid, code, sig: self.store.dispatch(reducer.terminal_exit, tid, code, sig),
         )
+        # The user's own shell for `!command` (never the agent's: no request of its reaches it).
+        self.shell = ShellRuns(self.store, self.cwd, lambda: self.recorders)
         self.permissions = PermissionBroker(self.store, lambda: self.state.agent_name, policy)
         self.permissions.before_apply = self._models_for
         self.permissions.ask = self.ui.ask_permission
@@ -497,6 +500,7 @@ class AgentSession:
         self.permissions.cancel_all()
         self.elicitations.cancel_all()
         await self.terminals.close_all()
+        await self.shell.close()
         if self.client_tools is not None:
             await self.client_tools.close()
         if self.process is not None:

@@ -238,6 +238,8 @@ class SessionState:
     # What the last non-empty message chunk was: "id" (had a messageId), "discrete" (a background
     # task's message) or "plain"; a chunk without a messageId extends the open block only after "plain".
     last_chunk_kind: str = "plain"
+    # The `!command` running in the tab's own shell, or None (state/shell.py): the status bar and tab label show it.
+    shell_running: str | None = None
 
 
 # -- change events ---------------------------------------------------------------------------

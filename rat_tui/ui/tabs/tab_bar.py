@@ -54,6 +54,8 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
         title = title[: MAX_TITLE - 1] + "…"
     running = children.running_count(state)  # subagents at work
     badge += f"⑂{running} " if running else ""
+    if state.shell_running is not None:  # a `!command` runs in the tab's shell
+        badge = "$ " if badge == NO_BADGE else badge + "$ "
     return f"{badge}{state.agent_name}" + (f" · {title}" if title else "")
 
 

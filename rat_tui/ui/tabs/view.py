@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 from ... import priority
 from ...agents.spec import AgentSpec, spec_label
 from ...session import controls as session_controls
-from . import children_ui, controls_ui, focus_keys
+from . import children_ui, controls_ui, focus_keys, shell_ui
 from .tab_ui import TabUI
 from ...session.agent_session import AgentSession
 from ...state import reducer
@@ -75,7 +75,8 @@ class SessionView(Vertical):
     """
 
     BINDINGS = [
-        Binding("escape", "cancel_turn", "Cancel turn", id="session.cancel", tooltip="Cancel the running turn"),
+        Binding("escape", "cancel_turn", "Cancel turn", id="session.cancel",
+                tooltip="Interrupt the running !command (twice: kill it), else cancel the running turn"),
         Binding("ctrl+t", "toggle_focus", "Transcript/prompt", id="session.toggle_focus", show=False,
                 tooltip="Move the focus between the transcript (tool-call keys) and the prompt"),
         Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
@@ -100,6 +101,9 @@ class SessionView(Vertical):
         Binding("v", "view_output", "View output", id="session.view_output", show=False,
                 tooltip="The nearest tool call's whole output, terminal output and raw input/output, "
                         "full screen and searchable (transcript focused)"),
+        Binding("a", "attach_shell", "Attach shell card", id="session.attach_shell", show=False,
+                tooltip="Attach the nearest shell card (a !command and its output) to the next prompt "
+                        "(transcript focused)"),
         Binding("o", "open_location", "Open file", id="session.open_location", show=False,
                 tooltip="Preview the file of the nearest tool call at its line (transcript focused)"),
         Binding("f5", "toggle_follow", "Follow", id="session.toggle_follow",
@@ -222,6 +226,7 @@ class SessionView(Vertical):
         if config is not None:  # the choice saved from F5
             self.preview.follow = config.follow
         self.composer.prompt_history = PromptHistory(history_file(self.session.cwd))
+        shell_ui.mount(self)
         if isinstance(self.session.ui, TabUI):  # the app's sessions; a replay's is headless
             self.session.ui.bind(self)
         # Focused now, not a message later: the footer learns the composer's keys before the first frame
@@ -310,6 +315,8 @@ class SessionView(Vertical):
                     self.composer.set_commands(list(self.session.state.commands))
                 elif change.name == "suggestions":
                     self.composer.offer_suggestion(self.session.state.suggestions)
+                elif change.name == "shell":
+                    self.refresh_bindings()  # Esc interrupts a `!command` only while one runs (check_action)
                 elif change.name == "status":
                     self.flow.status_changed()
                     self.refresh_bindings()  # Esc cancels a turn only while one runs (check_action)
@@ -533,6 +540,8 @@ class SessionView(Vertical):
     @on(PromptComposer.Submitted)
     def _submit(self, event: PromptComposer.Submitted) -> None:
         self.composer.remember(event.text)  # ↑ brings it back, after a restart too
+        if shell_ui.submit(self, event.text):
+            return  # `!command`: the tab's own shell, not the agent
         self.flow.submit(event.text)  # sends, or queues while a turn runs (prompt_flow.py)
         self.transcript.action_scroll_end()  # the question and its answer in sight
 
@@ -556,6 +565,8 @@ class SessionView(Vertical):
         self.flow.send_next()
 
     async def action_cancel_turn(self) -> None:
+        if shell_ui.escape(self):
+            return  # a running `!command` first
         if self.session.stalled_requests and await self.session.cancel_stalled():
             return  # Esc first gives up on requests reported as unanswered ($/cancel_request)
         await self.flow.escape()
@@ -573,7 +584,7 @@ class SessionView(Vertical):
         if action == "queue_remove" and not self.flow.queue:
             return False  # let Alt+Delete reach the composer
         if action == "cancel_turn":  # the footer offers "Cancel turn" only while there is one to cancel
-            return self.session.busy or bool(self.session.stalled_requests)
+            return self.session.busy or bool(self.session.stalled_requests) or self.session.shell.running  # or a `!command`
         return True
 
     @on(PromptQueueView.Edit)
@@ -605,6 +616,9 @@ class SessionView(Vertical):
                 self.notify(error, severity="warning")
 
         self.run_worker(logout(), group="auth", exit_on_error=False)
+
+    def action_attach_shell(self) -> None:
+        shell_ui.attach(self)
 
     def action_open_location(self) -> None:
         call = self._nearest_tool_call(with_location=True)

@@ -20,6 +20,7 @@ from .command_menu import CommandMenu
 from .file_menu import FileMenu
 from .prompt_history import PromptHistory
 from .prompt_queue import PromptQueueView
+from . import shell_keys
 
 log = logging.getLogger("rat.ui")
 
@@ -169,7 +170,7 @@ class PromptComposer(TextArea):
         if at < 0 or (at > 0 and not before[at - 1].isspace()):
             return None
         query = before[at + 1:]
-        if any(ch.isspace() for ch in query) or query.startswith('"'):
+        if any(ch.isspace() for ch in query) or query.startswith(('"', "!")):  # `@!`: a shell card, not a file
             return None
         return query, at
 
@@ -317,6 +318,10 @@ class PromptComposer(TextArea):
         ("@", "Attach a file (pick it from the project)"),
         ("?", "On an empty prompt: these keys"),
         ("↑ / ↓", "On an empty prompt: the prompts sent before in this project"),
+        ("!", "At the start: run the rest in this tab's own shell (Esc interrupts it)"),
+        ("tab after !", "Complete a path where the shell is"),
+        ("↑ after !", "The shell commands run before"),
+        ("@! / @!N", "Attach the last (or Nth) shell command and its output to the prompt"),
         ("shift+tab", "Focus the queued prompts"),
     ]
 
@@ -358,6 +363,10 @@ class PromptComposer(TextArea):
                     self.insert_file(path)
             elif (name := self.menu.selected_name) is not None:
                 self.insert_command(name)
+            return
+        if event.key in ("tab", "up", "down") and shell_keys.handle(self, event):  # a `!command` line
+            event.prevent_default()
+            event.stop()
             return
         if event.key in ("up", "down") and self._walk_history(event.key):
             event.prevent_default()

@@ -89,6 +89,10 @@ class StatusBar(Static):
         if state.status_detail and state.status in ("working", "error", "exited"):
             detail = state.status_detail.splitlines()[0][:60]
             parts.append(Part(Text(f"({detail})", style="dim"), PRIORITIES["detail"], prefix=" ", shorten="end"))
+        if state.shell_running is not None:  # the user's own `!command` (state/shell.py)
+            command = " ".join(state.shell_running.split())
+            parts.append(Part(Text(f"$ {_short(command, 30)} · Esc stops", style=variables.get("accent", "")),
+                              PRIORITIES["shell"], shorten="end", compact=Text("$ running"), min_cells=9))
         warn = variables.get("warning", "")
         if self.waiting or self.waiting_elsewhere:
             count = self.waiting or self.waiting_elsewhere
@@ -136,7 +140,7 @@ class StatusBar(Static):
 # the plan has its panel (F2); the v2 marker says how, not what; then usage, model, mode, and the detail
 # of the state word last.
 PRIORITIES = {
-    "agent": 100, "state": 100, "waiting": 90,
+    "agent": 100, "state": 100, "waiting": 90, "shell": 70,
     "detail": 60, "mode": 50, "model": 45, "usage": 40, "version": 30, "plan": 20, "title": 10, "cwd": 5,
 }
 

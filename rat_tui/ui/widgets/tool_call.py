@@ -15,6 +15,7 @@ from rich.text import Text
 from ...state import diff_cache
 from ...state.media import annotation_badge, media_placeholder
 from ...state.models import TerminalState, ToolCallEntry
+from ...state.shell import ShellEntry
 from ...protocol.sanitize import clean, clean_ansi
 
 log = logging.getLogger("rat.ui")
@@ -34,6 +35,8 @@ KIND_ICONS = {
 STATUS_MARKS = {
     "pending": ("○", "tool-pending"),
     "in_progress": ("◐", "tool-running"),
+    "running": ("◐", "tool-running"),  # a `!command` in the user's own shell (state/shell.py)
+    "queued": ("○", "tool-pending"),  # a `!command` typed while another runs
     "completed": ("●", "tool-completed"),
     "failed": ("✗", "tool-failed"),
     "cancelled": ("⊘", "tool-pending"),
@@ -164,6 +167,8 @@ def _render_tool_call(
         hint.append("x expands")
     if any(item.get("type") == "diff" for item in call.content):
         hint.append("d opens the diff")
+    if isinstance(call, ShellEntry) and not call.running:  # the user's `!command`: the agent sees it only so
+        hint.append("a attaches it to your prompt")
     if hint:
         parts.append(_indented(Text("… " + " · ".join(hint), style="dim italic")))
     return Group(*parts)
