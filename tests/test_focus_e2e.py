@@ -62,3 +62,30 @@ def test_a_click_in_the_transcript_then_a_sentence_keeps_the_sentence(tmp_path: 
         assert sentence in tmux.screen()
     finally:
         tmux.kill()
+
+
+def test_backspaces_typed_fast_among_letters_act_where_they_fell(tmp_path: Path) -> None:
+    """A word typed, erased and another typed, as fast as a terminal delivers keys: the prompt sent is the
+    second word (Textual runs Backspace once the key has bubbled to the app; letters were typed before it)."""
+    from .helpers.agents import received
+
+    record = tmp_path / "received.jsonl"
+    env = {**os.environ, "TERM": "xterm-256color", "TMUX_TMPDIR": str(tmp_path), "RAT_FAKE_RECORD": str(record)}
+    env.pop("TMUX", None)
+    tmux = Tmux(env)
+    answers = ["first answer", "second answer", "third answer"]
+    script = {"turns": [[{"chunk": answer}] for answer in answers]}
+    tmux.start([sys.executable, "-m", "rat_tui", "--cwd", str(tmp_path), "--", *scripted_argv(script, tmp_path)],
+               tmp_path)
+    try:
+        tmux.wait_for("ready")
+        for answer in answers:
+            tmux.keys("-l", "quiet")
+            tmux.keys(*["BSpace"] * 5)
+            tmux.keys("-l", "hello")
+            tmux.keys("Enter")
+            tmux.wait_for(answer)
+        prompts = [m["params"]["prompt"][0]["text"] for m in received(record) if m.get("method") == "session/prompt"]
+        assert prompts == ["hello"] * 3, prompts
+    finally:
+        tmux.kill()

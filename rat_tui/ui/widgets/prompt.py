@@ -396,4 +396,20 @@ class PromptComposer(TextArea):
             # type the "m". Let it bubble to the bindings instead (Alt+M, Alt+R, Alt+W, ...).
             event.prevent_default()
             return
+        if not (event.character and event.character.isprintable()) and await self._run_own_binding(event):
+            return
         await super()._on_key(event)
+
+    async def _run_own_binding(self, event: events.Key) -> bool:
+        """Run a key bound on the composer itself (Backspace, Delete, arrows, Home, ...) now, in order.
+
+        Textual runs a binding once the key has bubbled up to the app, a hop through every ancestor's
+        queue, while letters are typed here at once: "quiet", five Backspaces and "hello" typed quickly
+        became "quiethello" less five letters ("quiet", "qhelo"). Run here, each key acts where it fell."""
+        active = self.screen.active_bindings.get(event.key)
+        if active is None or active.node is not self or not active.enabled or active.binding.priority:
+            return False
+        event.prevent_default()
+        event.stop()
+        await self.run_action(active.binding.action)
+        return True
