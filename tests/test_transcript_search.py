@@ -39,8 +39,12 @@ async def test_search_opens_collapsed_thoughts_and_tool_output(tmp_path: Path) -
         call = view.session.state.tool_calls["make"] if "make" in view.session.state.tool_calls else \
             next(iter(view.session.state.tool_calls.values()))
         assert not call.expanded
+        rows = view.transcript.region.height
         await pilot.press("ctrl+f", *"wombat")  # only in the tool output, past the card's first lines
         bar = view.query_one(SearchBar)
+        # One row, right above the composer; the transcript gives up that row, not half the screen.
+        assert bar.region.height == 1 and bar.region.bottom == view.composer.region.y, bar.region
+        assert view.transcript.region.height == rows - 1
         assert bar.hits == [call.key]
         assert call.expanded  # opened on the match
         assert "linker error: wombat missing" in view.transcript.visible_text()

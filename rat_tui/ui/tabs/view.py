@@ -69,7 +69,7 @@ class SessionView(Vertical):
     SessionView {
         height: 1fr;
     }
-    SessionView > Horizontal {
+    SessionView > #session-row {  /* (not every Horizontal: the search bar is one, of one row) */
         height: 1fr;
     }
     """
@@ -151,7 +151,7 @@ class SessionView(Vertical):
         self._plan_behind = False  # a replay's plan not drawn yet: drawn once the replay is over (_on_changes)
         self._backlog: deque[Change] = deque()  # a big delivery's changes not handled yet (_drain)
         self._queue_view: PromptQueueView | None = None
-        self._row = Horizontal()
+        self._row = Horizontal(id="session-row")
         # Kept, not queried: a card with a location asks for it as each update comes (`_follow_along`).
         self._preview = FilePreview()
         self._card_colours: tuple[object, dict[str, str]] | None = None  # (theme variables, the cards' colours)
