@@ -169,7 +169,7 @@ class UiConfig:
 
     max_width: int = field(default=120, metadata={"ge": 0})
     """The transcript's text (messages, Markdown, tool cards) is laid out at most this many columns wide,
-    against the left edge; 0: the whole width of the terminal."""
+    as a column in the middle; 0: the whole width of the terminal."""
 
 
 # How far below rat's own CPU priority its agents run (nice steps; `agent_nice`). Each agent starts in a

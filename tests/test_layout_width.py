@@ -1,5 +1,5 @@
 """The readable width ([ui] max_width): on a wide terminal the transcript's text is rendered that wide
-(wrapped, not clipped), against the left edge; 0 turns it off."""
+(wrapped, not clipped), a column in the middle; 0 turns it off."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ async def test_text_is_rendered_at_the_readable_width_on_a_wide_terminal(tmp_pat
     app = RatApp(scripted({"turns": [TURN]}, tmp_path), tmp_path, Config(ui=UiConfig(max_width=100)))
     async with app.run_test(size=(250, 40)) as pilot:
         lines = await _answered(pilot, app)
-        assert view(app).transcript.size.width > 240
+        assert view(app).transcript.region.width > 240 and view(app).transcript.styles.padding.left > 60
         assert max(len(line.rstrip()) for line in lines) <= 100
         paragraph = [line for line in lines if line.startswith("word")]
         assert len(paragraph) >= 8  # wrapped at 100 columns, not laid out 250 wide

@@ -136,3 +136,18 @@ def test_snapshot_footer_under_a_dialog(snap_compare, tmp_path: Path) -> None:
         steady(app)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_the_text_is_a_centred_column_on_a_wide_terminal_and_fills_a_narrow_one(tmp_path: Path) -> None:
+    from rat_tui.config import Config, UiConfig
+
+    app = RatApp(scripted({"turns": [WIDE_TURN]}, tmp_path), tmp_path, Config(ui=UiConfig(max_width=120)))
+    async with app.run_test(size=(250, 40)) as pilot:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        transcript = view(app).transcript
+        await until(pilot, lambda: transcript.styles.padding.left > 0, "the column centred")
+        left = transcript.styles.padding.left  # blank columns left of the text, and right of it (a 120 column)
+        right = transcript.scrollable_content_region.width - 120 + transcript.styles.scrollbar_size_vertical
+        assert abs(left - right) <= 2, (left, right)
+        await pilot.resize_terminal(100, 40)
+        await until(pilot, lambda: transcript.styles.padding.left == 0, "the whole width again")

@@ -121,7 +121,7 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
         self._follow = True
         self._settling = False
         self._width = 0
-        self.max_width = 0  # the text's width at most ([ui] max_width; 0: the widget's), against the left edge
+        self.max_width = 0  # the text's width at most ([ui] max_width; 0: the widget's), centred (_centre)
         self._style_key: tuple | None = None
         self._base_style: Style | None = None
         self._styles: dict[str, Style] = {}
@@ -345,12 +345,26 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
 
     def on_resize(self, event: events.Resize) -> None:
         width = self.scrollable_content_region.width
+        if self._centre():  # (the region above is laid out with the old padding until the next layout)
+            width = self.region.width - self.styles.scrollbar_size_vertical - self.styles.padding.left
         if self.max_width:  # rendered at that width (wrapped, not clipped), the rest of the line left blank
             width = min(width, self.max_width)
         if width != self._width:
             self._width = width
             self._relayout_all()
         self._settle()
+
+    def _centre(self) -> bool:
+        """On a terminal wider than [ui] max_width, the text is a column in the middle, as a page is read,
+        not against the left edge with the width of another one blank to its right. Whether it changed."""
+        pad = 0
+        if self.max_width:
+            # (the scrollbar's columns stay at the right edge: they are not part of the text)
+            pad = max(0, (self.region.width - self.styles.scrollbar_size_vertical - self.max_width) // 2)
+        if self.styles.padding.left == pad:
+            return False
+        self.styles.padding = (0, 0, 0, pad)
+        return True
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
