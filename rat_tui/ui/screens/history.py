@@ -30,7 +30,7 @@ from ...session.replay import ReplaySession
 from ..tabs.view import SessionView
 from ...protocol.sanitize import clean
 from ..widgets.keys_footer import KeysFooter
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
 
 log = logging.getLogger("rat.history")
 

@@ -23,7 +23,7 @@ from textual.strip import Strip
 from textual.widgets import Input, Static
 
 from ...state.models import TerminalState, ToolCallEntry
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
 from ..widgets.keys_footer import KeysFooter
 
 

@@ -216,7 +216,7 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
         if self.highlighted is None:
             self.highlighted = 0 if self.options else None
         self.confirming: int | None = None  # the "always" option waiting for Enter
-        self._done = False
+        self.dismissed = False
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -359,7 +359,7 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
     def guard_key(self, event: events.Key) -> bool:
         """While an "always" waits for its confirmation, Enter (after the grace period) confirms and
         any other key goes back to the options; an early key is never a confirmation."""
-        if self.confirming is None or self._done:
+        if self.confirming is None or self.dismissed:
             return super().guard_key(event)
         if event.key != "enter" or event.time < self.armed_at:
             self._cancel_confirmation()
@@ -420,4 +420,4 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
     @property
     def answered(self) -> bool:
         """Whether this screen has already produced its result (by the user or from outside)."""
-        return self._done
+        return self.dismissed

@@ -66,7 +66,7 @@ class RequestGate:
         try:
             return await item.future
         finally:
-            if item.screen is not None and not item.screen._done:
+            if item.screen is not None and not item.screen.dismissed:
                 item.screen.dismiss(None)
             if self.showing is item:
                 self.showing = None

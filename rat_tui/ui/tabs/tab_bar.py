@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 from rich.cells import cell_len
 from textual.app import ComposeResult
-from textual.content import Content
-from textual.widgets import Static, Tab, TabbedContent, TabPane, Tabs
+from textual.widgets import TabbedContent, TabPane, Tabs
 
 from ...session.agent_session import AgentSession
 from ...state import children
 from ...state.models import MessageEntry, SessionState
+from ..textual_ext.keys import relabel
 from .view import SessionView
 
 MAX_TITLE = 28
@@ -55,17 +55,6 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
     running = children.running_count(state)  # subagents at work
     badge += f"⑂{running} " if running else ""
     return f"{badge}{state.agent_name}" + (f" · {title}" if title else "")
-
-
-def relabel(tab: Tab, label: str) -> None:
-    """`tab.label = label`, without laying the screen out when the label keeps its width (a badge that
-    changes, ◐ to ✓). Textual's setter always lays it out: 61 layouts of the whole screen in bench/stress.py
-    tabs20 with 20 tabs open, 18 of them a tab in the background finishing."""
-    if cell_len(tab.label.plain) != cell_len(label):
-        tab.label = label  # (Tabs moves the underline after it: the tabs after this one moved)
-        return
-    tab._label = Content.from_text(label)  # what the setter does (textual 8.2.8, pinned), but for the layout
-    Static.update(tab, tab._label, layout=False)
 
 
 class SessionTabs(TabbedContent):

@@ -48,6 +48,7 @@ from ..widgets.prompt_queue import PromptQueueView
 from ..widgets.status_bar import StatusBar
 from ..widgets.tool_call import LazyCard, render_tool_call
 from ..widgets.transcript import Transcript
+from ..textual_ext.widgets import going
 
 log = logging.getLogger("rat.ui")
 CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")
@@ -234,7 +235,7 @@ class SessionView(Vertical):
     # -- store -> widgets -----------------------------------------------------------------------
 
     def _on_changes(self, batch: list[Change]) -> None:
-        if self._closing or self._pruning or not self.is_attached:
+        if going(self) or not self.is_attached:
             return  # the tab is being closed (or the app quitting): its widgets are going or gone
         backlog = self._backlog
         if backlog:
@@ -251,7 +252,7 @@ class SessionView(Vertical):
         while they take less than SLICE_SECONDS and no key is on its way; the rest at the next turn of the loop.
         Handled at once, each of a load50000 replay's deliveries was a stall for any key typed."""
         backlog = self._backlog
-        if self._closing or self._pruning or not self.is_attached:
+        if going(self) or not self.is_attached:
             backlog.clear()
             return
         started = time.perf_counter()
