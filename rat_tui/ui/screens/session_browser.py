@@ -14,14 +14,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...protocol.sanitize import clean
 from ...protocol.router import ConnectionClosed, RpcError
 from .confirm import ConfirmScreen
-from .modal_footer import ModalFooter
+from .dialog import Dialog
 
 if TYPE_CHECKING:
     from ...session.agent_session import AgentSession
@@ -29,11 +28,10 @@ if TYPE_CHECKING:
 MORE = "more"
 
 
-class SessionBrowserScreen(ModalFooter, ModalScreen[dict[str, Any] | None]):
+class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
     """Lists one page at a time; "Load more" (or `m`) fetches the next with the agent's cursor."""
 
     DEFAULT_CSS = """
-    SessionBrowserScreen { align: center middle; }
     SessionBrowserScreen > Vertical {
         width: 90%; max-width: 120; height: auto; max-height: 90%;
         border: thick $primary; background: $surface; padding: 1 2;
