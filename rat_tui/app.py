@@ -27,6 +27,7 @@ from . import dataclass_cache
 from . import priority
 from .protocol import wire
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
+from .ui.app_api import RatAppAPI
 from .ui.textual_ext import css_ahead
 from .ui.textual_ext.driver import input_first
 from .ui.textual_ext.frames import FramesMixin
@@ -72,7 +73,7 @@ WARM_UP_SCREENS = ("permission", "elicitation", "confirm", "ask_user", "auth", "
 _heap_frozen = False  # the heap frozen after the warm-up's imports (RatApp._warm_up)
 
 
-class RatApp(FramesMixin, KeyGuard, App[None]):
+class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"

@@ -14,6 +14,7 @@ from ...state import children
 from ...state.models import MessageEntry, SessionState
 from ..textual_ext.keys import relabel
 from .view import SessionView
+from ..app_api import rat_app
 
 MAX_TITLE = 28
 
@@ -91,9 +92,9 @@ class SessionTabs(TabbedContent):
     def on_mount(self) -> None:
         for pane in self.query(TabPane):
             self._watch(pane)
-        gate = getattr(self.app, "request_gate", None)
-        if gate is not None:
-            gate.on_change.append(self._relabel_all)
+        app = rat_app(self)
+        if app is not None:
+            app.request_gate.on_change.append(self._relabel_all)
 
     def _relabel_all(self) -> None:
         for pane in self.query(TabPane):
@@ -120,8 +121,8 @@ class SessionTabs(TabbedContent):
     def _relabel(self, pane_id: str, state: SessionState) -> None:
         try:
             tab = self.get_tab(pane_id)
-            gate = getattr(self.app, "request_gate", None)
-            waiting = gate.waiting(self.get_pane(pane_id).query_one(SessionView)) if gate is not None else 0
+            app = rat_app(self)
+            waiting = app.request_gate.waiting(self.get_pane(pane_id).query_one(SessionView)) if app is not None else 0
             label = tab_label(state, pane_id in self._unseen, waiting)
             if branch := self._branches.get(pane_id):
                 slot = len(NO_BADGE)  # (after the badge's place: every badge is as wide)

@@ -49,6 +49,7 @@ from ..widgets.status_bar import StatusBar
 from ..widgets.tool_call import LazyCard, render_tool_call
 from ..widgets.transcript import Transcript
 from ..textual_ext.widgets import going
+from ..app_api import rat_app
 
 log = logging.getLogger("rat.ui")
 CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")
@@ -184,9 +185,9 @@ class SessionView(Vertical):
         """Mounted when first asked for (under the transcript), hidden if the saved choice (F2) says so."""
         if self._plan_panel is None:
             self._plan_panel = PlanPanel()
-            config = getattr(self.app, "config", None)
-            if config is not None:
-                self._plan_panel.set_class(not config.plan_panel, "-hidden")
+            app = rat_app(self)
+            if app is not None:
+                self._plan_panel.set_class(not app.config.plan_panel, "-hidden")
             self.mount(self._plan_panel, after=self._row)
         return self._plan_panel
 
@@ -206,9 +207,9 @@ class SessionView(Vertical):
             self.plan_panel.show_plan(store.state.plan, store.state.plans)
         self.composer.set_commands(list(store.state.commands))
         self.flow.mount()
-        config = getattr(self.app, "config", None)
-        if config is not None:  # the choice saved from F5
-            self.preview.follow = config.follow
+        app = rat_app(self)
+        if app is not None:  # the choice saved from F5
+            self.preview.follow = app.config.follow
         self.composer.prompt_history = PromptHistory(history_file(self.session.cwd))
         if isinstance(self.session.ui, TabUI):  # the app's sessions; a replay's is headless
             self.session.ui.bind(self)
@@ -589,9 +590,9 @@ class SessionView(Vertical):
                 self._follow_along(latest)
 
     def _save(self, key: str, value: object) -> None:
-        save = getattr(self.app, "save_ui_setting", None)
-        if save is not None:
-            save(key, value)
+        app = rat_app(self)
+        if app is not None:
+            app.save_ui_setting(key, value)
 
     def action_toggle_preview(self) -> None:
         self.preview.toggle()

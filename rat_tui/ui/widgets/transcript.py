@@ -26,6 +26,7 @@ from .transcript_cursor import TranscriptCursor
 from .transcript_layout import TranscriptLayout
 from .transcript_render import RENDER_BUDGET, TranscriptRendering
 from .transcript_select import block_selection, word_selection
+from ..app_api import rat_app
 
 # A flush cuts at most this many new lines into blocks, of one message or of many, then lets the loop turn
 # (keys go between) and goes on with the next; nothing is drawn until the batch is cut. Each entry a flush
@@ -338,9 +339,9 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
 
     def on_mount(self) -> None:
         super().on_mount()
-        config = getattr(self.app, "config", None)
-        if config is not None:
-            self.max_width = config.ui.max_width
+        app = rat_app(self)
+        if app is not None:
+            self.max_width = app.config.ui.max_width
         self._schedule()
         # Pygments builds a lexer's tables on first use (slowly): RatApp._warm_up builds them before the
         # first answer, after the first frame and the agent's handshake (a thread started here slowed both).
@@ -564,9 +565,9 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
 
     def drawn_to_end(self) -> None:
         """The end of what the agent sent so far, all of it read: on screen at once (RatApp.draw_now)."""
-        draw_now = getattr(self.app, "draw_now", None)
-        if draw_now is not None:
-            draw_now(self)
+        app = rat_app(self)
+        if app is not None:
+            app.draw_now(self)
 
     def _preview_lines(self) -> int:
         """How many lines back a flood's preview starts at least (MarkdownStream.preview_from): a screenful
