@@ -78,6 +78,7 @@ def test_textual_is_the_version_the_package_was_checked_against() -> None:
     assert installed == textual_ext.TEXTUAL_VERSION, (
         f"Textual {installed} is installed; rat_tui/ui/textual_ext/ was checked against {textual_ext.TEXTUAL_VERSION}."
         " Run tests/textual_ext/, re-check each module its __init__ docstring lists, then update TEXTUAL_VERSION")
+    assert f"Checked against Textual {textual_ext.TEXTUAL_VERSION}." in (textual_ext.__doc__ or "")
 
 
 def test_the_docstring_lists_names_under_each_module() -> None:
@@ -151,3 +152,24 @@ def test_the_internals_dismiss_once_calls_keep_their_shape() -> None:
     assert list(inspect.signature(App._replace_screen).parameters) == ["self", "screen"]
     assert ModalScreen()._result_callbacks == [], "Screen._result_callbacks: re-check dismiss_once.py"
     assert list(inspect.signature(Screen._pop_result_callback).parameters) == ["self"]
+
+
+def test_every_private_name_the_package_uses_is_listed_under_its_module() -> None:
+    """The docstring's list is whole: each Textual private the fence's checker finds in a module of textual_ext
+    is listed (by its name) under that module's heading."""
+    import re
+
+    from tests.helpers.fence import FENCED, breaches_in
+
+    listed_names: dict[str, set[str]] = {}
+    for entry in listed():
+        owner, name = entry.path.rsplit(".", 1)
+        listed_names.setdefault(entry.module, set()).update({name, entry.path, owner})
+    unlisted = []
+    for path in sorted(FENCED.glob("*.py")):
+        for breach in breaches_in(path):
+            found = re.search(r"\((textual[\w.]+)\)$|(_\w+) by its name$|\.?(_\w+)$", breach.what)
+            name = next(group for group in found.groups() if group)
+            if name not in listed_names.get(path.stem, set()):
+                unlisted.append(f"{path.name}: {name} ({breach})")
+    assert unlisted == [], "list these in rat_tui/ui/textual_ext/__init__.py under their module:\n" + "\n".join(unlisted)

@@ -69,6 +69,8 @@ line_memo:
 - `textual.app.App._start_widget`
 screens:
 - `textual.screen.Screen._compositor`
+- `textual.screen.Screen._dirty_widgets`
+- `textual.screen.Screen._repaint_required`
 - `textual.screen.Screen._on_update` *
 - `textual.screen.Screen._on_screen_resume` * copied
 - `textual.screen.Screen._on_timer_update` *
@@ -89,6 +91,7 @@ widgets:
 - `textual.scroll_view.ScrollView._size_updated` *
 - `textual.widget.Widget._scroll_update` *
 - `textual.widget.Widget._container_size`
+- `textual.widget.Widget._size`
 - `textual.widgets._text_area.TextArea._on_paste` *
 
 Public methods rewritten here (their Textual bodies are checked too):
