@@ -45,7 +45,7 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
     """
 
     # A key's frame leaves the transcript's new lines to the next one, unless the transcript has the focus
-    # (RatApp._draw_key).
+    # (FramesMixin.draw_key).
     DRAWN_AFTER_KEYS = True
 
     COMPONENT_CLASSES = {
