@@ -79,6 +79,7 @@ WORKLOADS: dict[str, tuple[list[str], list[str] | None]] = {
     "form": (["FORM-READY"], ["probe", "Escape"]),
     "pattern": (["PATTERN-READY"], ["C-s", "probe", "Escape"]),
     "permission": (["PERMISSION-READY"], ["Escape"]),
+    "longline": (["END-longline"], None),
     "tabs20": (["END-chunks2000"], None),  # run by bench/stress_sessions.py
     "load50000": (["END-load50000"], None),  # likewise
 }

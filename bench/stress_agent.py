@@ -201,11 +201,17 @@ def permission() -> None:
         {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]})
 
 
+def longline() -> None:
+    """One message of 50 MB on one line: an answer chunk with no newline in it (issue #45's item 10)."""
+    words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor "
+    write([chunk(words * n(50 * 1024 * 1024 // len(words))), chunk("\n\n")])
+
+
 WORKLOADS = {
     "chunks20000": chunks(20000), "chunks2000": chunks(2000), "diff": diff, "output": output,
     "terminal": terminal, "markdown": markdown_block, "code": code_block, "plan": plan, "commands": commands,
     "toolcalls": toolcalls, "notifications": notifications, "form": form, "pattern": pattern,
-    "permission": permission,
+    "permission": permission, "longline": longline,
 }
 
 

@@ -82,7 +82,7 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding(OPEN_KEY, "open_request", "Open request", id="app.open_request", priority=True, show=False,
                 tooltip="Open the agent's request waiting for an answer (jumps to its tab)"),
-        Binding("f1", "key_help", "Help", id="app.help", show=False, tooltip="The keys that work where the focus is"),
+        Binding("f1", "key_help", "Keys", id="app.help", tooltip="The keys that work where the focus is"),
         Binding("f4", "permission_rules", "Rules", id="app.permission_rules",
                 tooltip="List, edit and revoke remembered permission rules"),
         Binding("ctrl+n", "new_session", "New tab", id="app.new_session", tooltip="Open a new session in a tab"),
@@ -95,6 +95,8 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
         *(Binding(f"alt+{n}", f"select_tab({n - 1})", f"Tab {n}", id=f"app.tab_{n}", show=False) for n in range(1, 10)),
         Binding("ctrl+b", "agent_sessions", "Sessions", id="app.agent_sessions", show=False,
                 tooltip="Browse the agent's saved sessions: open one in a new tab, or delete it"),
+        Binding("f12", "board", "Fleet board", id="app.board", show=False,
+                tooltip="Every session, subagent, tool call and terminal at once: go there, answer, stop"),
     ]
 
     def __init__(
@@ -454,6 +456,15 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
             return
         self.push_screen(help_for(self.screen))
 
+    def action_board(self) -> None:
+        """F12: the fleet board (ui/screens/board.py); pressed on the board, it closes it."""
+        from .ui.screens.board import BoardScreen, seats_of
+
+        if isinstance(self.screen, BoardScreen):
+            self.screen.dismiss(None)
+            return
+        self.push_screen(BoardScreen(lambda: seats_of(self)))
+
     def action_open_request(self) -> None:
         if not self.request_gate.open_next() and self.request_gate.showing is None:
             self.notify("No request is waiting for an answer.", timeout=2)
@@ -600,7 +611,8 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
         from .ui.screens.confirm import ConfirmScreen
 
         running = [s.state.agent_name for s in self.sessions if s.state.status == "working"]
-        if not running or isinstance(self.screen, ConfirmScreen):
+        shells = [s.state.shell_running for s in self.sessions if s.state.shell_running is not None]  # `!commands`
+        if not (running or shells) or isinstance(self.screen, ConfirmScreen):
             self.exit()
             return
 
@@ -609,7 +621,8 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
                 self.exit()
 
         names = ", ".join(dict.fromkeys(running))
-        self.push_screen(ConfirmScreen("Quit", f"A turn is running ({names}). Stop it and quit?"), callback=answered)
+        what = f"A turn is running ({names})" if running else f"A shell command is running (! {shells[0][:40]})"
+        self.push_screen(ConfirmScreen("Quit", f"{what}. Stop it and quit?"), callback=answered)
 
     def action_select_tab(self, index: int) -> None:
         self.tabs.select(index)

@@ -22,6 +22,7 @@ import gc
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from types import FrameType
 
@@ -58,6 +59,7 @@ _until = 0.0  # when the window of the input on its way is over (`input_wait`)
 _serial = 0  # input events so far
 _keys = 0  # keys so far (`keys_arrived`)
 _key_last = False  # the input event on its way is a key (`key_on_its_way`)
+_key_times: deque[float] = deque(maxlen=8)  # when the last keys arrived (`keys_within`)
 _gc_saved: tuple[int, int, int] | None = None  # the thresholds to put back (`_defer_gc`)
 _gc_lock = threading.Lock()  # (raised from the driver's thread, put back from the loop's)
 
@@ -73,6 +75,8 @@ def input_arrived(window: float | None = None, key: bool = False) -> None:
     _serial += 1
     _keys += key
     _key_last = key
+    if key:
+        _key_times.append(now)
     _input_at = now
     _defer_gc()
 
@@ -99,6 +103,12 @@ def keys_arrived() -> int:
     """How many keys have arrived so far, counted as they reach the driver's thread: a dialog on its way to the
     screen asks whether the user typed meanwhile (ui/screens/dialog.py), before the key itself is handled."""
     return _keys
+
+
+def keys_within(seconds: float) -> int:
+    """How many keys arrived in the last `seconds` (up to 8): whether the user was typing as a dialog came."""
+    since = clock() - seconds
+    return sum(1 for at in _key_times if at >= since)
 
 
 def key_on_its_way(hold: float) -> bool:

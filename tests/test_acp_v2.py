@@ -123,7 +123,8 @@ async def test_a_v2_turn_streams_into_the_same_state_as_v1(tmp_path: Path, v2_re
     assert controls.current_name(state, "mode") == "Code"
     initialize = sent(v2_record, "initialize")[0]["params"]
     assert initialize["protocolVersion"] == 2 and initialize["info"]["name"] == "rat-tui"
-    assert initialize["capabilities"] == {"auth": {"terminal": {}}, "elicitation": {"form": {}, "url": {}}}
+    assert initialize["capabilities"] == {"auth": {"terminal": {}}, "elicitation": {"form": {}, "url": {}},
+                                          "session": {"promptSuggestions": {}}}
     await finish(session, task)
 
 

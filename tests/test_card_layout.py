@@ -10,7 +10,7 @@ from rich.console import Console
 
 from rat_tui.app import RatApp
 from rat_tui.state.models import ToolCallEntry
-from rat_tui.ui.screens.output_viewer import OutputViewer
+from rat_tui.ui.screens.output_viewer import OutputViewer, output_text
 from rat_tui.ui.widgets.tool_call import render_tool_call
 
 from .helpers.app import scripted_named as scripted
@@ -149,3 +149,19 @@ def test_a_long_title_wraps_under_itself() -> None:
     assert lines[0].startswith("◐ ▶  pytest tests/test_module_0.py")
     assert len(lines) >= 4 and all(line.startswith(" " * 5) and line[5] != " " for line in lines[1:])
     assert " ".join(" ".join(lines).split()).endswith("tests/test_module_11.py in progress")
+
+
+def test_an_output_sent_as_one_fenced_block_shows_without_its_fences() -> None:
+    """Claude's v1 Bash card (its recording): the output arrives as a ```console block."""
+    fenced = "```console\nharness-shell-ok\nbig.txt\nhello.py\n```"
+    call = ToolCallEntry("tc", "tc", title="ls", kind="execute", status="completed",
+                         content=[{"type": "content", "content": {"type": "text", "text": fenced}}])
+    shown = card_text(call)
+    assert "```" not in shown and "console" not in shown
+    assert [line.strip() for line in shown.splitlines()[1:4]] == ["harness-shell-ok", "big.txt", "hello.py"]
+    assert "```" not in output_text(call, {})
+    # text that is more than one block keeps its markers
+    two = "```\na\n```\nand then\n```\nb\n```"
+    mixed = ToolCallEntry("tc", "tc", title="t", kind="read", status="completed",
+                          content=[{"type": "content", "content": {"type": "text", "text": two}}])
+    assert card_text(mixed).count("```") == 4

@@ -37,9 +37,8 @@ async def test_edit_allowed_creates_then_edits_the_notes(workspace: Path) -> Non
     assert "status: edited by rat-demo (1 edit)" in text and text.endswith("- edit 1 by rat-demo\n")
     assert client.methods() == [
         "fs/read_text_file",  # missing: -32002
-        "fs/write_text_file",  # the seed
-        "session/request_permission",
-        "fs/write_text_file",  # the edit
+        "session/request_permission",  # to create it: nothing is written before the answer
+        "fs/write_text_file",
     ]
     permission = client.params_of("session/request_permission")[0]
     assert [(o["optionId"], o["kind"]) for o in permission["options"]] == [
@@ -47,25 +46,39 @@ async def test_edit_allowed_creates_then_edits_the_notes(workspace: Path) -> Non
         ("allow", "allow_once"),
         ("reject", "reject_once"),
     ]
-    edit = next(c for c in calls_of_kind(driver, "edit") if c["title"] == "Edit demo-notes.txt")
-    assert permission["toolCall"]["toolCallId"] == edit["toolCallId"]
-    assert edit["status"] == "pending"
-    diff = edit["content"][0]
-    assert diff["type"] == "diff" and diff["path"] == str(notes)
-    old_lines, new_lines = diff["oldText"].splitlines(), diff["newText"].splitlines()
-    assert len(new_lines) == len(old_lines) + 1
-    assert sum(a != b for a, b in zip(old_lines, new_lines)) == 1
-    assert diff["newText"] == text
-    done = updates_of(driver, edit)[-1]
-    assert done["status"] == "completed" and done["content"] == [diff]
-    assert "**edit**: changed `demo-notes.txt`" in answer_text(driver)
+    [create] = calls_of_kind(driver, "edit")
+    assert create["title"] == "Create demo-notes.txt" and permission["toolCall"]["toolCallId"] == create["toolCallId"]
+    assert create["content"][0]["oldText"] is None and create["content"][0]["newText"] == text
+    assert "**edit**: created `demo-notes.txt`" in answer_text(driver)
 
-    # a second edit reads the existing file and edits it again, no seed
+    # a second edit reads the existing file and edits it
     client.calls.clear()
     response = await driver.request("session/prompt", prompt_params(session_id, "edit again"))
     assert response["result"] == {"stopReason": "end_turn"}
     assert client.methods() == ["fs/read_text_file", "session/request_permission", "fs/write_text_file"]
+    edit = next(c for c in calls_of_kind(driver, "edit") if c["title"] == "Edit demo-notes.txt")
+    permission = client.params_of("session/request_permission")[0]
+    assert permission["toolCall"]["toolCallId"] == edit["toolCallId"]
+    assert edit["status"] == "pending"
+    diff = edit["content"][0]
+    assert diff["type"] == "diff" and diff["path"] == str(notes) and diff["oldText"] == text
+    old_lines, new_lines = diff["oldText"].splitlines(), diff["newText"].splitlines()
+    assert len(new_lines) == len(old_lines) + 1
+    assert sum(a != b for a, b in zip(old_lines, new_lines)) == 1
+    assert diff["newText"] == notes.read_text()
+    done = updates_of(driver, edit)[-1]
+    assert done["status"] == "completed" and done["content"] == [diff]
+    assert "**edit**: changed `demo-notes.txt`" in answer_text(driver)
     assert "(2 edits)" in notes.read_text() and notes.read_text().endswith("- edit 2 by rat-demo\n")
+    assert await driver.close() == 0
+
+
+async def test_edit_rejected_on_a_missing_file_creates_nothing(workspace: Path) -> None:
+    driver, client, session_id = await start_with_client(workspace, permission="reject_once")
+    response = await driver.request("session/prompt", prompt_params(session_id, "edit"))
+    assert response["result"] == {"stopReason": "end_turn"}
+    assert client.methods() == ["fs/read_text_file", "session/request_permission"]
+    assert not (workspace / "demo-notes.txt").exists()
     assert await driver.close() == 0
 
 
@@ -227,8 +240,8 @@ async def test_all_plays_every_scenario_but_bigdiff(workspace: Path) -> None:
     response = await driver.request("session/prompt", prompt_params(session_id, "do it ALL"))
     assert response["result"] == {"stopReason": "end_turn"}
     kinds = [c["kind"] for c in driver.updates("tool_call")]
-    # edit: read + seed + edit; write; read; run; fail
-    assert kinds == ["read", "edit", "edit", "edit", "read", "execute", "fetch"]
+    # edit: read + create; write; read; run; fail
+    assert kinds == ["read", "edit", "edit", "read", "execute", "fetch"]
     plan = driver.updates("plan")[-1]["entries"]
     assert len(plan) == 7 and all(e["status"] == "completed" for e in plan)
     text = answer_text(driver)

@@ -45,6 +45,49 @@ async def test_focus_follows_the_user(tmp_path: Path) -> None:
         assert not view.preview.display  # the "o" did not open a file preview
 
 
+EDIT_TURN = [{"update": {"sessionUpdate": "tool_call", "toolCallId": "e1", "title": "Edit hello.py", "kind": "edit",
+                         "status": "completed", "content": [{"type": "diff", "path": "/p/hello.py", "oldText": "a\n",
+                                                              "newText": "b\n"}]}},
+             {"chunk": "I changed hello.py."}]
+
+
+async def test_a_click_in_the_transcript_then_a_sentence_lands_whole_in_the_composer(tmp_path: Path) -> None:
+    from rat_tui.ui.widgets.nav_bar import NavBar
+
+    app = RatApp(scripted({"turns": [EDIT_TURN]}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.tabs.active_view
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: "I changed hello.py." in view.transcript.plain_text, "the answer")
+        await until(pilot, lambda: view.session.state.status == "ready", "the turn's end")
+        screens = len(app.screen_stack)
+        await pilot.click(view.transcript, offset=(10, 2))
+        assert isinstance(app.focused, Transcript) and not view.navigation.on
+        sentence = "do the same for hello.py"  # d opens the diff, s a subagent, t, o, ... in navigation mode
+        for key in sentence:
+            await pilot.press("space" if key == " " else "full_stop" if key == "." else key)
+        await until(pilot, lambda: view.composer.text == sentence, "the sentence in the composer")
+        assert len(app.screen_stack) == screens and isinstance(app.focused, PromptComposer)
+        assert not any(bar.display for bar in view.query(NavBar))
+        # Navigation mode is a key away, says so, and its letters act; Esc goes back to the prompt.
+        await pilot.press("ctrl+t")
+        assert view.navigation.on and view.query_one(NavBar).display
+        await pilot.press("d")
+        await until(pilot, lambda: len(app.screen_stack) == screens + 1, "the diff viewer opened by d")
+        await pilot.press("escape")
+        await until(pilot, lambda: len(app.screen_stack) == screens, "the viewer closed")
+        assert view.navigation.on  # back where it was
+        await pilot.press("escape")
+        assert isinstance(app.focused, PromptComposer) and not view.query_one(NavBar).display
+        assert view.composer.text == sentence and view.session.state.status == "ready"
+        # A transcript focused by a click enters the mode by Ctrl+T too.
+        await pilot.click(view.transcript, offset=(10, 2))
+        assert not view.navigation.on
+        await pilot.press("ctrl+t")
+        assert view.navigation.on and isinstance(app.focused, Transcript)
+
+
 async def test_every_bound_action_is_in_the_palette_with_its_remapped_key(tmp_path: Path) -> None:
     from rat_tui.config import Config
 

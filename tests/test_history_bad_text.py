@@ -232,7 +232,7 @@ def test_the_routers_decoder_reads_every_line_as_json_loads_with_its_limits_does
 
     for line in lines:
         want = outcome(lambda s: decode_line_loads(s, router), line)
-        assert outcome(lambda s: decode_line(s, router._DECODER), line) == want, line
+        assert outcome(lambda s: decode_line(s, router.WIRE_DECODER), line) == want, line
 
 
 def decode_line_loads(line, router):
@@ -261,7 +261,7 @@ def test_a_streamed_chunk_s_line_is_read_by_orjson_and_a_long_number_s_line_is_n
     monkeypatch.setattr(lines.orjson, "loads", lambda line: read.append(line) or loads(line))
     chunk = (b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":'
              b'"agent_message_chunk","content":{"type":"text","text":"item 1234567890 of 12"}}}}')
-    assert decode_line(chunk, router._DECODER)["params"]["update"]["content"]["text"] == "item 1234567890 of 12"
+    assert decode_line(chunk, router.WIRE_DECODER)["params"]["update"]["content"]["text"] == "item 1234567890 of 12"
     assert read == [chunk]
-    assert decode_line(b'{"id": 9223372036854775808}', router._DECODER) == {"id": 2**63 - 1}
+    assert decode_line(b'{"id": 9223372036854775808}', router.WIRE_DECODER) == {"id": 2**63 - 1}
     assert read == [chunk]

@@ -106,6 +106,53 @@ def test_request_in_the_same_tab_waits_while_typing_and_always_needs_enter(tmp_p
         tmux.kill()
 
 
+def test_a_quick_answer_from_someone_who_was_not_typing_is_taken(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    tmux, record = start(tmp_path, release)
+    try:
+        tmux.wait_for("ready")
+        tmux.keys("-l", "go")
+        tmux.keys("Enter")
+        tmux.wait_for("working")
+        time.sleep(1.2)  # hands off the keyboard, watching the agent work (longer than TYPING_WINDOW)
+        release.touch()
+        tmux.wait_for("asks for permission")
+        assert "reading…" not in tmux.screen()  # no grace to show: nobody was typing
+        time.sleep(0.3)  # seen, and answered at once (the grace for typists is 0.5 s)
+        tmux.keys("y")
+        tmux.wait_for("after permission")
+        [answer] = answers(record)
+        assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "allow"}
+        quit_app(tmux)
+    finally:
+        tmux.kill()
+
+
+def test_a_dialog_arriving_as_you_type_shows_its_grace_then_takes_an_answer(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    tmux, record = start(tmp_path, release)
+    try:
+        tmux.wait_for("ready")
+        tmux.keys("-l", "go")
+        tmux.keys("Enter")
+        tmux.wait_for("working")
+        type_slowly(tmux, "abc")
+        for _ in "abc":  # ... and thought better of it: the composer is empty again, so the dialog opens
+            tmux.keys("BSpace")
+            time.sleep(KEY_GAP)
+        release.touch()  # right after the last key: the person was typing as it came
+        tmux.wait_for("reading…")  # the grace, visible under the dialog
+        tmux.wait_until(lambda s: "reading…" not in s and "asks for permission" in s, "the grace over")
+        assert answers(record) == []
+        tmux.keys("y")
+        tmux.wait_for("after permission")
+        [answer] = answers(record)
+        assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": "allow"}
+        quit_app(tmux)
+    finally:
+        tmux.kill()
+
+
 def test_request_from_a_background_tab_never_covers_the_current_one(tmp_path: Path) -> None:
     release = tmp_path / "release"
     tmux, record = start(tmp_path, release)

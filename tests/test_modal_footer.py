@@ -66,12 +66,15 @@ async def test_the_footer_under_a_dialog_shows_the_dialogs_keys(tmp_path: Path, 
     app = RatApp(scripted({"turns": [turn]}, tmp_path), tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
-        await until(pilot, lambda: "Cancel turn" in footer_line(app), "the session's keys in the footer")
+        await until(pilot, lambda: "Plan" in footer_line(app), "the session's keys in the footer")
+        line = footer_line(app)
+        assert "Keys" in line and "Cancel turn" not in line, line  # F1 offered; nothing to cancel while idle
         await pilot.press(*"clean up", "enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission dialog")
         await until(pilot, lambda: "Pick" in footer_line(app), "the dialog's footer")
         line = footer_line(app)
-        assert "y a n Answer" in line and "Pick" in line, line
+        assert "y n Answer" in line and "Pick" in line, line  # no "always" offered: no `a` key shown
+        assert "Option 1" not in line, line
         assert "Cancel turn" not in line and "Plan" not in line, line
         await pilot.press("y")
         await until(pilot, lambda: "Removed." in view(app).transcript.plain_text, "the answer")

@@ -149,6 +149,8 @@ async def test_missing_kind_key_rings_and_keeps_the_dialog() -> None:
         await pilot.pause()
         assert app.results == [] and isinstance(app.screen, PermissionScreen)
         assert any("no “allow · always” option" in str(n.message) for n in app._notifications)
+        shown = screen_text(app)
+        assert "a always" not in shown and "a Always" not in shown  # neither the hint nor the footer offers it
         await pilot.press("2")
         await pilot.pause()
     assert ids(app.results) == ["abort"]
@@ -332,7 +334,7 @@ async def test_long_diff_and_many_options_stay_reachable() -> None:
         assert "… 61 more lines" not in screen_text(app) and "Choice 0" in screen_text(app)
         await pilot.press(*["pagedown"] * 6)
         await pilot.pause()
-        assert "… 61 more lines" in screen_text(app) and "1–9 pick" in screen_text(app)
+        assert "… 61 more lines" in screen_text(app) and "1–11 pick · y allow ·" in screen_text(app)
         await pilot.press(*["down"] * 10)
         await pilot.pause()
         assert "Choice 10" in screen_text(app)

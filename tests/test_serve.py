@@ -270,6 +270,11 @@ class Browser:
         for char in text:  # one key at a time, as a person types
             self.tools.call("Input.insertText", text=char)
 
+    def click(self, x: int, y: int) -> None:
+        """A left click at (x, y) CSS pixels of the page, as a person clicks into the terminal."""
+        for kind in ("mousePressed", "mouseReleased"):
+            self.tools.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
     def enter(self) -> None:
         for kind in ("keyDown", "keyUp"):
             self.tools.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter",
@@ -299,8 +304,9 @@ def test_a_browser_chats_with_the_demo_agent_through_rat_serve(tmp_path: Path) -
         browser.open_with_terminal_exposed(served.url)
         screen = browser.wait_for("ready")
         assert "Demo agent" in screen
-        browser.type("hello from a browser")
-        browser.wait_for("hello from a browser")
+        browser.click(200, 80)  # into the transcript: its letters must not run (p: the previous block)
+        browser.type("please say hello from a browser")
+        browser.wait_for("please say hello from a browser")
         browser.enter()
         browser.wait_for("def greet")  # the demo's answer, drawn by xterm.js in the page
     finally:

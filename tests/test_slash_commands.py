@@ -15,7 +15,7 @@ from rat_tui.ui.palette.slash_commands import SlashCommandsProvider
 from rat_tui.ui.widgets.command_menu import CommandMenu, command_hint, match_commands
 from rat_tui.ui.widgets.prompt import PromptComposer
 
-from .helpers.app import palette_offers, steady, until
+from .helpers.app import palette_offers, screen_text, steady, until
 from .helpers.harness import RatThemedApp
 
 # The shape claude-agent-acp sends (acp-traces/claude-agent-acp.jsonl), shortened.
@@ -228,3 +228,18 @@ def test_snapshot_composer_with_menu(snap_compare) -> None:
         await pilot.pause()
 
     assert snap_compare(ComposerApp(), terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_a_hint_is_cut_only_when_the_menu_has_no_room_for_it() -> None:
+    compact = "/compact <optional custom summarization instructions>"
+    for width, whole in ((120, True), (60, False)):
+        app = ComposerApp()
+        async with app.run_test(size=(width, 24)) as pilot:
+            _composer, menu = parts(app)
+            for key in "/co":
+                await pilot.press(key)
+            await until(pilot, lambda menu=menu: menu.is_open, "the menu")
+            await pilot.pause()
+            shown = screen_text(app)
+            assert (compact in shown) is whole, shown
+            assert ("/compact <optional" in shown) and ("…" in shown) is not whole, shown

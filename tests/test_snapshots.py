@@ -48,3 +48,19 @@ def test_session_screen_after_a_turn(snap_compare, tmp_path: Path) -> None:
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=(100, 44), run_before=run_before)
+
+
+def test_the_first_screen_says_what_to_do(snap_compare) -> None:
+    """An empty session: the agent, the first step, where the keys are, the demo's words; the idle footer
+    offers F1 and no "Cancel turn"."""
+    from rat_tui.agents.spec import demo_agent
+
+    app = RatApp(demo_agent(), Path("/"))
+
+    async def run_before(pilot) -> None:
+        await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
+        await until(pilot, lambda: "is ready" in str(view(app).query_one("Welcome").render()), "the welcome")
+        steady(app)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(110, 36), run_before=run_before)

@@ -201,7 +201,8 @@ def test_the_first_frame_imports_nothing_it_does_not_need_and_the_warm_up_waits_
     # the launch focus used to reach the footer after the first frame, and its two recomposes, each laying
     # out the screen, fell on the user's first keys (40-80 ms echo in bench/stress.py's typed prompt).
     assert found["footer"]["focused"] == "PromptComposer"
-    assert {"cancel_turn", "toggle_plan", "review_changes"} <= set(found["footer"]["actions"]), found["footer"]
+    assert {"key_help", "toggle_plan", "review_changes"} <= set(found["footer"]["actions"]), found["footer"]
+    assert "cancel_turn" not in found["footer"]["actions"]  # offered only while a turn runs
     assert found["footer"]["recomposes"] == 0, found["footer"]
     assert found["typed"] == {"text": "hello", "recomposes": 0}
 

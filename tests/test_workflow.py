@@ -87,6 +87,24 @@ async def test_permission_answered_by_key(tmp_path: Path, record_file: Path, key
     validate("session/request_permission", "response", answer["result"])
 
 
+async def test_a_call_the_user_rejected_reads_rejected_not_failed(tmp_path: Path) -> None:
+    """Claude ends a rejected call `failed`; its card says what happened instead."""
+    failed = {"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed"}
+    other = {"sessionUpdate": "tool_call", "toolCallId": "call-2", "title": "broken", "kind": "execute",
+             "status": "failed"}
+    script = {"turns": [[permission_step(request_id=0), {"update": failed}, {"update": other}, {"chunk": "after"}]]}
+    app = RatApp(spec(script, tmp_path), tmp_path)
+    async with app.run_test() as pilot:
+        await start(app, pilot)
+        await send(pilot, "go")
+        await until(pilot, lambda: dialog(app), "the permission dialog")
+        await pilot.press("n")
+        await until(pilot, lambda: "after" in view(app).transcript.plain_text, "the turn to go on")
+        text = view(app).transcript.plain_text
+        assert "`git status`  rejected" in text and "`git status`  failed" not in text
+        assert "broken  failed" in text  # a call that failed by itself still says so
+
+
 async def test_cancel_with_pending_permission_answers_cancelled(tmp_path: Path, record_file: Path) -> None:
     script = {"turns": [[permission_step(request_id=5), {"wait_cancel": True}]]}
     app = RatApp(spec(script, tmp_path), tmp_path)

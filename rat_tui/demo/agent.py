@@ -9,8 +9,8 @@ markdown); add a step by writing an ``async def step_...(self, turn)`` and listi
 Scenario keywords: whole words in the prompt (any case; several combine, played in this order)
 replace the file read with a coding-agent workflow (``scenarios.py``):
 
-- ``edit``: read ``demo-notes.txt`` through ``fs/read_text_file`` (creating it first if missing),
-  show an edit tool call with a diff (one line changed, one added), ask
+- ``edit``: read ``demo-notes.txt`` through ``fs/read_text_file``, show an edit tool call with a
+  diff (one line changed, one added; the whole file, made from a seed, when it is missing), ask
   ``session/request_permission`` (Claude's option ids allow_always/allow/reject), then
   ``fs/write_text_file`` if allowed; a rejection fails the tool call, a ``cancelled`` outcome
   ends the turn as cancelled.

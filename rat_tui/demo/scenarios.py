@@ -319,24 +319,20 @@ class Scenarios:
         path = self.cwd / NOTES_FILE
         location = {"path": str(path)}
         async with self.tool_call(f"Read {NOTES_FILE}", "read", locations=[location], rawInput=location) as call:
+            old: str | None
             try:
                 old = (await self.request("fs/read_text_file", path=str(path)))["content"]
             except ClientError as exc:
                 if exc.code != RESOURCE_NOT_FOUND:
                     raise
-                old = ""
-            call.complete("read", content=[text_content(old or "(missing: rat-demo will create it)")])
+                old = None
+            call.complete("read", content=[text_content(old or "(missing: rat-demo will ask to create it)")])
         if call.summary != "read":  # the client refused the read
             return call.summary
-        if not old.strip():  # missing (or read as empty): create it so there is something to edit
-            async with self.tool_call(f"Create {NOTES_FILE}", "edit", locations=[location]) as call:
-                await self.request("fs/write_text_file", path=str(path), content=NOTES_SEED)
-                call.complete("created", content=[diff_content(path, None, NOTES_SEED)])
-            if call.summary != "created":
-                return call.summary
-            old = NOTES_SEED
-        new, line, change = edit_notes(old)
-        title = f"Edit {NOTES_FILE}"
+        # A missing (or empty) file is made from the seed, asked like any other change: nothing is written
+        # before the user allows it.
+        new, line, change = edit_notes(old if old and old.strip() else NOTES_SEED)
+        title = f"{'Create' if old is None else 'Edit'} {NOTES_FILE}"
         raw = {"path": str(path), **change}
         shown = {"title": title, "kind": "edit", "locations": [{"path": str(path), "line": line}], "rawInput": raw}
         async with self.tool_call(

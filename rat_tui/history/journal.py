@@ -22,6 +22,7 @@ import asyncio
 import json
 import logging
 import sqlite3
+import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -34,6 +35,7 @@ from .. import priority
 from ..protocol.lines import clean_text, decode_line, has_lone_surrogate
 from ..protocol.wire import CHUNK_KINDS  # (the streamed chunks a journal row holds a run of)
 from ..state.children import newer_update_text
+from ..state.shell import RECORD_METHOD
 from .records import IN, OUT, Recorded
 
 log = logging.getLogger("rat.history")
@@ -59,6 +61,11 @@ BUSY_RETRY = 0.5
 # The WAL is copied into the database (a checkpoint: the one write that waits for the disk, fsync) by a
 # thread once this much was written since the last one, never by a commit on the UI thread.
 CHECKPOINT_BYTES = 4 * 1024 * 1024
+BACKGROUND_BYTES = 1024 * 1024
+"""A batch with a line this long is committed on the journal's commit thread, not the loop's: SQLite
+copies a 50 MB line for over a second (with the GIL released) while keys must still echo. Every commit
+after it goes to the same thread until it is done, so the order on disk stays the order queued. Such a
+line is shown while its commit runs; every other delivery still finds its lines committed first."""
 EMPTY_SESSION_DAYS = 1
 """Sessions with no prompt (rat started and closed) are pruned after this many days."""
 SETTING_METHODS = {"session/set_config_option", "session/set_mode", "session/set_model"}
@@ -176,6 +183,8 @@ def searchable_text(direction: str, message: Any) -> str | None:
         return None
     if direction == OUT and method == "session/prompt":
         return prompt_text(params.get("prompt")) or None
+    if direction == OUT and method == RECORD_METHOD:  # a `!command` of the tab's own shell: found by its text
+        return f"!{params.get('command', '')}"
     if direction == IN and method == "session/update":
         update = params.get("update")
         if isinstance(update, dict):
@@ -364,8 +373,15 @@ class HistoryJournal:
         self._checkpointer: threading.Thread | None = None
         self.checkpoints = 0  # checkpoints run, and the thread the last one ran on (tests: never the UI's)
         self.checkpointed_on: str | None = None
-        # Called (on the thread that writes: the loop's) the first time a write fails, so the user hears of it.
+        # Called on the loop's thread the first time a write fails, so the user hears of it.
         self.on_problem: Callable[[str], None] | None = None
+        self._committer: concurrent.futures.ThreadPoolExecutor | None = None  # made for the first big batch
+        self._pending: concurrent.futures.Future[None] | None = None  # the last batch handed to it
+        self._committer_ident: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # where a problem met on the committer is said
+        self._closing = False
+        self.committed_off_loop = 0  # batches committed on the commit thread (tests)
+        self._big = False  # a line of BACKGROUND_BYTES or more is queued
 
     def _connect(self, timeout: float = 10.0) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
@@ -382,7 +398,7 @@ class HistoryJournal:
         """A new journaled session; reattaching to an agent session already journaled continues its row."""
         now = time.time()
         if attach_session_id:
-            self.flush()  # the row's latest draft and settings may still be on their way
+            self.flush(wait=True)  # the row's latest draft and settings may still be on their way
             row = self._db.execute(
                 "SELECT id, settings, draft, first_prompt FROM sessions WHERE agent_session_id=? AND cwd=? "
                 "ORDER BY updated DESC LIMIT 1", (attach_session_id, cwd)).fetchone()
@@ -396,6 +412,8 @@ class HistoryJournal:
 
     def queue(self, row: tuple[Any, ...], session: SessionJournal, urgent: bool = True) -> None:
         self._run = None
+        if len(row[4]) >= BACKGROUND_BYTES:
+            self._big = True
         self._rows.append(row)
         self._dirty.add(session)
         if urgent:
@@ -410,6 +428,8 @@ class HistoryJournal:
         one holds chunks of the same session (a run), else begins one. A run is one row whose body is its
         lines joined by newlines (a wire line has none) and whose text is theirs joined: a flood of 20,000
         chunks is a few hundred rows, not 20,000 (the cost of a commit is mostly per row)."""
+        if len(line) >= BACKGROUND_BYTES:
+            self._big = True
         run = self._run
         if run is not None and run.session is session:
             run.lines.append(line)
@@ -449,8 +469,9 @@ class HistoryJournal:
         if self._urgent:
             self.flush()
 
-    def flush(self) -> None:
-        """Commit everything queued so far in one transaction (readers call this before they read).
+    def flush(self, wait: bool = False) -> None:
+        """Commit everything queued so far in one transaction; `wait`: on disk when this returns (readers
+        pass it before they read), else a big batch may still be on its way on the commit thread.
 
         Never raises: a failure is logged and said once; a locked database keeps the batch for later.
         """
@@ -459,30 +480,69 @@ class HistoryJournal:
             self._handle = None
         if self.closed or (not self._rows and not self._dirty):
             self._urgent = self._rows_scheduled = False
+            if wait:
+                self._wait_committed()
             return
         if self._busy_until and time.monotonic() < self._busy_until:
             self._retry_later()
             return
         # Nothing else runs on this thread until the commit returned, so the queue is taken as it is.
-        rows = [row.row() if type(row) is _Run else row for row in self._rows]
+        queued = self._rows
+        rows = queued if self._big or self._committing() else [row.row() if type(row) is _Run else row for row in queued]
         updates = []
         for session in self._dirty:
             fields = dict(session.dirty)
             if "settings" in fields:
                 fields["settings"] = json.dumps(fields["settings"])
             updates.append((session, session.added, session.added_bytes, fields))
-        if self._commit(rows, updates) == "busy":  # keep it all, in order, for the next try
+        if self._big or self._committing():
+            self._hand_off(rows, updates)  # its runs are joined there, too
+            if wait:
+                self._wait_committed()
+        elif self._commit(rows, updates) == "busy":  # keep it all, in order, for the next try
             self._busy_until = time.monotonic() + BUSY_RETRY
             self._retry_later()
             return
         self._busy_until = 0.0
         self._rows = []
         self._run = None
+        self._big = False
         self._urgent = self._rows_scheduled = False
         for session in self._dirty:
             session.dirty.clear()
             session.added = session.added_bytes = 0
         self._dirty = set()
+
+    def _committing(self) -> bool:
+        return self._pending is not None and not self._pending.done()
+
+    def _hand_off(self, rows: list[Any], updates: list[tuple[Any, ...]]) -> None:
+        """Commit on the commit thread; the batch is taken from the queue now, as a commit here would."""
+        if self._committer is None:
+            self._committer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="journal-commit")
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+        self._pending = self._committer.submit(self._commit_off_loop, rows, updates)
+
+    def _commit_off_loop(self, rows: list[Any], updates: list[tuple[Any, ...]]) -> None:
+        """On the commit thread: a locked database is waited for here (nothing else waits on this thread);
+        when rat is closing, one last try with the long timeout."""
+        self._committer_ident = threading.get_ident()
+        rows = [row.row() if type(row) is _Run else row for row in rows]
+        while self._commit(rows, updates) == "busy":
+            if self._closing:
+                self._writer.execute(f"PRAGMA busy_timeout={int(10_000)}")
+                if self._commit(rows, updates) == "busy":
+                    self._failed(sqlite3.OperationalError("database is locked by another process"), len(rows))
+                return
+            time.sleep(BUSY_RETRY)
+        self.committed_off_loop += 1
+
+    def _wait_committed(self) -> None:
+        if self._pending is not None:
+            self._pending.result()  # never raises: _commit_off_loop catches what a commit can raise
 
     def _retry_later(self) -> None:
         try:
@@ -584,6 +644,12 @@ class HistoryJournal:
         """Say a problem once per kind, not per batch; a failing listener is only logged."""
         if kind in self._reported or self.on_problem is None:
             return
+        if threading.get_ident() == self._committer_ident and self._loop is not None:
+            try:
+                self._loop.call_soon_threadsafe(self._report, kind, text)
+            except RuntimeError:  # the loop is closed: the log has it
+                pass
+            return
         self._reported.add(kind)
         try:
             self.on_problem(text)
@@ -594,12 +660,15 @@ class HistoryJournal:
         if self.closed:
             return
         self._busy_until = 0.0
-        self.flush()
+        self._closing = True
+        self.flush(wait=True)
         if self._rows:  # still locked: one last try with the full timeout
             self._writer.execute(f"PRAGMA busy_timeout={int(10_000)}")
             self._busy_until = 0.0
-            self.flush()
+            self.flush(wait=True)
         self.closed = True
+        if self._committer is not None:
+            self._committer.shutdown()
         if self._checkpointer is not None:
             self._checkpoint_due.set()
             self._checkpointer.join(5)

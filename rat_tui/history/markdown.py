@@ -17,6 +17,7 @@ from ..state.models import (
     ToolCallEntry,
 )
 from ..protocol.sanitize import clean_data, plain
+from ..state.shell import ShellEntry
 
 STATUS_MARKS = {"completed": "✓", "failed": "✗", "cancelled": "⊘", "in_progress": "…", "pending": "…"}
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]"}
@@ -89,6 +90,9 @@ def _entries(state: SessionState, depth: int = 0) -> list[str]:
 def _tool_call(call: ToolCallEntry, state: SessionState) -> list[str]:
     mark = STATUS_MARKS.get(call.status, "")
     out = [f"### Tool: {call.title} — {mark} {call.status}".replace("  ", " "), ""]
+    if isinstance(call, ShellEntry):  # a `!command` the user ran in the tab's own shell
+        end = "interrupted" if call.interrupted else f"exit code {call.exit_code}"
+        out = [f"### Shell: `{call.command}` — {end} · {call.name}", ""]
     details = []
     if call.kind:
         details.append(f"kind: {call.kind}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..state import children, reducer
+from ..state import children, quota, reducer, shell
 from ..state.store import SessionStore
 from .journal import prompt_text
 from .records import IN, OUT, Recorded
@@ -119,6 +119,8 @@ class TranscriptBuilder:
         if method == "session/prompt":
             dispatch(reducer.add_user_message, prompt_text(params.get("prompt")))
             dispatch(reducer.set_status, "working")
+        elif method == shell.RECORD_METHOD:  # a `!command` the user ran in the tab's own shell
+            dispatch(shell.apply_record, params)
         elif method == "session/load" or (method == "session/resume" and "replayFrom" in params):
             self._loading = True
             self._skip_replay = bool(self.store.state.entries)
@@ -160,6 +162,8 @@ class TranscriptBuilder:
         elif method == "session/prompt":
             if isinstance(result, dict):
                 stop = str(result.get("stopReason", "end_turn"))
+                if isinstance(result.get("_meta"), dict):
+                    dispatch(quota.set_quota, result["_meta"])
                 dispatch(reducer.end_turn, stop)
                 if stop == "cancelled":
                     dispatch(reducer.add_notice, "Turn cancelled.", "info")

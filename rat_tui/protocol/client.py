@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,8 @@ def client_capabilities() -> dict[str, Any]:
         "terminal": True,
         # Agents may send boolean config options only to clients that say they can show them;
         # `notice` and `compaction_update` only to clients that show them (state/compaction.py).
-        "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
+        # `promptSuggestions`: the composer shows the agent's predicted next prompt as ghost text (Tab takes it).
+        "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}, "promptSuggestions": {}},
         # Forms from a requested schema and links shown until `elicitation/complete` (elicitation_broker.py).
         "elicitation": {"form": {}, "url": {}},
         # Subagents stream as child sessions under their own sessionId (state/children.py).
@@ -63,16 +65,16 @@ class AgentHello:
         return self.title or self.name
 
     def supports(self, feature: str) -> bool:
-        """Whether the agent advertised `feature`: load, list, resume, close, delete or logout.
+        """Whether the agent advertised `feature`: load, list, resume, close, delete, logout or auth_status.
 
         `loadSession` is a boolean; the others are objects (`{}` means yes; absent or null, no).
         """
         caps = self.capabilities
         if feature == "load":
             return caps.get("loadSession") is True
-        if feature == "logout":
+        if feature in ("logout", "auth_status"):
             auth = caps.get("auth")
-            return isinstance(auth, dict) and isinstance(auth.get("logout"), dict)
+            return isinstance(auth, dict) and isinstance(auth.get("logout" if feature == "logout" else "status"), dict)
         session = caps.get("sessionCapabilities")
         return isinstance(session, dict) and isinstance(session.get(feature), dict)
 
@@ -233,8 +235,11 @@ class AcpClient:
             # Work the agent started on its own: the prompt waits for it, as v2 clients should.
             await self._await_turn(codec, session_id, codec.expect_turn(session_id), started=True)
         turn = codec.expect_turn(session_id)
+        # v2 idempotency keys: a prompt is inserted at most once per key, so the same submission sent again
+        # (its answer lost) cannot run the work twice; one key per submission.
+        params = {"sessionId": session_id, "prompt": blocks, "idempotencyKey": f"rat-{uuid.uuid4()}"}
         try:
-            answer = await self.connection.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
+            answer = await self.connection.request("session/prompt", params)
         except BaseException:
             codec.drop_turn(session_id, turn)
             raise

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from .. import priority
+from .aside import NOT_PARSED
 from .lines import decode_line
 from .rpc_log import RpcLog
 from .sanitize import clean, vouch
@@ -304,15 +305,16 @@ class Connection:
                 except Exception:
                     log.exception("a recorder failed to write")
 
-    def _route_line(self, line: bytes) -> None:
-        """Route one line; a malformed message is logged, answered where it is a request, and dropped."""
+    def _route_line(self, line: bytes, value: Any = NOT_PARSED) -> None:
+        """Route one line (`value`: its JSON value when parsed already, see AsideParser); a malformed
+        message is logged, answered where it is a request, and dropped."""
         now = time.monotonic()
         if self.idle_at >= self.last_inbound and now - self.last_inbound >= BURST_GAP:
             # Not at every line the reader found drained before it: an agent writing a line every few ms is drained
             # after each, and a burst begun anew at each line held the transcript's drawing until the agent paused.
             self.burst_began = now
         self.last_inbound = now
-        message = self._parse(line)
+        message = self._parse(line, value)
         if message is None:
             return
         method = message.get("method")
@@ -355,11 +357,11 @@ class Connection:
         else:
             self._malformed(line, "neither a request, a notification nor a response")
 
-    def _parse(self, line: bytes) -> dict[str, Any] | None:
+    def _parse(self, line: bytes, value: Any = NOT_PARSED) -> dict[str, Any] | None:
         """The message as a dict, or None (logged and noticed) when it cannot be one."""
         try:
             # not UTF-8 or a lone surrogate: U+FFFD; recorders get the exact bytes
-            message = decode_line(line, _DECODER)
+            message = decode_line(line, WIRE_DECODER) if value is NOT_PARSED else value
         except RecursionError:
             self._malformed(line, "nested too deep to parse")
             return None
@@ -542,7 +544,7 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-_DECODER = json.JSONDecoder(parse_int=_bounded_int, parse_constant=_no_constant)
+WIRE_DECODER = json.JSONDecoder(parse_int=_bounded_int, parse_constant=_no_constant)
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import priority
 from . import prespawn
+from .aside import HUGE_LINE, AsideParser
 from .sanitize import clean
 
 log = logging.getLogger("rat.agent")
@@ -298,6 +299,7 @@ class AgentProcess:
         self.on_stalled: Callable[[float, int], None] | None = None
         # Told of each line skipped for its size (bytes).
         self.on_oversized: Callable[[int], None] | None = None
+        self.aside = AsideParser()  # its child starts with the first huge line
         self.stalled = False
 
     @property
@@ -435,7 +437,7 @@ class AgentProcess:
             except Exception:
                 log.exception("stall listener failed")
 
-    async def read_lines(self, route: Callable[[bytes], None], before_wait: Callable[[], None] | None = None,
+    async def read_lines(self, route: Callable[..., None], before_wait: Callable[[], None] | None = None,
                          on_idle: Callable[[], None] | None = None) -> None:
         """Hand `route` each stdout line (without the newline) until EOF, giving the loop its turn every few ms.
 
@@ -444,7 +446,9 @@ class AgentProcess:
         after each; a call per line rather than an async generator saves 0.1 of that.
 
         `before_wait` runs each time before the loop may run something else (a read, a yield): what
-        the lines routed so far must have done by then (be journaled) is done there. `on_idle` runs
+        the lines routed so far must have done by then (be journaled) is done there. A line of HUGE_LINE
+        bytes or more is parsed in a child process (`aside`), and handed to `route` with its value (or
+        NOT_PARSED). `on_idle` runs
         when every line the agent has written so far was handed out and the next read would wait: the
         end of a burst (what paces its drawing during a flood can draw it now).
         """
@@ -491,7 +495,12 @@ class AgentProcess:
             if whole is not None:
                 count = 0
                 for line in whole.split(b"\n"):
-                    if line.strip():
+                    if len(line) >= HUGE_LINE and line.strip():
+                        if routed and before_wait is not None:
+                            before_wait()  # the loop runs on while the line is parsed aside
+                        routed = fresh = True
+                        route(line, await self.aside.parse(line))
+                    elif line.strip():
                         routed = fresh = True
                         route(line)
                     # Whether to give the loop its turn: at once for a key on its way; for the slice, after
@@ -536,6 +545,7 @@ class AgentProcess:
         proc = self._proc
         if proc is None:
             return None
+        await self.aside.close()
         if self.queued_bytes and not self.stalled and proc.returncode is None:
             await self.flushed(min(grace, 0.2))  # the last messages of an agent that reads (session/close)
         writer = self._writer_task

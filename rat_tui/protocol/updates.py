@@ -189,10 +189,45 @@ def parse_plan_update(raw: dict[str, Any]) -> PlanUpdate | None:
     if kind == "items":
         return PlanUpdate(plan["planId"], "items", entries=_entries(plan.get("entries")), meta=_meta(raw))
     if kind == "markdown" and isinstance(plan.get("content"), str):
-        return PlanUpdate(plan["planId"], "markdown", markdown=plan["content"], meta=_meta(raw))
+        # Schema 1.34 (stable): a Markdown plan may name its file with an absolute `path` (shown, never read).
+        path = plan.get("path") if isinstance(plan.get("path"), str) and plan["path"].startswith("/") else None
+        return PlanUpdate(plan["planId"], "markdown", markdown=plan["content"], uri=path, meta=_meta(raw))
     if kind == "file" and isinstance(plan.get("uri"), str):
         return PlanUpdate(plan["planId"], "file", uri=plan["uri"], meta=_meta(raw))
     return None
+
+
+@dataclass(frozen=True)
+class PromptSuggestionsUpdate:
+    """`prompt_suggestions_update` (unstable, schema 1.32): the prompts the agent predicts the user sends next,
+    most likely first, each as its text (text blocks joined; a `resource_link` as `@path`); it replaces the
+    list, empty withdraws it. Not part of the conversation: never a transcript entry."""
+
+    suggestions: tuple[str, ...] = ()
+    meta: dict[str, Any] | None = None
+    session_update: str = "prompt_suggestions_update"
+
+
+def _suggestion_text(item: Any) -> str:
+    blocks = item.get("prompt") if isinstance(item, dict) and isinstance(item.get("prompt"), list) else []
+    parts: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif block.get("type") == "resource_link" and isinstance(block.get("uri"), str):
+            uri = block["uri"]
+            parts.append("@" + (uri[len("file://"):] if uri.startswith("file://") else uri))
+    return " ".join(" ".join(parts).split())  # one line: the composer shows it as ghost text
+
+
+def parse_prompt_suggestions_update(raw: dict[str, Any]) -> PromptSuggestionsUpdate | None:
+    items = raw.get("suggestions")
+    if not isinstance(items, list):
+        return None
+    texts = tuple(text for text in (_suggestion_text(item) for item in items) if text)
+    return PromptSuggestionsUpdate(texts, _meta(raw))
 
 
 def parse_plan_removed(raw: dict[str, Any]) -> PlanRemoved | None:
@@ -208,4 +243,5 @@ PARSERS = {
     "session_message_chunk": parse_session_message_chunk,
     "plan_update": parse_plan_update,
     "plan_removed": parse_plan_removed,
+    "prompt_suggestions_update": parse_prompt_suggestions_update,
 }

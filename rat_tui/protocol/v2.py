@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import wire
+from .sanitize import clean_data
 from .client import PROTOCOL_V2  # (defined there: the client checks for v2 before importing this module)
 
 log = logging.getLogger("rat.v2")
@@ -49,8 +50,8 @@ V1_MESSAGE_KINDS = {"user_message": "user", "agent_message": "agent", "agent_tho
 
 
 def client_capabilities() -> dict[str, Any]:
-    """The only client capabilities v2 has left: terminal logins and elicitation (both implemented)."""
-    return {"auth": {"terminal": {}}, "elicitation": {"form": {}, "url": {}}}
+    """The client capabilities v2 has left: terminal logins, elicitation and prompt suggestions (all shown)."""
+    return {"auth": {"terminal": {}}, "elicitation": {"form": {}, "url": {}}, "session": {"promptSuggestions": {}}}
 
 
 def initialize_params(client_info: dict[str, Any], v1_capabilities: dict[str, Any]) -> dict[str, Any]:
@@ -318,6 +319,7 @@ class TerminalSnapshot(wire.MappedUpdate):
     exit_code: int | None = None
     signal: str | None = None
     command: str | None = None
+    cancellable: bool | None = None  # `capabilities.cancel` (None: not said): the client may send `terminal/cancel`
     session_update: str = "terminal_update"
 
 
@@ -339,6 +341,7 @@ class ActivityUpdate(wire.MappedUpdate):
     usage: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     background: tuple[dict[str, Any], ...] = ()
+    meta: dict[str, Any] | None = None  # `_meta` (`quota` on the idle that ends a turn: state/quota.py)
     session_update: str = "state_update"
 
 
@@ -352,7 +355,12 @@ def checked_tool_fields(call_id: str, call: dict[str, Any]) -> dict[str, Any]:
     location item that fails is skipped), in ToolCallEntry attribute names. What was dropped is logged
     once, on one line: the tool call is shown without it."""
     given = {key: call[key] for key in TOOL_FIELDS if key in call}
+    # v2 has more statuses than v1 (`paused`, `cancelled`, and any future one, read as still in progress):
+    # a string is kept as it is, where v1's check would drop it.
+    status = given.pop("status", None)
     dropped: list[str] = []
+    if status is not None and not isinstance(status, str):
+        dropped.append(f"status ({type(status).__name__})")
     for key in ("content", "locations"):  # the one check that fails the whole update in v1: not a list
         if key in given and given[key] is not None and not isinstance(given[key], list):
             dropped.append(f"{key} ({type(given.pop(key)).__name__})")
@@ -378,6 +386,8 @@ def checked_tool_fields(call_id: str, call: dict[str, Any]) -> dict[str, Any]:
         elif value is not None and checked is None:
             dropped.append(f"{key} ({type(value).__name__})")
         fields[target] = checked
+    if isinstance(status, str):
+        fields["status"] = clean_data(status)
     if dropped:
         log.warning("v2 tool_call_update %r: malformed fields dropped: %s", call_id, ", ".join(dropped))
     return fields
@@ -409,7 +419,11 @@ class UpdateMapper:
             return [MessageUpsert(V1_MESSAGE_KINDS[kind], str(raw["messageId"]), text)]
         if kind == "tool_call_update":
             call_id = str(raw["toolCallId"])
-            return [ToolCallPatch(call_id, checked_tool_fields(call_id, v1_tool_call(raw)))]
+            fields = checked_tool_fields(call_id, v1_tool_call(raw))
+            if "capabilities" in raw:  # `capabilities.cancel`: the client may send `tool_call/cancel`
+                caps = raw.get("capabilities")
+                fields["capabilities"] = clean_data(caps) if isinstance(caps, dict) else None
+            return [ToolCallPatch(call_id, fields)]
         if kind == "tool_call_content_chunk":
             call_id = str(raw["toolCallId"])
             items = v1_tool_call({"content": [raw["content"]]})["content"]
@@ -424,8 +438,9 @@ class UpdateMapper:
             background = raw.get("background") if isinstance(raw.get("background"), list) else []
             usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else None
             stop = raw.get("stopReason")
+            meta = raw.get("_meta") if isinstance(raw.get("_meta"), dict) else None
             return [ActivityUpdate(str(raw.get("state")), stop if isinstance(stop, str) else None, usage, error,
-                                   tuple(b for b in background if isinstance(b, dict)))]
+                                   tuple(b for b in background if isinstance(b, dict)), meta)]
         if kind in ("plan_update", "plan_removed"):
             # v1's unstable plan operations have the same shape: once the v1 path models them (several
             # plans by id), they go there; until then the plan panel's one plan shows the latest.
@@ -438,6 +453,10 @@ class UpdateMapper:
             if raw.get("planId") == self.plan_id:
                 self.plan_id = None
                 return [wire.parse_update({"sessionUpdate": "plan", "entries": []})]
+            return []
+        if kind == "replay_complete":
+            # The end of a `session/resume` replay (v2 RFD "Replay Complete Signal"): a marker, nothing to show;
+            # the answer that follows still ends the replay for rat, as before.
             return []
         if kind == "config_option_update":
             return [wire.parse_update({**raw, "configOptions": v1_config_options(raw.get("configOptions"))})]
@@ -459,8 +478,10 @@ class UpdateMapper:
         code = status.get("exitCode") if isinstance(status, dict) else None
         signal = status.get("signal") if isinstance(status, dict) else None
         command = raw.get("command") if isinstance(raw.get("command"), str) else None
+        caps = raw.get("capabilities")
+        cancellable = (isinstance(caps.get("cancel"), dict)) if isinstance(caps, dict) else (False if "capabilities" in raw else None)
         return TerminalSnapshot(terminal_id, output, isinstance(status, dict), code if isinstance(code, int) else None,
-                                signal if isinstance(signal, str) else None, command)
+                                signal if isinstance(signal, str) else None, command, cancellable)
 
     def _decode(self, terminal_id: str, data: Any) -> str:
         decoder = self.decoders.get(terminal_id)

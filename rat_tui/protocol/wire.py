@@ -159,7 +159,7 @@ def needs_models(raw: Any) -> bool:
 # The variants protocol/updates.py parses (kept here so that module loads only when one arrives).
 NEWER_KINDS = frozenset({
     "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message",
-    "session_message_chunk", "plan_update", "plan_removed",
+    "session_message_chunk", "plan_update", "plan_removed", "prompt_suggestions_update",
 })
 
 

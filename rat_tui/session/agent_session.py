@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import auth_status
 from . import mcp_servers as mcp
 from ..client_tools.hosting import ClientTools
 from ..client_tools.tools import ToolHost
@@ -22,9 +23,11 @@ from .login import Login, PendingPrompt
 from .opening import Opener
 from .permission_broker import PermissionBroker
 from .prompting import Prompting
+from .shell_runs import ShellRuns
 from .settings_restore import restore_settings
 from .ui import HeadlessUI, SessionUI
 from .. import priority
+from ..agents.quirks import quirks_for
 from ..protocol import wire
 from ..protocol.client import AUTH_REQUIRED, AcpClient, AgentHello, ProtocolMismatch
 from ..protocol.fs import FileAccess, FileWrite
@@ -35,7 +38,7 @@ from ..protocol.terminals import TerminalManager
 from ..protocol.transport import AgentProcess, AgentSpawnError
 from .edge import for_this_session
 from .setup import SessionSetup
-from ..state import children, reducer
+from ..state import children, quota, reducer
 from ..state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
 from ..state.permission_policy import PermissionPolicy
 from ..state.store import SessionStore
@@ -165,6 +168,8 @@ class AgentSession:
             on_output=lambda tid, text: self.store.dispatch(reducer.terminal_output, tid, text),
             on_exit=lambda tid, code, sig: self.store.dispatch(reducer.terminal_exit, tid, code, sig),
         )
+        # The user's own shell for `!command` (never the agent's: no request of its reaches it).
+        self.shell = ShellRuns(self.store, self.cwd, lambda: self.recorders)
         self.permissions = PermissionBroker(self.store, lambda: self.state.agent_name, policy)
         self.permissions.before_apply = self._models_for
         self.permissions.ask = self.ui.ask_permission
@@ -173,6 +178,7 @@ class AgentSession:
         # Notifications other than session/update, by method.
         self.notification_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "elicitation/complete": self.elicitations.complete,
+            **{method: lambda params: auth_status.on_update(self, params) for method in auth_status.UPDATE_METHODS},
         }
         # rat-tui's own MCP server (client_tools.settings.ClientToolsSettings; None: not offered).
         self.client_tools: ClientTools | None = None
@@ -260,13 +266,22 @@ class AgentSession:
             self._notice(f"ACP v{self.client.protocol} was asked for; this agent speaks v{hello.protocol_version}.")
         if hello.display_name:
             self.store.dispatch(reducer.set_agent, hello.display_name)
+        self._adopt_quirks(hello)
         self._plan_mcp_servers()
         self.client.session_extras, notes = self.setup.params(hello.capabilities)
         for note in notes:
             self.store.dispatch(reducer.add_notice, note, "info")
         await self._plan_client_tools()  # joins mcp_servers: before session/new, load or resume
+        await auth_status.check(self)  # the account badge, and "not logged in" before a prompt fails
         # session/new, or session/load / session/resume of attach_session_id (opening.py).
         await self.establish_session()
+
+    def _adopt_quirks(self, hello: AgentHello) -> None:
+        """Turn on the quirks of the agent recognised by its `agentInfo`, however it was launched."""
+        quirks = quirks_for(hello.name, hello.version, hello.title)
+        if quirks.missing_file_empty and not self.files.missing_file_empty:
+            self.files.missing_file_empty = True
+            log.info("%s %s recognised: a read of a missing file answers empty content", hello.name, hello.version)
 
     def supports(self, feature: str) -> bool:
         """Whether the running agent advertised `feature` (see AgentHello.supports)."""
@@ -485,6 +500,7 @@ class AgentSession:
         self.permissions.cancel_all()
         self.elicitations.cancel_all()
         await self.terminals.close_all()
+        await self.shell.close()
         if self.client_tools is not None:
             await self.client_tools.close()
         if self.process is not None:
@@ -680,6 +696,8 @@ class AgentSession:
             return  # run() reports the exit
         await self.updates_applied()
         stop_reason = str(result.get("stopReason", "end_turn"))
+        if isinstance(result.get("_meta"), dict):  # `_meta.quota` (Claude 0.101, Codex 2.6): the quota meter
+            self.store.dispatch(quota.set_quota, result["_meta"])
         self.store.dispatch(reducer.end_turn, stop_reason)
         if stop_reason == "cancelled":
             self.store.dispatch(reducer.add_notice, "Turn cancelled.", "info")

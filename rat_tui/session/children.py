@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..state import children
+from ..state import children, stopped
 from ..state.models import ChildSessionEntry, SessionState
 
 log = logging.getLogger("rat.children")
@@ -27,6 +27,7 @@ async def cancel_child(session: Any, child: ChildSessionEntry) -> bool:
         log.warning("cancel of subagent %s failed: %s", child.child_id, error)
         return False
     session.permissions.cancel_for(child.child_id)
+    session.store.dispatch(stopped.child_stopped, child.child_id)  # the card reads "stopped by you"
     return True
 
 

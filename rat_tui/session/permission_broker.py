@@ -118,7 +118,13 @@ class PermissionBroker:
         if decision is not None and self.policy is not None:
             rule = self.policy.remember(self.agent(), tool_call, decision)
             log.info("remembered rule %s for %s", rule.pattern, self.agent())
+        self._note_rejection(tool_call, option)
         return selected(option)
+
+    def _note_rejection(self, tool_call: dict[str, Any], option: dict[str, Any]) -> None:
+        """The card of a call the agent was told not to run says so when it fails (agents end it `failed`)."""
+        if str(option.get("kind", "")).startswith("reject") and isinstance(tool_call.get("toolCallId"), str):
+            self.store.dispatch(reducer.mark_rejected, tool_call["toolCallId"])
 
     def _from_rule(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> dict[str, Any] | None:
         if self.policy is None:
@@ -133,6 +139,7 @@ class PermissionBroker:
         note = f"auto-{verb} by rule: {rule.kind or 'any'} {rule.pattern or '*'}"
         if isinstance(tool_call.get("toolCallId"), str):
             self.store.dispatch(reducer.mark_auto_decision, tool_call["toolCallId"], note)
+        self._note_rejection(tool_call, option)
         return selected(option)
 
     def by_rule(self, tool_call_id: str, options: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from . import attachments
+from . import attachments, shell_context
 from .prompt_queue import PromptQueue
 from .ui import SessionUI
 from ..state.models import READY, STARTING
@@ -71,6 +71,7 @@ class Prompting:
             self.ui.tell(why, "warning")
             return False
         built = attachments.build_prompt(text, session.cwd, self._capabilities(), session.state.agent_name)
+        built = shell_context.attach(built, text, session.state, self._capabilities())  # `@!`: shell cards
         if built.refused is not None:
             self._refused(built.refused)
             return False

@@ -38,6 +38,7 @@ class ReplaySession(AgentSession):
         super().__init__(ReplayCommand(name), Path(cwd))
         self.records = records
         self.builder = TranscriptBuilder(self.store)
+        self.shell.refusal = "This is a recorded session, read-only: `!` runs commands in a live tab (Ctrl+N opens one)."
         if title:
             self.store.state.title = clean(title)
 

@@ -11,6 +11,7 @@ parent's store tells its widgets `EntryChanged(card)` and `ChildChanged` with th
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +123,8 @@ def subagent_update(state: SessionState, update: SubagentUpdate, new_key: Any) -
     if "state" in fields:
         # A concrete state replaces the previous one whole; null leaves the activity unconfirmed.
         state_word = update.state.get("state") if update.state else None
+        if child.run_state != (state_word if isinstance(state_word, str) else None):
+            child.since = time.monotonic()
         child.run_state = state_word if isinstance(state_word, str) else None
         stop = update.state.get("stopReason") if update.state else None
         child.stop_reason = stop if isinstance(stop, str) else None
@@ -158,6 +161,12 @@ def apply_child(state: SessionState, session_id: str, update: Any, apply: Any) -
         path.append(child)
     path.reverse()
     return _nested(path, 0, tuple(changes))
+
+
+def nested_changes(path: list[ChildSessionEntry], changes: tuple[Change, ...]) -> list[Change]:
+    """`changes` of the child at the end of `path` (the cards from the top session's down to it), as the top
+    session's store delivers them: each card changed, with the changes beneath it."""
+    return _nested(path, 0, changes)
 
 
 def _nested(path: list[ChildSessionEntry], level: int, changes: tuple[Change, ...]) -> list[Change]:

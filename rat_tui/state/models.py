@@ -7,6 +7,7 @@ immutable events that say exactly what grew, so views re-render only that.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -51,7 +52,14 @@ class ToolCallEntry:
     meta: dict[str, Any] | None = None
     # How rat-tui itself answered a permission request for this call without asking (a rule).
     auto_decision: str | None = None
+    # A reject option was chosen for it (by the user or a rule): a `failed` status then reads "rejected".
+    rejected: bool = False
     expanded: bool = False
+    # v2: what the agent lets the client do with the call (`capabilities.cancel`: `tool_call/cancel`).
+    capabilities: dict[str, Any] | None = None
+    # The user stopped it (its terminal killed, or `tool_call/cancel`): shown as a state, never an error.
+    stopped_by_user: bool = False
+    since: float = field(default_factory=time.monotonic)  # when it was first seen (the board's "for how long")
 
 
 @dataclass(eq=False)
@@ -108,6 +116,8 @@ class ChildSessionEntry:
     parent_tool_call_id: str | None = None
     last_activity: str = ""
     expanded: bool = False
+    stopped_by_user: bool = False  # the user cancelled it (k, or the board)
+    since: float = field(default_factory=time.monotonic)  # when run_state last changed
 
     @property
     def name(self) -> str:
@@ -132,6 +142,9 @@ class TerminalState:
     exited: bool = False
     # An escape sequence cut off at the end of the last chunk, put before the next one (sanitize.py).
     pending: str = ""
+    stopped_by_user: bool = False  # the user killed it (the board, or S on its card): not a failure
+    cancellable: bool = False  # v2: an agent-owned terminal advertising `capabilities.cancel` (`terminal/cancel`)
+    since: float = field(default_factory=time.monotonic, compare=False)
 
 
 # A terminal card keeps this much of the live output (the agent reads the full output itself).
@@ -163,6 +176,9 @@ class SessionState:
     agent_name: str = "agent"
     status: str = STARTING
     status_detail: str = ""
+    status_since: float = field(default_factory=time.monotonic, compare=False)  # when `status` last changed
+    # The user stopped the running turn from the board (`cancelled` then reads "stopped by you").
+    stopped_by_user: bool = False
     session_id: str | None = None
     cwd: str = ""
     entries: list[Entry] = field(default_factory=list)
@@ -179,6 +195,15 @@ class SessionState:
     title: str | None = None
     updated_at: str | None = None
     usage: dict[str, Any] | None = None
+    # `_meta.quota` of the last turn's answer (state/quota.py): the account's tokens so far, per model.
+    quota: dict[str, Any] | None = None
+    # `session/status` (session/session_status.py): open | saved | unknown (None: not asked), and v2's snapshot.
+    agent_status: str | None = None
+    agent_activity: str | None = None
+    # `auth/status` and its updates (session/auth_status.py): {"state", "account"}; None: not reported.
+    auth: dict[str, Any] | None = None
+    # `prompt_suggestions_update`: the prompts the agent predicts next, most likely first (ghost text).
+    suggestions: tuple[str, ...] = ()
     stop_reason: str | None = None
     terminals: dict[str, TerminalState] = field(default_factory=dict)
     pending_permissions: int = 0
@@ -213,6 +238,8 @@ class SessionState:
     # What the last non-empty message chunk was: "id" (had a messageId), "discrete" (a background
     # task's message) or "plain"; a chunk without a messageId extends the open block only after "plain".
     last_chunk_kind: str = "plain"
+    # The `!command` running in the tab's own shell, or None (state/shell.py): the status bar and tab label show it.
+    shell_running: str | None = None
 
 
 # -- change events ---------------------------------------------------------------------------

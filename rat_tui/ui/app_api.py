@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..session.registry import Sessions
     from .tabs.request_gate import RequestGate
     from .tabs.tab_bar import SessionTabs
+    from .tabs.worktree_tabs import WorktreeTabs
 
 
 class RatAppAPI:
@@ -26,6 +27,7 @@ class RatAppAPI:
     sessions: Sessions  # every open session (and its journal)
     request_gate: RequestGate  # every agent-raised dialog goes through it
     launched: AgentCommand  # the agent command the app was started with
+    worktree_tabs: WorktreeTabs  # sessions in a git worktree of their own
 
     if TYPE_CHECKING:
         @property

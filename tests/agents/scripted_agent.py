@@ -44,10 +44,13 @@ request being handled; a string that is exactly "$PROMPT_ID" becomes the id itse
     {"big_chunk": N}                 one agent_message_chunk of N bytes of text, in one line
     {"exit": code}                   exit the process at once
     {"wait_cancel": true}            block until session/cancel arrives (returns at once if it already has)
+    {"wait_child_cancel": "ID"}      block until session/cancel for the subagent session ID arrives
     {"respond": {...}}               answer the request being handled with this result (later steps still play)
     {"wait_file": "path"}            block until this file exists (a test releases a turn by creating it)
     {"request": {"method": ..., "params": ..., "id"?: ...}}   send a request to the client, wait for its answer
     {"request": {...}, "wait": false}                        send it and go on at once (the answer is only recorded)
+    {"request": {...}, "on_error": [steps], "on_result": [steps]}   then play one list, by how it was answered
+    {"request": {...}, "save": "NAME"}   keep the result: "${NAME.field}" in a later step's string is its field
     {"error": {"code": ..., "message": ...}}   answer the request being handled with this error;
                                      a failed session/load or resume adopts no id
     {"replay": N}                    N history updates: user and agent message chunks, alternating
@@ -221,6 +224,20 @@ class Wire:
         return await future
 
 
+def recall(value: Any, saved: dict[str, Any]) -> Any:
+    """`${NAME.field}` in a string: that field of the result a request step kept with "save": NAME."""
+    if isinstance(value, str) and "${" in value:
+        for name, result in saved.items():
+            for key, field in (result.items() if isinstance(result, dict) else ()):
+                value = value.replace("${%s.%s}" % (name, key), str(field))
+        return value
+    if isinstance(value, list):
+        return [recall(v, saved) for v in value]
+    if isinstance(value, dict):
+        return {k: recall(v, saved) for k, v in value.items()}
+    return value
+
+
 def substitute(value: Any, session: str, request_id: Any) -> Any:
     if isinstance(value, str):
         if value == "$PROMPT_ID":
@@ -249,6 +266,8 @@ class ScriptedAgent:
         self.script = script
         self.session_id = script.get("session_id", "sess-1")
         self.turns = list(script.get("turns", []))
+        self.child_cancels: dict[str, asyncio.Event] = {}
+        self.saved: dict[str, Any] = {}  # request results kept by "save", read back as ${NAME.field}
         self.wire = Wire()
         self.prompt = None  # the Handling of the running prompt
         self.calls: dict[str, int] = {}
@@ -274,6 +293,8 @@ class ScriptedAgent:
             cancelled = (msg.get("params") or {}).get("sessionId")
             if cancelled in (None, self.session_id):  # a subagent's cancel (another sessionId) is not the turn's
                 self.prompt.cancelled.set()
+            else:
+                self.child_cancel(str(cancelled)).set()
         elif method == "$/cancel_request":
             handling = self.handling.get((msg.get("params") or {}).get("requestId"))
             if handling is not None and not handling.responded:
@@ -410,9 +431,12 @@ class ScriptedAgent:
             result = {}
         self.wire.respond(handling.id, result)
 
+    def child_cancel(self, session_id: str) -> asyncio.Event:
+        return self.child_cancels.setdefault(session_id, asyncio.Event())
+
     async def play(self, steps: list[dict], handling: Handling) -> None:
         for step in steps:
-            await self.step(substitute(step, self.session_id, handling.id), handling)
+            await self.step(recall(substitute(step, self.session_id, handling.id), self.saved), handling)
 
     def update(self, update: dict) -> None:
         self.wire.write(
@@ -457,6 +481,8 @@ class ScriptedAgent:
             os._exit(int(step["exit"]))
         elif "wait_cancel" in step:
             await handling.cancelled.wait()
+        elif "wait_child_cancel" in step:
+            await self.child_cancel(step["wait_child_cancel"]).wait()
         elif "respond" in step:
             self.wire.respond(handling.id, step["respond"])
             handling.responded = True
@@ -466,7 +492,12 @@ class ScriptedAgent:
         elif "request" in step:
             req = step["request"]
             if step.get("wait", True):
-                await self.wire.request(req["method"], req.get("params"), req.get("id"))
+                answer = await self.wire.request(req["method"], req.get("params"), req.get("id"))
+                if "save" in step:
+                    self.saved[step["save"]] = answer.get("result")
+                branch = step.get("on_error") if "error" in answer else step.get("on_result")
+                if branch:
+                    await self.play(branch, handling)
             else:
                 id = req.get("id", f"nowait-{self.wire.next_id}")
                 self.wire.next_id += 1

@@ -7,6 +7,11 @@ answer to it; it was typed for something else (the prompt). At 100 words a minut
 apart and a fast typist's bursts 60–80 ms apart; a simple visual reaction takes 200–250 ms and reading a
 dialog's first line to choose an answer well over 400 ms. GRACE_SECONDS = 0.5 covers four keys of a
 burst already in flight while leaving a deliberate answer (which needs reading the dialog) untouched.
+
+The full grace is for someone who was typing as the dialog came (a key in the TYPING_WINDOW before it;
+for a dialog opened by a key, another key besides that one), and the dialog says so ("reading…" under
+its box) until it is over. Someone who was not typing sees the dialog and answers: a key is theirs once
+QUICK_GRACE has passed, less than anyone reacts in, so a `y` 0.3 s after a dialog appeared answers it.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from .modal_footer import ModalFooter
 T = TypeVar("T")
 
 GRACE_SECONDS = 0.5
+QUICK_GRACE = 0.15
+TYPING_WINDOW = 1.0
+READING = "reading… keys typed now go to your prompt"
 
 
 class Withdrawn:
@@ -78,8 +86,20 @@ class AgentDialog(DismissOnce, DrawGate, Dialog[T]):
     # before it was drawn, the dialog leaves that screen as it was (`withdraw_unseen`).
     repaint_beneath = True
 
+    typing = True  # the user was typing as the dialog came: the full grace, shown (`on_mount`)
+
     def on_mount(self) -> None:
-        self.rearm()
+        # A dialog opened by a key (Ctrl+G) counts that key as not typing.
+        self.typing = priority.keys_within(TYPING_WINDOW) > (0 if self.key_sink is not None else 1)
+        self.rearm(GRACE_SECONDS if self.typing else min(QUICK_GRACE, GRACE_SECONDS))
+        if self.typing and GRACE_SECONDS > 0:
+            self._show_reading(True)
+            self.set_timer(GRACE_SECONDS, lambda: self._show_reading(False))
+
+    def _show_reading(self, on: bool) -> None:
+        """The grace, visible: a line under the dialog's box while keys still go to the prompt."""
+        for box in self.query("#dialog"):
+            box.border_subtitle = READING if on else ""
 
     def before_frame(self) -> bool:
         """Whether to draw it (DrawGate: asked before every frame of the screen). Before its first frame: a key
@@ -106,9 +126,9 @@ class AgentDialog(DismissOnce, DrawGate, Dialog[T]):
         self.dismiss(Withdrawn())
         return True
 
-    def rearm(self) -> None:
-        """Start (again) the grace period: the dialog just showed something new to decide on."""
-        self.armed_at = time.monotonic() + GRACE_SECONDS
+    def rearm(self, grace: float | None = None) -> None:
+        """Start (again) the grace period (GRACE_SECONDS unless given): the dialog just showed something new."""
+        self.armed_at = time.monotonic() + (GRACE_SECONDS if grace is None else grace)
 
     def guard_key(self, event: events.Key) -> bool:
         """Whether KeyGuard must hold this key back from the dialog (True: held back)."""

@@ -108,7 +108,7 @@ class HistoryScreen(StyledOnce, Screen[None]):
         self.search.focus()
 
     def refresh_rows(self) -> None:
-        self.journal.flush()  # what this very process has queued shows too
+        self.journal.flush(wait=True)  # what this very process has queued shows too
         query = self.search.value.strip()
         try:
             self.rows = self.journal.sessions(query, include_empty=False)
@@ -157,7 +157,7 @@ class HistoryScreen(StyledOnce, Screen[None]):
         return self.rows[self.table.cursor_row]
 
     def open(self, info: SessionInfo) -> None:
-        self.journal.flush()
+        self.journal.flush(wait=True)
         fresh = self.journal.session(info.id) or info
         self.app.push_screen(HistoryTranscriptScreen(self.journal, fresh))
 

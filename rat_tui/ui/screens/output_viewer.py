@@ -23,8 +23,10 @@ from textual.strip import Strip
 from textual.widgets import Input, Static
 
 from ...state.models import TerminalState, ToolCallEntry
+from ...state.shell import ShellEntry
 from ..textual_ext.styled_once import StyledOnce
 from ..widgets.keys_footer import KeysFooter
+from ..widgets.tool_call import unfenced
 
 
 def tail_first(call: ToolCallEntry) -> bool:
@@ -36,6 +38,10 @@ def tail_first(call: ToolCallEntry) -> bool:
 def output_text(call: ToolCallEntry, terminals: dict[str, TerminalState]) -> str:
     """Everything the tool call carries, as plain text, in sections. A command's (`tail_first`) raw input
     and output come first, so that its output's last line is the text's last line (the viewer opens there)."""
+    if isinstance(call, ShellEntry):  # a `!command`: what `a` attaches, uncut
+        from ...session.shell_context import card_text
+
+        return card_text(call, terminals, None)
     parts: list[str] = []
     raws = [(label, raw) for label, raw in (("raw input", call.raw_input), ("raw output", call.raw_output))
             if raw is not None]
@@ -47,7 +53,7 @@ def output_text(call: ToolCallEntry, terminals: dict[str, TerminalState]) -> str
         if kind == "content":
             block = item.get("content") or {}
             if isinstance(block, dict) and isinstance(block.get("text"), str):
-                parts.append(block["text"].rstrip("\n"))
+                parts.append(unfenced(block["text"]).rstrip("\n"))
         elif kind == "terminal":
             terminal = terminals.get(str(item.get("terminalId", "")))
             if terminal is not None:

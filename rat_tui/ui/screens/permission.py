@@ -33,7 +33,7 @@ KIND_MARKERS = {
 # Answers the policy remembers as a rule: they take a second, deliberate key (Enter) to confirm.
 REMEMBERED_KINDS = ("allow_always", "reject_always")
 
-HINT = "1–9 pick · y allow · a always (then Enter) · n reject · ↑↓ Enter · Esc reject"
+KIND_KEYS = {"y": ("allow_once", "allow"), "a": ("allow_always", "always (then Enter)"), "n": ("reject_once", "reject")}
 PICK = Binding.Group("Pick", compact=True)
 ANSWER = Binding.Group("Answer")
 MOVE = Binding.Group("Move", compact=True)
@@ -177,7 +177,7 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
 
     BINDINGS = [
         *(
-            Binding(str(n), f"pick({n - 1})", f"Option {n}", id=f"permission.pick_{n}", group=PICK, show=n == 1)
+            Binding(str(n), f"pick({n - 1})", f"Option {n}", id=f"permission.pick_{n}", group=PICK, show=False)
             for n in range(1, 10)
         ),
         Binding("y", "pick_kind('allow_once')", "Allow", id="permission.allow_once", group=ANSWER,
@@ -247,7 +247,16 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
                     yield OptionRow(index, option)
                 if not self.options:
                     yield Static("The agent offered no options: Escape closes.", classes="note")
-            yield Static(HINT, id="hint")
+            yield Static(self.hint(), id="hint")
+
+    def hint(self) -> str:
+        """The keys this request takes: only the kinds its options have (Codex offers no "always" for edits)."""
+        count = len(self.options)
+        parts = [f"1–{count} pick" if count > 1 else "1 picks"] if count else []
+        parts += [f"{key} {words}" for key, (kind, words) in KIND_KEYS.items() if self._first_index(kind) is not None]
+        parts.append("↑↓ Enter")
+        parts.append("Esc reject" if self._first_index("reject_once") is not None else "Esc closes")
+        return " · ".join(parts)
 
     def suspicious(self) -> str:
         """What makes the title or command look other than what runs: invisible (format) characters, which
@@ -353,7 +362,7 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
 
     def _cancel_confirmation(self) -> None:
         self.confirming = None
-        self.query_one("#hint", Static).update(HINT)
+        self.query_one("#hint", Static).update(self.hint())
         self.remove_class("-confirming")
 
     def guard_key(self, event: events.Key) -> bool:
@@ -372,7 +381,16 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
         if action == "pick" and parameters:
             # Hide (and pass on) number keys beyond the options offered.
             return isinstance(parameters[0], int) and parameters[0] < len(self.options)
+        if action == "pick_kind" and parameters:
+            return self._first_index(str(parameters[0])) is not None  # the footer offers only what exists
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A kind's key the footer does not offer (hidden: no such option) rings and says why."""
+        known = KIND_KEYS.get(event.key)
+        if known is not None and self._first_index(known[0]) is None and not self.dismissed:
+            event.stop()
+            self.action_pick_kind(known[0])
 
     def action_pick(self, index: int) -> None:
         self._pick(index)

@@ -18,8 +18,10 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...protocol.sanitize import clean
+from ...session.agent_worktrees import grouped, worktree_label
 from ...protocol.router import ConnectionClosed, RpcError
 from .confirm import ConfirmScreen
+from ..app_api import rat_app
 from .dialog import Dialog
 
 if TYPE_CHECKING:
@@ -115,12 +117,22 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
             return
         finally:
             self.loading = False
-        self.sessions.extend(page)
+        # Worktree sessions (the agent's own, `agentWorktree`, and rat's) together, after the others.
+        self.sessions = grouped([*self.sessions, *page], self._rat_worktrees())
         self.cursor = next_cursor
         self._fill()
         shown = len(self.sessions)
         self._message(f"{shown} session{'' if shown == 1 else 's'}" + (" · more available" if self.cursor else "")
                       if shown else "No sessions" + ("." if self.all_dirs else " in this directory: a shows all."))
+
+    def _rat_worktrees(self) -> str | None:
+        """Where rat makes its own worktrees (`[worktrees] dir`), or None where the app has none."""
+        app = rat_app(self)
+        tabs = app.worktree_tabs if app is not None else None
+        try:
+            return str(tabs.folder()) if tabs is not None else None
+        except Exception:  # no data directory: nothing of rat's to group
+            return None
 
     def _fill(self) -> None:
         options = self.options
@@ -136,6 +148,9 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
     def _prompt(self, info: dict[str, Any]) -> Text:
         title = info.get("title") if isinstance(info.get("title"), str) and info.get("title") else "(untitled)"
         text = Text(" ".join(str(title).split())[:80], style="bold")
+        worktree = worktree_label(info, self._rat_worktrees())
+        if worktree is not None:  # a worktree the agent made for it (`agentWorktree`), or one of rat's
+            text = Text.assemble(Text(f"⎇ {worktree}  ", style="dim"), text)
         updated = info.get("updatedAt")
         if isinstance(updated, str) and updated:
             text.append(f"  {updated.replace('T', ' ')[:19]}", style="dim")

@@ -147,6 +147,21 @@ class RequestGate:
         self._changed()
         return True
 
+    def open_for(self, view: SessionView) -> bool:
+        """The deliberate key on the fleet board: open the first request waiting in `view`'s tab, over the
+        board (the board stays under it; the tab beneath is shown, for when the board closes)."""
+        if self.showing is not None:
+            return False
+        item = next((i for i in self.pending if i.view is view and not i.future.done()), None)
+        if item is None:
+            return False
+        tabs = self._tabs()
+        if tabs is not None and item.view is not self._active_view():
+            tabs.show_view(item.view)
+        self._show(item, by_itself=False)
+        self._changed()
+        return True
+
     def _show(self, item: Pending, by_itself: bool) -> None:
         screen = item.make_screen()
         if by_itself:

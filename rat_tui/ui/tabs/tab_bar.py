@@ -55,6 +55,8 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
         title = title[: MAX_TITLE - 1] + "…"
     running = children.running_count(state)  # subagents at work
     badge += f"⑂{running} " if running else ""
+    if state.shell_running is not None:  # a `!command` runs in the tab's shell
+        badge = "$ " if badge == NO_BADGE else badge + "$ "
     return f"{badge}{state.agent_name}" + (f" · {title}" if title else "")
 
 
@@ -173,6 +175,10 @@ class SessionTabs(TabbedContent):
             self._relabel(pane.id or "", session.state)
         self.active = pane.id or ""
         return self.active
+
+    def branch_of(self, pane_id: str) -> str | None:
+        """The git branch of the pane's session when it runs in its own worktree (the board shows it)."""
+        return self._branches.get(pane_id)
 
     def panes_and_views(self) -> list[tuple[TabPane, SessionView]]:
         return [(pane, view) for pane in self.query(TabPane) if (view := _view_of(pane)) is not None]

@@ -16,8 +16,9 @@ from textual.containers import Horizontal, Vertical
 from textual.worker import Worker, WorkerState
 
 from ... import priority
+from ...agents.spec import AgentSpec, spec_label
 from ...session import controls as session_controls
-from . import children_ui, controls_ui, focus_keys
+from . import children_ui, controls_ui, focus_keys, shell_ui
 from .tab_ui import TabUI
 from ...session.agent_session import AgentSession
 from ...state import reducer
@@ -48,6 +49,7 @@ from ..widgets.prompt_queue import PromptQueueView
 from ..widgets.status_bar import StatusBar
 from ..widgets.tool_call import LazyCard, render_tool_call
 from ..widgets.transcript import Transcript
+from ..widgets.welcome import Welcome
 from ..textual_ext.widgets import going
 from ..app_api import rat_app
 
@@ -75,7 +77,8 @@ class SessionView(Vertical):
     """
 
     BINDINGS = [
-        Binding("escape", "cancel_turn", "Cancel turn", id="session.cancel", tooltip="Cancel the running turn"),
+        Binding("escape", "cancel_turn", "Cancel turn", id="session.cancel",
+                tooltip="Interrupt the running !command (twice: kill it), else cancel the running turn"),
         Binding("ctrl+t", "toggle_focus", "Transcript/prompt", id="session.toggle_focus", show=False,
                 tooltip="Move the focus between the transcript (tool-call keys) and the prompt"),
         Binding("f2", "toggle_plan", "Plan", id="session.toggle_plan", tooltip="Show or hide the plan"),
@@ -91,6 +94,8 @@ class SessionView(Vertical):
                 tooltip="Cancel the nearest subagent, when the agent allows it (transcript focused)"),
         Binding("K", "cancel_children", "Cancel subagents", id="session.cancel_children", show=False,
                 tooltip="Cancel every running subagent that the agent allows to cancel (transcript focused)"),
+        Binding("S", "stop_task", "Stop command", id="session.stop_task", show=False,
+                tooltip="Stop the nearest running command (its terminal), the turn going on (transcript focused)"),
         Binding("d", "open_diff", "Diff", id="session.open_diff", show=False,
                 tooltip="Open the diff of the nearest tool call that carries one (transcript focused)"),
         Binding("i", "show_image", "Image", id="session.show_image", show=False,
@@ -98,6 +103,9 @@ class SessionView(Vertical):
         Binding("v", "view_output", "View output", id="session.view_output", show=False,
                 tooltip="The nearest tool call's whole output, terminal output and raw input/output, "
                         "full screen and searchable (transcript focused)"),
+        Binding("a", "attach_shell", "Attach shell card", id="session.attach_shell", show=False,
+                tooltip="Attach the nearest shell card (a !command and its output) to the next prompt "
+                        "(transcript focused)"),
         Binding("o", "open_location", "Open file", id="session.open_location", show=False,
                 tooltip="Preview the file of the nearest tool call at its line (transcript focused)"),
         Binding("f5", "toggle_follow", "Follow", id="session.toggle_follow",
@@ -137,6 +145,7 @@ class SessionView(Vertical):
         self.session = session
         self._unsubscribe = lambda: None
         self.flow = PromptFlow(self)
+        self.navigation = focus_keys.Navigation(self)
         # Hidden until used, and mounted then (not styled for the first frame): the plan panel, the search
         # bar and the queued prompts, in that order above the composer (`plan_panel`, `action_search`,
         # `queue_view`).
@@ -148,8 +157,16 @@ class SessionView(Vertical):
         # Kept, not queried: a card with a location asks for it as each update comes (`_follow_along`).
         self._preview = FilePreview()
         self._card_colours: tuple[object, dict[str, str]] | None = None  # (theme variables, the cards' colours)
+        self._welcome: Welcome | None = None  # an empty session's first words, until its first entry
 
     def compose(self) -> ComposeResult:
+        if not self.session.state.entries:
+            command = self.session.command
+            is_demo = bool(getattr(command, "is_demo", False))
+            name = "The demo agent" if is_demo else spec_label(command) if isinstance(command, AgentSpec) \
+                else str(getattr(command, "name", "The agent"))
+            self._welcome = Welcome(name, is_demo)
+            yield self._welcome
         with self._row:
             yield Transcript()
             yield self._preview
@@ -211,6 +228,7 @@ class SessionView(Vertical):
         if app is not None:  # the choice saved from F5
             self.preview.follow = app.config.follow
         self.composer.prompt_history = PromptHistory(history_file(self.session.cwd))
+        shell_ui.mount(self)
         if isinstance(self.session.ui, TabUI):  # the app's sessions; a replay's is headless
             self.session.ui.bind(self)
         # Focused now, not a message later: the footer learns the composer's keys before the first frame
@@ -297,8 +315,15 @@ class SessionView(Vertical):
                     plan_dirty = True
                 if change.name == "commands":
                     self.composer.set_commands(list(self.session.state.commands))
+                elif change.name == "suggestions":
+                    self.composer.offer_suggestion(self.session.state.suggestions)
+                elif change.name == "shell":
+                    self.refresh_bindings()  # Esc interrupts a `!command` only while one runs (check_action)
                 elif change.name == "status":
                     self.flow.status_changed()
+                    self.refresh_bindings()  # Esc cancels a turn only while one runs (check_action)
+                    if self._welcome is not None:
+                        self._welcome.status(self.session.state.status, self.session.state.agent_name)
                     if self.session.state.status in (READY, CANCELLED, ERROR):  # (a turn over ends its burst)
                         self.session.reader_activity.turn_over()
         for key in cards:
@@ -342,6 +367,9 @@ class SessionView(Vertical):
     def _add_entry(self, entry: object, text: str, transcript: Transcript | None = None) -> None:
         # The caller's transcript: a 5,000-entry session/load replay would otherwise query for it each time.
         transcript = transcript or self.transcript
+        if self._welcome is not None:  # the session has begun: its first words go
+            self._welcome.remove()
+            self._welcome = None
         if isinstance(entry, MessageEntry):
             if entry.attachments:  # the user's prompt: its attachments as chips under the text
                 text += "\n\n" + "  ".join(f"`{chip}`" for chip in entry.attachments)
@@ -417,6 +445,11 @@ class SessionView(Vertical):
 
     async def action_cancel_children(self) -> None:
         await children_ui.cancel_all(self)
+
+    async def action_stop_task(self) -> None:
+        from .stop_ui import stop_nearest
+
+        await stop_nearest(self)
 
     def action_show_image(self) -> None:
         show_nearest_image(self.preview, self.transcript, self.session.state.images)
@@ -509,20 +542,33 @@ class SessionView(Vertical):
     @on(PromptComposer.Submitted)
     def _submit(self, event: PromptComposer.Submitted) -> None:
         self.composer.remember(event.text)  # ↑ brings it back, after a restart too
+        if shell_ui.submit(self, event.text):
+            return  # `!command`: the tab's own shell, not the agent
         self.flow.submit(event.text)  # sends, or queues while a turn runs (prompt_flow.py)
         self.transcript.action_scroll_end()  # the question and its answer in sight
 
     def on_key(self, event: events.Key) -> None:
-        """A printable key typed outside a text field, bound to nothing there, goes to the composer."""
-        if focus_keys.redirect_to_composer(self, event):
+        """A printable key typed outside a text field goes to the composer, but in navigation mode."""
+        if self.navigation.escape(event) or focus_keys.redirect_to_composer(self, event):
             event.stop()
             event.prevent_default()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.navigation.focused(event)
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        self.navigation.blurred(event)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        self.navigation.clicked(event)
 
     @on(PromptComposer.SendNext)
     def _send_next(self) -> None:
         self.flow.send_next()
 
     async def action_cancel_turn(self) -> None:
+        if shell_ui.escape(self):
+            return  # a running `!command` first
         if self.session.stalled_requests and await self.session.cancel_stalled():
             return  # Esc first gives up on requests reported as unanswered ($/cancel_request)
         await self.flow.escape()
@@ -539,6 +585,8 @@ class SessionView(Vertical):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "queue_remove" and not self.flow.queue:
             return False  # let Alt+Delete reach the composer
+        if action == "cancel_turn":  # the footer offers "Cancel turn" only while there is one to cancel
+            return self.session.busy or bool(self.session.stalled_requests) or self.session.shell.running  # or a `!command`
         return True
 
     @on(PromptQueueView.Edit)
@@ -570,6 +618,9 @@ class SessionView(Vertical):
                 self.notify(error, severity="warning")
 
         self.run_worker(logout(), group="auth", exit_on_error=False)
+
+    def action_attach_shell(self) -> None:
+        shell_ui.attach(self)
 
     def action_open_location(self) -> None:
         call = self._nearest_tool_call(with_location=True)
@@ -623,7 +674,7 @@ class SessionView(Vertical):
         self._save("plan_panel", not self.plan_panel.has_class("-hidden"))
 
     def action_toggle_focus(self) -> None:
-        (self.transcript if self.composer.has_focus else self.composer).focus()
+        self.navigation.toggle()
 
     def action_show_traffic(self) -> None:
         from ..screens.traffic import TrafficScreen

@@ -26,6 +26,8 @@ COMPACTION_MARKS = {
 
 def child_state_words(child: ChildSessionEntry) -> str:
     """running / waiting for you / idle (stop reason) / starting."""
+    if child.stopped_by_user:
+        return "stopping…" if child.running else "stopped by you"
     word = RUN_MARKS.get(child.run_state or "", (None, None, child.run_state or "announced"))[2]
     if child.run_state == "idle" and child.stop_reason and child.stop_reason != "end_turn":
         word += f" ({child.stop_reason.replace('_', ' ')})"

@@ -88,7 +88,9 @@ class CommandMenu(OptionList, can_focus=False):
         """Fill with the commands matching `query` and open next to `anchor`; False (closed) if none."""
         # The best MAX_MATCHES: the menu shows 8 rows and typing narrows it; an agent may send 500 commands.
         matches = [c for c in match_commands(commands, query) if c.get("name")][: self.MAX_MATCHES]
-        column = min(NAME_COLUMN_MAX, max((len(self._label(c)) for c in matches), default=0))
+        # The column grows past NAME_COLUMN_MAX up to half the menu: a hint is cut only when room runs out.
+        room = max(NAME_COLUMN_MAX, (anchor.width - 4) // 2)
+        column = min(room, max((len(self._label(c)) for c in matches), default=0))
         return self._show(query, matches, lambda c: self._prompt(c, column), anchor)
 
     def _show(self, query: str, matches: list[dict[str, Any]], prompt: Callable[[dict[str, Any]], Content],

@@ -333,6 +333,8 @@ class MarkdownStream:
 
     def _cut_long_line(self) -> None:
         """Hand out the open region as it is, then whole pieces of the unterminated line."""
+        # Plain pieces hold no link definition: none is guessed on the line (a scan of all of it).
+        self._partial_fresh = False
         self._close_all()
         line = "".join(self._partial)
         cut = len(line) - len(line) % LONG_LINE_PIECE

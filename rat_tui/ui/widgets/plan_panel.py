@@ -160,6 +160,8 @@ class PlanPanel(Static):
                 lines.append(Text(title, style=self.get_component_rich_style("plan-panel--title")))
                 from .markdown_lists import MarkdownWithLists  # Rich's markdown: not before the first frame
 
+                if plan.uri:  # its file (`path`, schema 1.34)
+                    lines.append(Text(f"📄 {plan.uri}", style="dim"))
                 lines.append(MarkdownWithLists(plan.markdown))
             else:
                 lines.append(Text(title, style=self.get_component_rich_style("plan-panel--title")))

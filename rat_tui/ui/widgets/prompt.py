@@ -21,6 +21,7 @@ from .command_menu import CommandMenu
 from .file_menu import FileMenu
 from .prompt_history import PromptHistory
 from .prompt_queue import PromptQueueView
+from . import shell_keys
 
 log = logging.getLogger("rat.ui")
 
@@ -170,7 +171,7 @@ class PromptComposer(PasteFirst, TextArea):
         if at < 0 or (at > 0 and not before[at - 1].isspace()):
             return None
         query = before[at + 1:]
-        if any(ch.isspace() for ch in query) or query.startswith('"'):
+        if any(ch.isspace() for ch in query) or query.startswith(('"', "!")):  # `@!`: a shell card, not a file
             return None
         return query, at
 
@@ -319,6 +320,10 @@ class PromptComposer(PasteFirst, TextArea):
         ("@", "Attach a file (pick it from the project)"),
         ("?", "On an empty prompt: these keys"),
         ("↑ / ↓", "On an empty prompt: the prompts sent before in this project"),
+        ("!", "At the start: run the rest in this tab's own shell (Esc interrupts it)"),
+        ("tab after !", "Complete a path where the shell is"),
+        ("↑ after !", "The shell commands run before"),
+        ("@! / @!N", "Attach the last (or Nth) shell command and its output to the prompt"),
         ("shift+tab", "Focus the queued prompts"),
     ]
 
@@ -331,8 +336,22 @@ class PromptComposer(PasteFirst, TextArea):
             return False
         return super().check_action(action, parameters)
 
+    def offer_suggestion(self, suggestions: tuple[str, ...]) -> None:
+        """The agent's predicted next prompt (`prompt_suggestions_update`) as ghost text, in an empty composer
+        only: Tab (or →) takes it, typing dismisses it; an empty list withdraws it."""
+        self.suggestion = suggestions[0] if suggestions and not self.text else ""
+
+    def update_suggestion(self) -> None:
+        """(Textual's hook, after every edit): any edit dismisses the ghost text, a draft never shows one."""
+        self.suggestion = ""
+
     async def _on_key(self, event: events.Key) -> None:
         menu = self.menu if self.menu.is_open else self.file_menu if self.file_menu.is_open else None
+        if event.key == "tab" and self.suggestion and menu is None:  # take the agent's suggested prompt
+            event.prevent_default()
+            event.stop()
+            self.insert(self.suggestion)
+            return
         if menu is not None and event.key in ("up", "down", "tab", "enter", "escape"):
             event.prevent_default()
             event.stop()
@@ -346,6 +365,10 @@ class PromptComposer(PasteFirst, TextArea):
                     self.insert_file(path)
             elif (name := self.menu.selected_name) is not None:
                 self.insert_command(name)
+            return
+        if event.key in ("tab", "up", "down") and shell_keys.handle(self, event):  # a `!command` line
+            event.prevent_default()
+            event.stop()
             return
         if event.key in ("up", "down") and self._walk_history(event.key):
             event.prevent_default()

@@ -7,6 +7,8 @@ from textual.widgets import Static
 
 from ...session.controls import current_name
 from ...state.models import SessionState
+from ...session.auth_status import badge as auth_badge
+from ...state.quota import quota_words
 from .status_fit import Part, fit
 
 # Theme colour for each state word.
@@ -87,6 +89,10 @@ class StatusBar(Static):
         if state.status_detail and state.status in ("working", "error", "exited"):
             detail = state.status_detail.splitlines()[0][:60]
             parts.append(Part(Text(f"({detail})", style="dim"), PRIORITIES["detail"], prefix=" ", shorten="end"))
+        if state.shell_running is not None:  # the user's own `!command` (state/shell.py)
+            command = " ".join(state.shell_running.split())
+            parts.append(Part(Text(f"$ {_short(command, 30)} · Esc stops", style=variables.get("accent", "")),
+                              PRIORITIES["shell"], shorten="end", compact=Text("$ running"), min_cells=9))
         warn = variables.get("warning", "")
         if self.waiting or self.waiting_elsewhere:
             count = self.waiting or self.waiting_elsewhere
@@ -113,6 +119,15 @@ class StatusBar(Static):
             gauge = usage_gauge(state.usage, variables)
             self.usage_text = gauge.plain
             parts.append(Part(gauge, PRIORITIES["usage"], compact=usage_gauge(state.usage, variables, compact=True)))
+        words, warns = auth_badge(state.auth)
+        if words:  # the account (`auth/status`), or "not logged in" before a prompt fails for it
+            style = f"bold {variables.get('warning', '')}".strip() if warns else "dim"
+            parts.append(Part(Text(words, style=style), PRIORITIES["usage"] + (30 if warns else -2), shorten="end"))
+        if state.quota:  # `_meta.quota`: the account's tokens so far, beside the context gauge
+            words = quota_words(state.quota)
+            if words:
+                parts.append(Part(Text(words, style="dim"), PRIORITIES["usage"] - 1, shorten="end",
+                                  compact=Text(words.split(" (")[0], style="dim")))
         if state.title:
             parts.append(Part(Text(state.title[:40]), PRIORITIES["title"], shorten="end"))
         parts.append(Part(Text(state.cwd, style="dim"), PRIORITIES["cwd"], shorten="start"))
@@ -125,7 +140,7 @@ class StatusBar(Static):
 # the plan has its panel (F2); the v2 marker says how, not what; then usage, model, mode, and the detail
 # of the state word last.
 PRIORITIES = {
-    "agent": 100, "state": 100, "waiting": 90,
+    "agent": 100, "state": 100, "waiting": 90, "shell": 70,
     "detail": 60, "mode": 50, "model": 45, "usage": 40, "version": 30, "plan": 20, "title": 10, "cwd": 5,
 }
 

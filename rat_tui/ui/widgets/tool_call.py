@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import json
 import logging
 from typing import Any, Callable
@@ -13,6 +15,7 @@ from rich.text import Text
 from ...state import diff_cache
 from ...state.media import annotation_badge, media_placeholder
 from ...state.models import TerminalState, ToolCallEntry
+from ...state.shell import ShellEntry
 from ...protocol.sanitize import clean, clean_ansi
 
 log = logging.getLogger("rat.ui")
@@ -32,9 +35,12 @@ KIND_ICONS = {
 STATUS_MARKS = {
     "pending": ("○", "tool-pending"),
     "in_progress": ("◐", "tool-running"),
+    "running": ("◐", "tool-running"),  # a `!command` in the user's own shell (state/shell.py)
+    "queued": ("○", "tool-pending"),  # a `!command` typed while another runs
     "completed": ("●", "tool-completed"),
     "failed": ("✗", "tool-failed"),
     "cancelled": ("⊘", "tool-pending"),
+    "paused": ("⏸", "tool-pending"),  # v2: started, waiting for something to resume it
 }
 COLLAPSED_LINES = 8
 EXPANDED_LINES = 400
@@ -110,7 +116,8 @@ def _render_tool_call(
     placeholder until then, and `on_diff_ready` is called (from that thread) once it can be drawn.
     """
     colours = colours or {}
-    mark, variable = STATUS_MARKS.get(call.status, ("?", "tool-pending"))
+    rejected = call.rejected and call.status == "failed"
+    mark, variable = ("✗", "tool-pending") if rejected else STATUS_MARKS.get(call.status, ("?", "tool-pending"))
     colour = colours.get(variable, "")
     lead = Text()
     lead.append(f"{mark} ", style=colour)
@@ -122,7 +129,12 @@ def _render_tool_call(
         header.append(f" → {absolute}", style="dim")
     if call.name and call.name != call.title:  # the tool's own name (schema 1.22)
         header.append(f"  {call.name}", style="dim")
-    header.append(f"  {call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
+    if call.stopped_by_user:  # the user's decision: a state, drawn as quietly as `cancelled`
+        shown = [terminals.get(item.get("terminalId")) for item in call.content if item.get("terminalId")]
+        stopping = call.status not in ("completed", "failed", "cancelled") and not (shown and all(t is not None and t.exited for t in shown))
+        header.append("  ⏹ stopping…" if stopping else "  ⏹ stopped by you", style=colours.get("tool-pending", "") + " dim")
+    else:
+        header.append(f"  {'rejected' if rejected else call.status.replace('_', ' ')}", style=f"{colour} dim".strip())
     if call.auto_decision:
         header.append(f"  ✓ {call.auto_decision}", style=colours.get("tool-completed", ""))
     parts: list[RenderableType] = [Hanging(lead, header)]
@@ -155,9 +167,29 @@ def _render_tool_call(
         hint.append("x expands")
     if any(item.get("type") == "diff" for item in call.content):
         hint.append("d opens the diff")
+    if isinstance(call, ShellEntry) and not call.running:  # the user's `!command`: the agent sees it only so
+        hint.append("a attaches it to your prompt")
     if hint:
         parts.append(_indented(Text("… " + " · ".join(hint), style="dim italic")))
     return Group(*parts)
+
+
+_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})[\w.+-]*[ \t]*")
+
+
+def unfenced(text: str) -> str:
+    """The text inside, when all of `text` is one fenced code block (Claude sends a command's output as
+    ```` ```console ```` ... ```` ``` ````): a card shows output, not Markdown's markers. Anything else as it is."""
+    if not text.startswith(("```", "~~~")):
+        return text
+    lines = text.rstrip("\n").split("\n")
+    opening = _FENCE_OPEN.fullmatch(lines[0])
+    if opening is None or len(lines) < 2:
+        return text
+    marker = opening.group(1)
+    if lines[-1].strip() != marker or any(line.startswith(marker) for line in lines[1:-1]):
+        return text
+    return "\n".join(lines[1:-1])
 
 
 def _indented(renderable: RenderableType) -> Padding:
@@ -181,7 +213,7 @@ def _content(item: dict[str, Any], terminals: dict[str, TerminalState], colours:
             placeholder = media_placeholder(block["type"], str(block.get("mimeType", "")), block.get("data"), block.get("uri"))
             return _indented(Text(placeholder, style="dim")), 0
         if block.get("type") == "text":
-            return _clip(str(block.get("text", "")), limit, "", tail=tail)
+            return _clip(unfenced(str(block.get("text", ""))), limit, "", tail=tail)
         if block.get("type") == "resource_link":
             return _indented(Text(f"🔗 {block.get('name') or block.get('uri')}  {block.get('uri', '')}", style="dim")), 0
         if block.get("type") == "resource":
@@ -235,7 +267,10 @@ def _terminal(terminal_id: str, terminals: dict[str, TerminalState], colours: di
     if terminal is None:
         return _indented(Text(f"$ terminal {terminal_id} (waiting for output)", style="dim")), 0
     body, cut = _clip(terminal.output, limit, "", ansi=True, tail=True)
-    if not terminal.exited:
+    if terminal.stopped_by_user:
+        status = Text(f"{INDENT}⏹ stopped by you" if terminal.exited else f"{INDENT}⏹ stopping…",
+                      style=colours.get("tool-pending", "dim"))
+    elif not terminal.exited:
         status = Text(f"{INDENT}running…", style=colours.get("tool-running", "yellow"))
     elif terminal.signal:
         status = Text(f"{INDENT}killed by {terminal.signal}", style=colours.get("tool-failed", "red"))

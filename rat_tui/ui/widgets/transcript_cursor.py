@@ -58,6 +58,16 @@ class TranscriptCursor:
         self._bring_cursor_into_view(entry)
         return entry.key
 
+    def put_cursor(self, key: str) -> bool:
+        """Put the block cursor on the entry `key` and bring it into view (the fleet board's Enter on a card)."""
+        entry = self._by_key.get(key)
+        if entry is None:
+            return False
+        self.cursor_key = entry.key
+        self.cursor_code = None
+        self._bring_cursor_into_view(entry)
+        return True
+
     def _bring_cursor_into_view(self, entry: Entry) -> None:
         span = self._cursor_span()
         start = span[0] if span is not None else self.rows.start(entry.index)
