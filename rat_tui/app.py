@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import gc
 import importlib
 import logging
 import os
 import threading
-import time
-from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
-from textual import events
 from textual.app import App, ComposeResult, SystemCommand
-from textual.driver import Driver
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.dom import NoScreen
-from textual.message import Message
-from textual.screen import Screen
-from textual.scrollbar import ScrollBar
-from textual.widget import Widget
 
 from .session.agent_session import AgentCommand, AgentSession
 from .config import Config, problem_severity
@@ -37,8 +27,11 @@ from . import dataclass_cache
 from . import priority
 from .protocol import wire
 from .themes import THEME_VARIABLE_DEFAULTS, load_themes
-from .ui import css_ahead
-from .ui.alt_digits import alt_digits_as_keys
+from .ui.app_api import RatAppAPI
+from .ui.textual_ext import css_ahead
+from .ui.textual_ext.driver import input_first
+from .ui.textual_ext.frames import FramesMixin
+from .ui.textual_ext.keys import alt_digits_as_keys
 from .ui.screens.dialog import KeyGuard
 from .ui.tabs.permission_queue import PermissionQueue
 from .ui.tabs.request_gate import OPEN_KEY, RequestGate
@@ -73,116 +66,14 @@ GC_MIDDLE = 2
 GC_OLD = 487
 # Seconds after the first frame the warm-up waits at most for the first agent's handshake (RatApp._warm_up).
 WARM_UP_WAIT = 1.0
-# A frame RatApp.draw_now asks for (the end of what the agent sent) comes at least this long after the last
-# one it asked for: half the screen timer's period (Textual's UPDATE_PERIOD, 1/60 s).
-DRAW_NOW_GAP = 1 / 120
 # Seconds in all the warm-up's module imports wait at most for keys typed meanwhile (priority.imports_give_way);
 # the ACP models' classes wait apart (wire.GIVE_WAY_TOTAL).
 WARM_UP_GIVE_WAY = 0.5
 WARM_UP_SCREENS = ("permission", "elicitation", "confirm", "ask_user", "auth", "diff_screen", "output_viewer")
-# Input events that make the work competing with them on the loop wait (protocol/priority.py). Not a mouse
-# moving: a pointer resting over the window sends those all the time.
-INPUT_EVENTS = (events.Key, events.Paste, events.MouseDown, events.MouseUp, events.MouseScrollDown,
-                events.MouseScrollUp)
 _heap_frozen = False  # the heap frozen after the warm-up's imports (RatApp._warm_up)
 
 
-class OutputWatch:
-    """The terminal's file, as the driver writes to it (Textual's writer thread, or the loop): knows when
-    what was handed to the driver so far has been written and flushed (`when_written`, for `priority`). The
-    driver counts what it is handed (`queued`, on the loop); each write here is one of those, in order."""
-
-    def __init__(self, file, loop: asyncio.AbstractEventLoop) -> None:
-        self._file = file
-        self._loop = loop
-        self.queued = 0  # texts handed to the driver (the loop's thread)
-        self._written = 0  # texts written (the writer's thread)
-        self._flushed = 0  # of those, flushed to the terminal
-        self._waiting: list[tuple[int, Callable[[], None], contextvars.Context]] = []
-        self._lock = threading.Lock()
-
-    def __getattr__(self, name: str):
-        return getattr(self._file, name)  # fileno, isatty, encoding...
-
-    def write(self, text: str) -> int:
-        written = self._file.write(text)
-        self._written += 1
-        return written
-
-    def flush(self) -> None:
-        self._file.flush()
-        with self._lock:
-            self._flushed = self._written
-            ready = [(callback, context) for count, callback, context in self._waiting if count <= self._flushed]
-            if ready:
-                self._waiting = [waiting for waiting in self._waiting if waiting[0] > self._flushed]
-        for callback, context in ready:
-            try:
-                self._loop.call_soon_threadsafe(callback, context=context)
-            except RuntimeError:
-                pass  # the loop is closed (the app is ending): nothing waits any more
-
-    def when_written(self, callback: Callable[[], None]) -> None:
-        """Call `callback` on the loop once everything handed to the driver so far is on the terminal, in the
-        context it was asked in (the app's: `active_app`, which a Textual timer set from it needs; the writer's
-        thread has none, and a timer set in a callback run in its context died at its first tick)."""
-        with self._lock:
-            if self._flushed < self.queued:
-                self._waiting.append((self.queued, callback, contextvars.copy_context()))
-                return
-        self._loop.call_soon(callback)
-
-
-@lru_cache(maxsize=None)
-def input_first(driver_class: type[Driver]) -> type[Driver]:
-    """The terminal's driver, telling `priority` when an input event arrives, in its own thread, before
-    the event makes its way to the loop (a key's hops to the screen then run before anything that waits),
-    and when what it was handed is on the terminal (`OutputWatch`: a key's frame written, what waited for
-    the key goes on). A driver without a terminal file (headless) tells only the first."""
-
-    class InputFirst(driver_class):  # type: ignore[valid-type, misc]
-        _output: OutputWatch | None = None
-        _key_loop: asyncio.AbstractEventLoop | None = None  # the app's, once it runs
-
-        def process_message(self, message: Message) -> None:
-            if isinstance(message, INPUT_EVENTS):
-                if isinstance(message, events.Key):
-                    priority.input_arrived(priority.KEY_WINDOW, key=True)
-                    if self._key_loop is not None:  # (a dialog not drawn yet withdraws: KeyGuard.key_arrived)
-                        try:
-                            self._key_loop.call_soon_threadsafe(self._app.key_arrived)
-                        except RuntimeError:
-                            pass  # the loop is closed: the app is ending
-                else:
-                    priority.input_arrived()
-            super().process_message(message)
-
-        def start_application_mode(self) -> None:
-            # (before the writer thread starts: it takes the file's write and flush as it does; again after
-            # App.suspend, an external editor, when the watch is the file already and is told to priority again)
-            self._key_loop = loop = asyncio.get_running_loop()
-            file = getattr(self, "_file", None)
-            if file is not None:
-                if self._output is None:
-                    self._file = self._output = OutputWatch(file, loop)
-                priority.when_written = self._output.when_written
-            super().start_application_mode()
-
-        def write(self, data: str) -> None:
-            if self._output is not None:
-                self._output.queued += 1
-            super().write(data)
-
-        def stop_application_mode(self) -> None:
-            if self._output is not None and priority.when_written == self._output.when_written:
-                priority.when_written = None
-            super().stop_application_mode()
-
-    InputFirst.__name__ = InputFirst.__qualname__ = f"InputFirst{driver_class.__name__}"
-    return InputFirst
-
-
-class RatApp(KeyGuard, App[None]):
+class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
@@ -226,9 +117,6 @@ class RatApp(KeyGuard, App[None]):
         gc.set_threshold(GC_THRESHOLD, GC_MIDDLE, GC_OLD)
         self.warm_thread: threading.Thread | None = None  # _warm_up's
         self.first_frame = asyncio.Event()  # set once the first frame is drawn (_warm_up runs right after it)
-        self._frame_at = 0.0  # when the last frame went to the terminal (_display)
-        self._frame_due: asyncio.TimerHandle | None = None  # a frame draw_now put off to keep the timer's pace
-        self._now_frame_at = 0.0  # when the last frame draw_now asked for was drawn
         self.config_path = config_path  # where settings chosen in the UI are saved (None: not saved)
         self._saving_settings = False
         self._code_theme_pushed = False  # a Rich theme for inline code pushed on the console (light themes)
@@ -256,140 +144,6 @@ class RatApp(KeyGuard, App[None]):
         self.sessions = Sessions(self.config, self.policy, self.rpc_log, self.history)
         self.first_session = self.make_session(command, self.cwd)
         self.worktree_tabs = WorktreeTabs(self)
-
-    async def on_event(self, event: events.Event) -> None:
-        seen = priority.serial()
-        bubbled = isinstance(event, events.Key) and event.is_forwarded  # back up from the focused widget
-        await super().on_event(event)
-        if isinstance(event, events.Key) and seen:
-            # After the key is handled and the next frame is drawn, the work waiting for it goes on
-            # (protocol/priority.py). Handled where? A printable key by the focused widget; Backspace, the
-            # arrows, Tab... by bindings, once the key has bubbled back up here (App._on_key); a priority
-            # binding here at once.
-            target = self.focused or self.screen
-            if bubbled or not event.is_forwarded:
-                target.call_later(self._key_handled, target, seen)
-            else:
-                target.call_later(self._key_dispatched, target, seen, event)
-
-    def _key_dispatched(self, target: Widget, seen: int, event: events.Key) -> None:
-        """`target` has had the key: handled if it stopped it, else the key bubbles up to the bindings and
-        comes back to `on_event` (the work waiting for it would otherwise go on before its action had run:
-        Backspace echoed a frame later). `_stop_propagation`: Textual 8.2 has no public flag for it."""
-        if event._stop_propagation:
-            self._key_handled(target, seen)
-
-    @staticmethod
-    def _key_handled(target: Widget, seen: int) -> None:
-        """The key `seen` is handled: what `target` repaints goes to the screen now, the screen draws it at
-        once, and the work waiting for the key goes on (`input_done`).
-
-        Left to the widget's idle, the repaint reached the screen after the screen had gone idle with
-        nothing dirty and run its after-refresh callbacks: the work waiting went on before the key's frame.
-        Left to the screen's update timer, the frame came at its next tick, 17-33 ms after the one before
-        (the timer keeps to its grid), with the flood running again meanwhile (docs/architecture.md, "A key's
-        frame"). `_check_refresh` is what the widget's idle does, `_on_timer_update` what the timer calls
-        (Textual 8.2)."""
-        try:
-            screen = target.screen
-        except NoScreen:  # the key closed what had the focus (a dialog answered): nothing of it to draw
-            priority.input_done(seen)
-            return
-        target._check_refresh()
-        screen.call_later(RatApp._draw_key, screen, seen)  # after the repaint just posted to it
-
-    @staticmethod
-    def _draw_key(screen: Screen, seen: int) -> None:
-        """The key's frame. A widget dirty only by the agent's doing (`DRAWN_AFTER_KEYS`: the transcript, new
-        lines of a flood or a replay), unless it has the focus, is left to the next tick of the screen's timer
-        (17 ms at most): drawn in the key's frame, its new lines came before the key did (a key's frame took
-        31-38 ms in a stall log of load50000's replay). `_dirty_widgets`: Textual 8.2's set of widgets the next frame draws."""
-        dirty = screen._dirty_widgets
-        held = [widget for widget in dirty if RatApp._drawn_after_keys(widget)]
-        dirty.difference_update(held)
-        Screen._on_timer_update(screen)  # Textual's own tick (MainScreen's waits for this key's frame)
-        for widget in held:
-            widget.refresh()  # (its own dirty regions stay, the compositor takes them at the next frame)
-        priority.input_done(seen)
-
-    @staticmethod
-    def _drawn_after_keys(widget: Widget) -> bool:
-        """Whether a key's frame leaves `widget` to the next frame: a `DRAWN_AFTER_KEYS` widget without the
-        focus, or one of its scrollbars. A scrollbar is drawn over its widget's region, so the compositor renders
-        the widget's rows under it too: a transcript following a replay's end moved its bar at each batch, and
-        the key's frame rendered all of the transcript's rows with it (2-24 ms in traces of load50000, against
-        2-3 ms for the composer alone)."""
-        owner = widget.parent if isinstance(widget, ScrollBar) else widget
-        return owner is not None and getattr(owner, "DRAWN_AFTER_KEYS", False) and not owner.has_focus
-
-    # -- frames --------------------------------------------------------------------------------
-
-    def refresh(self, *, repaint: bool = True, layout: bool = False, recompose: bool = False) -> RatApp:
-        """Textual's, but the refresh that ends the removal of a dialog withdrawn before it was drawn (Textual 8.2's
-        `_prune`, once the dialog is gone) does not repaint the screen beneath whole (MainScreen.uncovered_undrawn)."""
-        screen = self.screen_stack[-1] if self.screen_stack else None
-        if isinstance(screen, MainScreen) and screen._undrawn_cover and not recompose:
-            screen.end_undrawn_cover()
-            self.check_idle()
-            return self
-        return super().refresh(repaint=repaint, layout=layout, recompose=recompose)
-
-    def _prune(self, *nodes: Widget, parent=None):
-        """Textual's, but what follows a removal (its parent laid out again, the mouse's widget found anew) runs
-        once. Textual 8.2 runs it at every await of the removal: once from its own `call_next`, once more for a
-        caller that awaits it too (`await screen.remove()` as a screen is popped, `await widget.remove()`), so the
-        parent was laid out twice. For a dialog's removal the parent is the app: the second `refresh(layout=True)`
-        repainted the whole screen beneath a dialog withdrawn before it was drawn, just after the key's frame
-        (MainScreen.uncovered_undrawn ended with the first)."""
-        removal = super()._prune(*nodes, parent=parent)
-        follow_up = removal._post_remove
-        if follow_up is not None:
-            done = False
-
-            def once() -> object:
-                nonlocal done
-                if done:
-                    return None
-                done = True
-                return follow_up()
-
-            removal._post_remove = once
-        return removal
-
-    def _display(self, screen: Screen, renderable) -> None:
-        """Every frame goes to the terminal here (Textual 8.2): its time is kept for `draw_now`."""
-        if renderable is not None:
-            self._frame_at = time.monotonic()
-        super()._display(screen, renderable)
-
-    def draw_now(self, widget: Widget) -> None:
-        """`widget` shows the end of what the agent sent, all of it read: its frame comes now, or DRAW_NOW_GAP
-        after the last frame asked for here if that was sooner. Left to the screen's timer, it came 17-33 ms
-        after the frame before (resumed after a pause, Textual 8.2's timer skips to the grid point after the next
-        one): an instant answer showed 30-39 ms after Enter, then 18-24 (bench/breakdown.py,
-        RAT_STRESS_SCALE=0.001). The gap counts from the last such frame, not from any: counted from the prompt's
-        own frame, an instant answer waited up to DRAW_NOW_GAP with nothing to do (headless, 4.6 ms of 18.6).
-        At most one such frame comes per store delivery, which comes at most a frame (17 ms) after the one
-        before (SessionStore): with the timer's own, at most two frames come in a timer's period. A key on its
-        way goes first: its own frame, then the timer's, draw what is left (_draw_key)."""
-        try:
-            screen = widget.screen
-        except NoScreen:
-            return
-        widget._check_refresh()
-        wait = self._now_frame_at + DRAW_NOW_GAP - time.monotonic()
-        if wait > 0:
-            if self._frame_due is None:
-                self._frame_due = asyncio.get_running_loop().call_later(wait, self._draw_now, screen)
-        else:
-            screen.call_later(self._draw_now, screen)  # after the repaint just posted to it
-
-    def _draw_now(self, screen: Screen) -> None:
-        self._frame_due = None
-        if screen.is_current and not self._batch_count and not priority.input_wait() and (
-                screen._dirty_widgets or screen._layout_required or screen._repaint_required):
-            screen._on_timer_update()  # what the timer's tick calls (see _key_handled)
-            self._now_frame_at = self._frame_at
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A session in the registry, whose questions come to this app's screens (TabUI)."""
@@ -506,11 +260,6 @@ class RatApp(KeyGuard, App[None]):
         """The session of the active tab."""
         view = self.tabs.active_view
         return view.session if view is not None else self.first_session
-
-    def _handle_exception(self, error: Exception) -> None:
-        # Textual prints the traceback on the terminal after exit; the log keeps it too (main() says where).
-        log.error("unhandled error: the app stops", exc_info=error)
-        super()._handle_exception(error)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)

@@ -12,8 +12,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from rat_tui import app as app_module
 from rat_tui.app import RatApp
+from rat_tui.ui.textual_ext import frames as frame_scheduler
 from rat_tui.ui.widgets.transcript import Transcript
 
 from .helpers.app import scripted, send, until, view
@@ -71,17 +71,17 @@ async def test_an_answer_is_drawn_once_read_without_the_screen_s_timer(tmp_path:
             transcript.refresh()
             app.draw_now(transcript)
         await frames_until(lambda: len(frames) > drawn + 1, "the frame asked for after it")
-        await frames_until(lambda: app._frame_due is None, "nothing more to draw")
+        await frames_until(lambda: app.frames.end_due is None, "nothing more to draw")
         assert len(frames) == drawn + 2
-        assert frames[-1] - frames[-2] >= app_module.DRAW_NOW_GAP - 0.001
+        assert frames[-1] - frames[-2] >= frame_scheduler.DRAW_NOW_GAP - 0.001
         # The gap counts from the last frame draw_now asked for, not from any: asked for right after a frame
         # of the screen's own (the prompt's, before an instant answer), the frame is not put off.
-        await frames_until(lambda: time.monotonic() - frames[-1] > 2 * app_module.DRAW_NOW_GAP, "the gap to pass")
+        await frames_until(lambda: time.monotonic() - frames[-1] > 2 * frame_scheduler.DRAW_NOW_GAP, "the gap to pass")
         transcript.refresh()
         app.screen._dirty_widgets.add(transcript)
         app.screen._on_timer_update()  # a frame of the screen's own, as its timer draws
         assert len(frames) == drawn + 3
         transcript.refresh()
         app.draw_now(transcript)
-        assert app._frame_due is None, "the frame was put off"
+        assert app.frames.end_due is None, "the frame was put off"
         await frames_until(lambda: len(frames) > drawn + 3, "the frame asked for after the screen's own")

@@ -1,4 +1,4 @@
-"""BandCompositor (ui/band_compositor.py): a partial frame renders only the widgets under the regions that changed,
+"""BandCompositor (ui/textual_ext/band_compositor.py): a partial frame renders only the widgets under the regions that changed,
 and writes to the terminal what Textual's own compositor writes. Real widgets in a real (headless) app."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widgets import Static
 
-from rat_tui.ui.band_compositor import BandCompositor, bands
+from rat_tui.ui.textual_ext.band_compositor import BandCompositor, bands
 from rat_tui.ui.tabs.main_screen import MainScreen
 
 

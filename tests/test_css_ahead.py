@@ -1,4 +1,4 @@
-"""The warm-up parses the agent dialogs' CSS ahead (ui/css_ahead.py): Textual parsed a widget class's default
+"""The warm-up parses the agent dialogs' CSS ahead (ui/textual_ext/css_ahead.py): Textual parsed a widget class's default
 CSS at its first mount, on the loop (the form dialog's first opening: 13 sources, about 18 ms, a key typed
 meanwhile waiting)."""
 
@@ -12,7 +12,7 @@ from textual.widgets import Checkbox, Input, Select, Static
 from textual.widgets._select import SelectCurrent, SelectOverlay
 
 from rat_tui.app import RatApp
-from rat_tui.ui import css_ahead
+from rat_tui.ui.textual_ext import css_ahead
 from rat_tui.ui.screens import elicitation, permission
 from rat_tui.ui.screens.elicitation import ElicitationScreen
 from rat_tui.ui.screens.permission import PermissionScreen

@@ -20,7 +20,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Input
 
-from rat_tui.app import OutputWatch, input_first
+from rat_tui.ui.textual_ext.driver import OutputWatch, input_first
 from rat_tui import priority
 from rat_tui.protocol.transport import AgentProcess, _reading
 from rat_tui.state.reducer import add_notice

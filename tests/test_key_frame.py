@@ -14,8 +14,8 @@ from pathlib import Path
 
 from textual.screen import Screen
 
-from rat_tui.app import RatApp
 from rat_tui import priority
+from rat_tui.ui.textual_ext.frames import FramesMixin
 
 from .helpers.app import flood_app, start_flood, until, view
 
@@ -82,7 +82,7 @@ async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(t
     app, release = flood_app(tmp_path)
     in_key_frame = [False]
     drawn: list[bool] = []  # each time the transcript is drawn: inside a key's frame?
-    draw_key, render_lines = RatApp._draw_key, Transcript.render_lines
+    draw_key, render_lines = FramesMixin.draw_key, Transcript.render_lines
 
     def recording_draw_key(screen: Screen, seen: int) -> None:
         in_key_frame[0] = True
@@ -95,7 +95,7 @@ async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(t
         drawn.append(in_key_frame[0])
         return render_lines(self, crop)
 
-    monkeypatch.setattr(RatApp, "_draw_key", staticmethod(recording_draw_key))
+    monkeypatch.setattr(FramesMixin, "draw_key", staticmethod(recording_draw_key))
     monkeypatch.setattr(Transcript, "render_lines", recording_render_lines)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
@@ -115,7 +115,7 @@ async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(t
             before = len(drawn)
             transcript.refresh()
             screen._dirty_widgets.add(transcript)  # (what the screen does once it hears: Screen._on_update)
-            RatApp._draw_key(screen, priority.serial())
+            FramesMixin.draw_key(screen, priority.serial())
             assert drawn[before:] == [], "the key's frame drew the transcript"
             await until(pilot, lambda: len(drawn) > before, "the transcript drawn at the next frame")
             # Its scrollbar moved too (it follows the end): drawn over the transcript's region, the bar would
@@ -126,7 +126,7 @@ async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(t
             transcript.refresh()
             bar.refresh()
             screen._dirty_widgets.update((transcript, bar))
-            RatApp._draw_key(screen, priority.serial())
+            FramesMixin.draw_key(screen, priority.serial())
             assert drawn[before:] == [], "the key's frame drew the transcript under its scrollbar"
             await until(pilot, lambda: len(drawn) > before, "the transcript and its bar drawn at the next frame")
             # Focused, the transcript is drawn in the key's frame.
@@ -135,7 +135,7 @@ async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(t
             before = len(drawn)
             transcript.refresh()
             screen._dirty_widgets.add(transcript)
-            RatApp._draw_key(screen, priority.serial())
+            FramesMixin.draw_key(screen, priority.serial())
             assert drawn[before:] == [True]
     finally:
         priority.reset()
@@ -143,10 +143,11 @@ async def test_a_keys_frame_leaves_the_transcripts_new_lines_to_the_next_frame(t
 
 async def test_the_screens_frames_wait_for_a_key_on_its_way(tmp_path: Path, monkeypatch) -> None:
     """A tick of the screen's timer that comes as a key arrives, before the app has seen it, draws nothing
-    (MainScreen._on_timer_update): the key's own frame comes first, the agent's new lines at a tick after it
+    (FramedScreen._on_timer_update, as FrameScheduler.draws_now says): the key's own frame comes first, the agent's new lines at a tick after it
     (in traces of load50000's replay, the tick's frame took 20-29 ms and the key waited for it). A key never
     drawn holds the screen's frames KEY_FRAME_HOLD at most; a click does not hold them."""
     from rat_tui.ui.tabs import main_screen
+    from rat_tui.ui.textual_ext import frames as frame_scheduler
 
     app, release = flood_app(tmp_path)
     frames: list[tuple[float, str]] = []  # each frame of the screen shown: (when, the composer's text then)
@@ -166,7 +167,7 @@ async def test_the_screens_frames_wait_for_a_key_on_its_way(tmp_path: Path, monk
 
             # A key arrives; the screen's timer ticks with the transcript's new lines before the app sees the key.
             # (The hold made long: only the key's own frame may end it, however slow this machine.)
-            monkeypatch.setattr(main_screen, "KEY_FRAME_HOLD", 600.0)
+            monkeypatch.setattr(frame_scheduler, "KEY_FRAME_HOLD", 600.0)
             priority.input_arrived(priority.KEY_WINDOW, key=True)  # as the app's driver does, as the key arrives
             before = len(frames)
             transcript.refresh()
@@ -177,7 +178,7 @@ async def test_the_screens_frames_wait_for_a_key_on_its_way(tmp_path: Path, monk
             await until(pilot, lambda: len(frames) > before, "the key's frame")
             assert frames[before][1] == "x", "the first frame after the key arrived does not show it"
             await until(pilot, lambda: priority.input_wait() == 0, "the key's window to end")
-            monkeypatch.setattr(main_screen, "KEY_FRAME_HOLD", 0.05)
+            monkeypatch.setattr(frame_scheduler, "KEY_FRAME_HOLD", 0.05)
 
             # A key that never reaches the screen (nothing calls input_done): the ticks draw once the hold is over.
             arrived = priority.clock()
@@ -185,7 +186,7 @@ async def test_the_screens_frames_wait_for_a_key_on_its_way(tmp_path: Path, monk
             before = len(frames)
             transcript.refresh()
             await until(pilot, lambda: len(frames) > before, "a frame once the hold is over")
-            assert frames[before][0] - arrived >= main_screen.KEY_FRAME_HOLD
+            assert frames[before][0] - arrived >= frame_scheduler.KEY_FRAME_HOLD
             priority.input_done(priority.serial())
 
             # A click on its way does not hold the timer's frames.

@@ -15,7 +15,7 @@ from textual.geometry import Offset, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from rat_tui.ui.line_memo import LeanScrollBar, MemoStylesCache, lean_vertical_scrollbar
+from rat_tui.ui.textual_ext.line_memo import LeanScrollBar, MemoStylesCache, lean_vertical_scrollbar
 from rat_tui.ui.widgets.transcript import Transcript
 
 from .helpers.app import transcript_flushed, until

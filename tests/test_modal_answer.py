@@ -2,21 +2,20 @@
 pyproject.toml.
 
 Textual has no public way to take a screen out of the middle of the stack, so `DismissOnce` uses four
-internals: `App._screen_stacks`, `Screen._result_callbacks`, `Screen._pop_result_callback` and
-`App._replace_screen`. These tests pin that reliance: they fail when an upgrade changes those internals,
-and when Textual's own `dismiss` stops popping whatever is on top (then the mixin can go).
+internals (pinned in tests/textual_ext/test_internals.py). These tests fail when Textual's own `dismiss` stops
+popping whatever is on top (then the mixin can go).
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 
 from textual.app import App, ComposeResult
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from rat_tui.ui.screens.modal_answer import DismissOnce, modal_answer
+from rat_tui.ui.screens.modal_answer import modal_answer
+from rat_tui.ui.textual_ext.dismiss_once import DismissOnce
 
 
 class Question(DismissOnce, ModalScreen[str]):
@@ -39,17 +38,6 @@ class Above(Screen[None]):
 class Host(App):
     def compose(self) -> ComposeResult:
         yield Static("main")
-
-
-def test_the_textual_internals_dismiss_once_uses_are_there() -> None:
-    app = Host()
-    assert isinstance(app._screen_stacks, dict)
-    assert all(isinstance(stack, list) for stack in app._screen_stacks.values())
-    assert inspect.iscoroutinefunction(App._replace_screen)
-    assert list(inspect.signature(App._replace_screen).parameters) == ["self", "screen"]
-    screen = Question()
-    assert screen._result_callbacks == []
-    assert list(inspect.signature(Screen._pop_result_callback).parameters) == ["self"]
 
 
 async def test_textual_dismiss_pops_whatever_is_on_top() -> None:

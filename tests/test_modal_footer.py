@@ -43,7 +43,7 @@ def test_every_screen_of_the_app_is_styled_once() -> None:
     as they mounted), nor lays itself out again for its empty toast rack."""
     from textual.screen import Screen
 
-    from rat_tui.ui.styled_once import StyledOnce
+    from rat_tui.ui.textual_ext.styled_once import StyledOnce
 
     found = _app_screens(Screen)
     assert len(found) > 20
@@ -96,7 +96,7 @@ async def test_a_dialog_is_styled_as_it_mounts_and_restyled_only_when_it_comes_b
     big form); a later resume that asks for it restyles as Textual does."""
     from textual.app import App
 
-    from rat_tui.ui.styled_once import StyledOnce
+    from rat_tui.ui.textual_ext.styled_once import StyledOnce
 
     restyled: list[str] = []
 

@@ -310,8 +310,8 @@ def flood_app(tmp_path: Path, go: Path | None = None) -> tuple[RatApp, Path]:
 
 def _entry_lines(transcript) -> list[str]:
     """Every rendered line of the transcript's last entry (rendered now where not yet)."""
-    entry = transcript._rows.items[-1]
-    return [strip.text for seg in entry.items for strip in transcript._strips(entry, seg)]
+    entry = transcript.rows.items[-1]
+    return [strip.text for seg in entry.items for strip in transcript.strips(entry, seg)]
 
 
 @pytest.mark.slow
@@ -338,7 +338,7 @@ async def test_a_flood_s_end_shows_before_all_of_it_is_cut_and_the_whole_renders
             def watched(crop):
                 strips = render_lines(crop)
                 if not first_shown and any("THE-END" in strip.text for strip in strips):
-                    entry = transcript._rows.items[-1]
+                    entry = transcript.rows.items[-1]
                     first_shown.append(bool(entry.splitter is not None and entry.splitter.behind or transcript._withheld))
                 return strips
 
@@ -417,7 +417,7 @@ async def test_a_flood_s_end_shows_as_its_preview_once_it_pauses_before_any_of_i
         def watched(crop):
             strips = render_lines(crop)
             if not first_shown and any("THE-END" in strip.text for strip in strips):
-                entry = transcript._rows.items[-1]
+                entry = transcript.rows.items[-1]
                 first_shown.append((len([kind for kind in cut if kind != "user"]),
                                     bool(entry.splitter is not None and entry.splitter.behind)))
                 seen.append((crop, [strip.text.rstrip() for strip in strips]))

@@ -230,7 +230,7 @@ async def test_pipes_when_no_pty_can_be_had(tmp_path: Path, monkeypatch: pytest.
     def no_pty() -> tuple[int, int]:
         raise OSError(2, "out of pseudo-terminals")
 
-    monkeypatch.setattr("rat_tui.protocol.terminals._open_pty", no_pty)
+    monkeypatch.setattr("rat_tui.protocol.terminals.open_pty", no_pty)
     manager = TerminalManager(tmp_path)
     try:
         _, output = await run(manager, "test -t 1 || echo pipe; cat; echo err >&2; printf '\\033[1mb\\033[0m'")

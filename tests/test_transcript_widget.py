@@ -314,7 +314,7 @@ def entry_lines_and_whole_render(transcript: Transcript, key: str, doc: str) -> 
 
     entry = transcript._by_key[key]
     width = transcript._width
-    got = [strip for seg in entry.body for strip in transcript._strips(entry, seg)][:-1]
+    got = [strip for seg in entry.body for strip in transcript.strips(entry, seg)][:-1]
     tokens, _refs = parse(doc, {})
     whole = markdown(tokens, transcript._code_theme(), transcript._code_background())
     console = transcript.app.console

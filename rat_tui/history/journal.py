@@ -230,7 +230,7 @@ class SessionJournal:
                 else:
                     self.added += 1
                     self.added_bytes += size
-                    self.journal._queue_chunk(self, line, text)
+                    self.journal.queue_chunk(self, line, text)
                     return
         if isinstance(message, dict):
             method = method or message.get("method")
@@ -246,12 +246,12 @@ class SessionJournal:
             body = json.dumps(str(message), ensure_ascii=False)
         self.added += 1
         self.added_bytes += size
-        self.journal._queue((self.id, time.time(), direction, method, body, searchable_text(direction, message)), self,
+        self.journal.queue((self.id, time.time(), direction, method, body, searchable_text(direction, message)), self,
                             urgent=direction != IN or method != "session/update")
 
     def _chunk_text(self, message: dict[str, Any]) -> str | None:
         """The text of a streamed message or thought chunk of this session's own (joined with the chunks
-        next to it in one row, see HistoryJournal._queue_chunk), else None. Such a chunk tells `_observe`
+        next to it in one row, see HistoryJournal.queue_chunk), else None. Such a chunk tells `_observe`
         nothing: the session's id is known already."""
         if message.get("method") != "session/update" or "id" in message:
             return None
@@ -320,7 +320,7 @@ class SessionJournal:
             return
         self.draft = text
         self.dirty["draft"] = text
-        self.journal._schedule(self, DRAFT_DELAY)
+        self.journal.schedule(self, DRAFT_DELAY)
 
     def sync(self) -> None:
         """The reader is about to give the loop a turn (see HistoryJournal.sync)."""
@@ -354,7 +354,7 @@ class HistoryJournal:
         most = self._writer.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 6
         self._insert_sizes = tuple(size for size in INSERT_SIZES if size <= most)  # (SQLite allows 999 at least)
         self._rows: list[tuple[Any, ...] | _Run] = []
-        self._run: _Run | None = None  # the last row queued, while it is a run of chunks (_queue_chunk)
+        self._run: _Run | None = None  # the last row queued, while it is a run of chunks (queue_chunk)
         self._dirty: set[SessionJournal] = set()
         self._handle: asyncio.Handle | priority.Later | None = None
         self._due = 0.0  # when the scheduled commit runs (the loop's clock)
@@ -410,7 +410,7 @@ class HistoryJournal:
             (agent, json.dumps(list(argv)), cwd, attach_session_id, now, now))
         return SessionJournal(self, int(cursor.lastrowid or 0), attach_session_id)
 
-    def _queue(self, row: tuple[Any, ...], session: SessionJournal, urgent: bool = True) -> None:
+    def queue(self, row: tuple[Any, ...], session: SessionJournal, urgent: bool = True) -> None:
         self._run = None
         if len(row[4]) >= BACKGROUND_BYTES:
             self._big = True
@@ -418,12 +418,12 @@ class HistoryJournal:
         self._dirty.add(session)
         if urgent:
             self._urgent = True
-            self._schedule(session, 0.0)
+            self.schedule(session, 0.0)
         elif not self._rows_scheduled:
             self._rows_scheduled = True
-            self._schedule(session, COMMIT_AFTER)
+            self.schedule(session, COMMIT_AFTER)
 
-    def _queue_chunk(self, session: SessionJournal, line: str, text: str) -> None:
+    def queue_chunk(self, session: SessionJournal, line: str, text: str) -> None:
         """A streamed chunk's line (see SessionJournal._chunk_text): it joins the row queued last when that
         one holds chunks of the same session (a run), else begins one. A run is one row whose body is its
         lines joined by newlines (a wire line has none) and whose text is theirs joined: a flood of 20,000
@@ -440,9 +440,9 @@ class HistoryJournal:
         self._dirty.add(session)
         if not self._rows_scheduled:
             self._rows_scheduled = True
-            self._schedule(session, COMMIT_AFTER)
+            self.schedule(session, COMMIT_AFTER)
 
-    def _schedule(self, session: SessionJournal, delay: float) -> None:
+    def schedule(self, session: SessionJournal, delay: float) -> None:
         self._dirty.add(session)
         if self.closed:
             return
@@ -720,7 +720,7 @@ class HistoryJournal:
                                     (session_id,))
         out = []
         for t, direction, method, stored in rows:
-            # A run of streamed chunks is one row, its lines joined by newlines (_queue_chunk).
+            # A run of streamed chunks is one row, its lines joined by newlines (queue_chunk).
             for body in stored.split("\n") if isinstance(stored, str) and "\n" in stored else (stored,):
                 try:
                     message = decode_line(body)
@@ -821,7 +821,7 @@ def _bindable(value: Any) -> Any:
 
 @dataclass(slots=True, eq=False)
 class _Run:
-    """Chunks of one session streamed in a row, queued as one message row (HistoryJournal._queue_chunk)."""
+    """Chunks of one session streamed in a row, queued as one message row (HistoryJournal.queue_chunk)."""
 
     session: SessionJournal
     t: float

@@ -53,7 +53,7 @@ def _unknown(terminal_id: Any) -> RpcError:
 class _Terminal:
     """One command: its process, the retained output and its exit status."""
 
-    def __init__(self, terminal_id: str, process: _Child, fd: int, byte_limit: int) -> None:
+    def __init__(self, terminal_id: str, process: Child, fd: int, byte_limit: int) -> None:
         self.id = terminal_id
         self.process = process
         self.fd = fd  # PTY master or pipe read end, non-blocking
@@ -161,7 +161,7 @@ class TerminalManager:
         self._starting += 1
         try:
             # The fork runs in a worker thread (a big process forks slowly; a thousand of them froze the UI),
-            # and the exit is watched without a thread per child (_Child).
+            # and the exit is watched without a thread per child (Child).
             process, fd = await asyncio.to_thread(_spawn, argv, cwd, env)
         finally:
             self._starting -= 1
@@ -349,7 +349,7 @@ def _environment(raw: Any) -> dict[str, str]:
     return env
 
 
-def _open_pty() -> tuple[int, int]:
+def open_pty() -> tuple[int, int]:
     """A PTY pair set up for capture: no echo, no LF→CRLF, a fixed size, an EOF queued for stdin."""
     master, slave = pty.openpty()
     try:
@@ -371,7 +371,7 @@ def _no_nul(what: str, value: str) -> None:
         raise RpcError(INVALID_PARAMS, f"{what} contains a NUL byte")
 
 
-class _Child:
+class Child:
     """A command's process (subprocess.Popen, started in a worker thread), its exit awaited on a pidfd
     where Linux has one: no watcher thread per child, as asyncio's own child watcher starts on 3.11."""
 
@@ -399,14 +399,14 @@ class _Child:
         return self.popen.wait()
 
 
-def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[_Child, int]:
+def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[Child, int]:
     """Start the command in its own session on a PTY (pipes if none can be had); returns its reader fd.
     Runs in a worker thread. Both ends of the PTY (or pipe) are closed on every failure."""
     for name, value in env.items():
         if "\0" in name or "\0" in value or "=" in name:
             raise RpcError(INVALID_PARAMS, f"env variable {name!r} contains a NUL byte or '='")
     try:
-        read_fd, write_fd = _open_pty()
+        read_fd, write_fd = open_pty()
         stdin: int = write_fd
     except OSError as error:
         log.info("no PTY (%s); running the command on pipes", error)
@@ -426,7 +426,7 @@ def _spawn(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[_Child, int
     finally:
         os.close(write_fd)  # the child holds its copy; ours would keep the output open for ever
     os.set_blocking(read_fd, False)
-    return _Child(popen), read_fd
+    return Child(popen), read_fd
 
 
 def kill_tree(pid: int, terminal_id: str) -> int:

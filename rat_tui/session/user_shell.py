@@ -156,7 +156,7 @@ class UserShell:
     async def _start(self) -> None:
         self._dir = tempfile.mkdtemp(prefix="rat-shell-")
         cwd = self.cwd if os.path.isdir(self.cwd) else os.path.expanduser("~")
-        master, slave = terminals._open_pty()
+        master, slave = terminals.open_pty()
         status_read, status_write = os.pipe()
         try:
             self._process = await asyncio.to_thread(
@@ -182,7 +182,7 @@ class UserShell:
 
     async def _watch(self, process: subprocess.Popen[bytes], exited: asyncio.Event) -> None:
         # On a pidfd where Linux has one: a thread waiting per tab's shell would take the loop's default executor.
-        code = await terminals._Child(process).wait()
+        code = await terminals.Child(process).wait()
         exited.set()
         log.info("shell %d exited with %s", process.pid, code)
         if process is self._process:

@@ -56,11 +56,11 @@ TOOL_FIELDS = {
 def apply_update(state: SessionState, update: Any) -> list[Change]:
     """Apply one parsed `session/update` (an acp.schema model or an UnknownUpdate)."""
     if isinstance(update, UnknownUpdate):
-        return _add(state, GenericEntry(_new_key(state, "g"), update.kind, update.raw, update.problem))
+        return add_entry(state, GenericEntry(new_key(state, "g"), update.kind, update.raw, update.problem))
     if isinstance(update, NoticeUpdate):
         text = f"{update.title}\n{update.description}" if update.description else update.title
         state.open_message = None
-        return _add(state, NoticeEntry(_new_key(state, AGENT_NOTICE_PREFIX), text, notice_severity(update.severity)))
+        return add_entry(state, NoticeEntry(new_key(state, AGENT_NOTICE_PREFIX), text, notice_severity(update.severity)))
     if isinstance(update, MappedUpdate):  # a v2 agent's (protocol/v2.py, imported by then)
         return _apply_v2(state, update)
     newer = _newer_update(state, update)
@@ -101,7 +101,7 @@ def apply_update(state: SessionState, update: Any) -> list[Change]:
         state.usage = {k: v for k, v in _dump(update).items() if k != "sessionUpdate"}
         return [FieldChanged("usage")]
     raw = _dump(update)
-    return _add(state, GenericEntry(_new_key(state, "g"), str(kind), raw))
+    return add_entry(state, GenericEntry(new_key(state, "g"), str(kind), raw))
 
 
 def _newer_update(state: SessionState, update: Any) -> list[Change] | None:
@@ -110,13 +110,13 @@ def _newer_update(state: SessionState, update: Any) -> list[Change] | None:
     if kind not in NEWER_KINDS:  # the SDK's models never carry these kinds
         return None
     if kind == "compaction_update":
-        return compaction.compaction_update(state, update, _new_key)
+        return compaction.compaction_update(state, update, new_key)
     if kind == "compaction_summary_chunk":
-        return compaction.compaction_summary_chunk(state, update, _new_key)
+        return compaction.compaction_summary_chunk(state, update, new_key)
     if kind == "subagent_update":
-        return children.subagent_update(state, update, _new_key)
+        return children.subagent_update(state, update, new_key)
     if kind in ("session_message", "session_message_chunk"):
-        return children.session_message(state, update, _new_key)
+        return children.session_message(state, update, new_key)
     if kind == "prompt_suggestions_update":  # not the conversation's: no entry, the text stays open
         state.suggestions = tuple(clean(text)[:500] for text in update.suggestions)
         return [FieldChanged("suggestions")]
@@ -158,11 +158,11 @@ def _chunk(state: SessionState, role: Role, message_id: str | None, text: str, d
         return [TextAppended(entry.key, text)]
     if not text:
         return []  # Claude opens every message with an empty chunk: no empty block for it.
-    entry = MessageEntry(_new_key(state, "m"), role, message_id, [text])
+    entry = MessageEntry(new_key(state, "m"), role, message_id, [text])
     if message_id is not None:
         state.messages[(role, message_id)] = entry
     state.open_message = entry
-    return _add(state, entry)
+    return add_entry(state, entry)
 
 
 def _tool_call(state: SessionState, update: Any) -> list[Change]:
@@ -193,7 +193,7 @@ def _patch_tool_call(state: SessionState, call_id: str, fields: dict[str, Any], 
     entry = state.tool_calls.get(call_id)
     created = entry is None
     if entry is None:
-        entry = ToolCallEntry(_new_key(state, "t"), call_id)
+        entry = ToolCallEntry(new_key(state, "t"), call_id)
         state.tool_calls[call_id] = entry
     for target, value in fields.items():
         if target in ("title", "status") and value is None:
@@ -213,7 +213,7 @@ def _patch_tool_call(state: SessionState, call_id: str, fields: dict[str, Any], 
     state.open_message = None
     if "content" in fields:
         collect_images(state, entry.key, [item.get("content") for item in entry.content if isinstance(item, dict)])
-    changes = _add(state, entry) if created else [EntryChanged(entry.key)]
+    changes = add_entry(state, entry) if created else [EntryChanged(entry.key)]
     if isinstance(fields.get("meta"), dict):  # this update's own: a later update without it shows nothing again
         changes += _display_terminal(state, fields["meta"])
     return changes
@@ -376,11 +376,11 @@ def toggle_tool_call(state: SessionState, key: str) -> list[Change]:
 
 def add_user_message(state: SessionState, text: str, attachments: tuple[str, ...] = ()) -> list[Change]:
     """The user's own prompt, shown at once (agents do not echo live prompts back), with its attachments."""
-    entry = MessageEntry(_new_key(state, "u"), "user", None, [text], tuple(attachments))
+    entry = MessageEntry(new_key(state, "u"), "user", None, [text], tuple(attachments))
     state.turns += 1
     if state.protocol_version >= 2:
         state.pending_echo = entry
-    changes = _add(state, entry)
+    changes = add_entry(state, entry)
     state.open_message = None
     return changes
 
@@ -388,7 +388,7 @@ def add_user_message(state: SessionState, text: str, attachments: tuple[str, ...
 def add_notice(state: SessionState, text: str, severity: Severity = "info") -> list[Change]:
     """One of rat-tui's own lines; it may quote the agent (an error, its stderr), so it is cleaned."""
     state.open_message = None
-    return _add(state, NoticeEntry(_new_key(state, "n"), clean(text), severity))
+    return add_entry(state, NoticeEntry(new_key(state, "n"), clean(text), severity))
 
 
 def is_agent_notice(entry: Entry) -> bool:
@@ -540,12 +540,12 @@ def _dump(model: Any) -> Any:
     return model
 
 
-def _new_key(state: SessionState, prefix: str) -> str:
+def new_key(state: SessionState, prefix: str) -> str:
     state.next_key += 1
     return f"{prefix}{state.next_key}"
 
 
-def _add(state: SessionState, entry: Entry) -> list[Change]:
+def add_entry(state: SessionState, entry: Entry) -> list[Change]:
     state.entries.append(entry)
     state.by_key[entry.key] = entry
     return [EntryAdded(entry)]

@@ -100,7 +100,7 @@ def start(state: SessionState, number: int, command: str, cwd: str, *, queued: b
           call_id: str | None = None) -> list[Change]:
     """A command's card: running, with an empty terminal, or `queued` behind the one running (`begin` starts it)."""
     call_id = call_id or f"rat-shell-{uuid.uuid4().hex}"
-    entry = ShellEntry(reducer._new_key(state, "sh"), call_id, title=f"! {title_of(command)}",
+    entry = ShellEntry(reducer.new_key(state, "sh"), call_id, title=f"! {title_of(command)}",
                        kind="execute", status=QUEUED if queued else RUNNING, number=number, command=command,
                        cwd=clean(cwd))
     entry.content = [{"type": "terminal", "terminalId": entry.terminal_id}]
@@ -109,7 +109,7 @@ def start(state: SessionState, number: int, command: str, cwd: str, *, queued: b
     changes = reducer.terminal_snapshot(state, entry.terminal_id, "")
     if not queued:
         state.shell_running = entry.command
-    return [*reducer._add(state, entry), *changes, FieldChanged("shell")]
+    return [*reducer.add_entry(state, entry), *changes, FieldChanged("shell")]
 
 
 def begin(state: SessionState, number: int, cwd: str) -> list[Change]:

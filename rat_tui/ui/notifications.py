@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .textual_ext.driver import driver_of
+
 if TYPE_CHECKING:
     from textual.app import App
 
@@ -152,7 +154,7 @@ class Notifier:
         if self._write is not None:
             self._write(data)
             return
-        driver = getattr(self.app, "_driver", None)
+        driver = driver_of(self.app)
         if driver is not None:
             driver.write(data)
             driver.flush()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.dom import DOMNode
+from ..textual_ext.keys import bindings_of, keymap_of
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -66,11 +67,11 @@ AGENTS_HELP = "Every known ACP agent: which are installed, start one in a new ta
 def bound_commands(app: App[Any], nodes: list[DOMNode]) -> Iterator[SystemCommand]:
     """A command for each binding with an id on these nodes (first node first), keys as remapped."""
     seen: set[str] = set()
-    keymap = getattr(app, "_keymap", None) or {}
+    keymap = keymap_of(app)
     for node in nodes:
         keys: dict[str, list[str]] = {}
         first: dict[str, Binding] = {}
-        for key, binding in node._bindings:
+        for key, binding in bindings_of(node):
             if binding.id and binding.id not in seen and binding.id not in SKIPPED \
                     and not binding.id.startswith("app.tab_"):  # Alt+1..9: "Next tab" stands for them
                 keys.setdefault(binding.id, []).append(key)

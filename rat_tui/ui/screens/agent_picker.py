@@ -10,12 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...agents.catalog import Availability, Catalog, CatalogAgent, Which, check, spec_for
-from .modal_footer import ModalFooter
+from .dialog import Dialog
 
 log = logging.getLogger("rat.picker")
 
@@ -37,7 +36,7 @@ def agent_prompt(agent: CatalogAgent, availability: Availability) -> Content:
     return Content.assemble(*parts)
 
 
-class AgentPickerScreen(ModalFooter, ModalScreen[Any]):
+class AgentPickerScreen(Dialog[Any]):
     """Dismisses with the AgentSpec to start (cli.AgentSpec), or None when closed.
 
     Enter on an agent that is not installed keeps the screen open and says what to run; `c`
@@ -45,7 +44,6 @@ class AgentPickerScreen(ModalFooter, ModalScreen[Any]):
     """
 
     DEFAULT_CSS = """
-    AgentPickerScreen { align: center middle; }
     AgentPickerScreen > Vertical {
         width: 90%; max-width: 120; height: auto; max-height: 90%;
         border: thick $primary; background: $surface; padding: 1 2;

@@ -49,7 +49,6 @@ class AuthScreen(AgentDialog[dict[str, Any] | None]):
     """Dismisses with the chosen (automatable) method, or None."""
 
     DEFAULT_CSS = """
-    AuthScreen { align: center middle; }
     AuthScreen > Vertical {
         width: 80%; max-width: 100; height: auto; max-height: 90%;
         border: thick $warning; background: $surface; padding: 1 2;

@@ -37,7 +37,8 @@ from ...session.fleet import (
     board_rows,
     duration,
 )
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
+from ..app_api import RatAppAPI, rat_app
 from ..widgets.keys_footer import KeysFooter
 
 log = logging.getLogger("rat.board")
@@ -195,9 +196,9 @@ class BoardScreen(StyledOnce, Screen[None]):
         seat: Seat = row.target[1]
         view = seat.view
         self.dismiss(None)
-        tabs = getattr(self.app, "tabs", None)
-        if tabs is not None and view is not None:
-            tabs.show_view(view)
+        app = rat_app(self)
+        if app is not None and view is not None:
+            app.tabs.show_view(view)
         kind = row.target[0]
         if kind == "child":
             from ..tabs.children_ui import open_child
@@ -254,7 +255,8 @@ class BoardScreen(StyledOnce, Screen[None]):
             self.app.bell()
             return
         view = row.target[1].view
-        gate = getattr(self.app, "request_gate", None)
+        app = rat_app(self)
+        gate = app.request_gate if app is not None else None
         showing = gate.showing if gate is not None else None
         if showing is not None and showing.view is view:  # its dialog is open beneath the board
             self.dismiss(None)
@@ -310,10 +312,9 @@ def _card_of_terminal(state: Any, terminal_id: str) -> str | None:
 
 def seats_of(app: Any) -> list[Seat]:
     """The app's tabs as the board's seats: session, tab number, worktree branch, requests waiting."""
-    tabs = getattr(app, "tabs", None)
-    if tabs is None:
+    if not isinstance(app, RatAppAPI):
         return []
-    gate = getattr(app, "request_gate", None)
+    tabs, gate = app.tabs, app.request_gate
     seats = []
     for number, (pane, view) in enumerate(tabs.panes_and_views(), start=1):
         waiting = gate.waiting(view) + (gate.showing is not None and gate.showing.view is view) if gate else 0

@@ -17,7 +17,7 @@ from ...session.change_tracker import ChangeTracker, FileChange, RevertError, Tu
 from ...state.diffing import FileDiff
 from ..widgets.diff_view import DiffView
 from .confirm import ConfirmScreen
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
 from ..widgets.keys_footer import KeysFooter
 
 PROMPT_CHARS = 22  # keeps "Turn N · prompt · N files" on one line of the list

@@ -33,7 +33,7 @@ from ..widgets.child_card import child_state_words, render_child_card, render_co
 from ..widgets.plan_panel import PlanPanel
 from ..widgets.tool_call import render_tool_call
 from ..widgets.transcript import Transcript
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
 from ..widgets.keys_footer import KeysFooter
 
 CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")

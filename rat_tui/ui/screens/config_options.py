@@ -8,7 +8,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static, Switch
 from textual.widgets.option_list import Option
 
@@ -24,7 +23,7 @@ from ...session.controls import (
     set_config_option,
 )
 from ...state.models import Change, FieldChanged
-from .modal_footer import ModalFooter
+from .dialog import Dialog
 
 # Store fields whose change redraws these screens.
 WATCHED = {"config", "mode", "models", "session"}
@@ -115,7 +114,7 @@ class OptionSwitch(Switch):
         self.key = key
 
 
-class _ControlsScreen(ModalFooter, ModalScreen[Any]):
+class _ControlsScreen(Dialog[Any]):
     """Shared by both screens: follows the store, applies values in an app worker, shows errors."""
 
     def __init__(self, session: AgentSession) -> None:
@@ -206,7 +205,6 @@ class ConfigOptionsScreen(_ControlsScreen):
     """
 
     DEFAULT_CSS = """
-    ConfigOptionsScreen { align: center middle; }
     ConfigOptionsScreen > #dialog {
         width: 90%;
         max-width: 90;
@@ -310,7 +308,6 @@ class QuickPickScreen(_ControlsScreen):
     """
 
     DEFAULT_CSS = """
-    QuickPickScreen { align: center middle; }
     QuickPickScreen > #dialog {
         width: 80%;
         max-width: 80;

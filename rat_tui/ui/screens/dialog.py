@@ -25,8 +25,8 @@ from textual import events
 from textual.screen import ModalScreen
 
 from ... import priority
-from ..tabs.main_screen import MainScreen
-from .modal_answer import DismissOnce
+from ..textual_ext.dismiss_once import DismissOnce
+from ..textual_ext.screens import DrawGate, FramedScreen
 from .modal_footer import ModalFooter
 
 T = TypeVar("T")
@@ -69,7 +69,7 @@ class Dialog(ModalFooter, ModalScreen[T]):
     """
 
 
-class AgentDialog(DismissOnce, Dialog[T]):
+class AgentDialog(DismissOnce, DrawGate, Dialog[T]):
     """A dialog the agent raised (permission, form, question, login): only a deliberate key answers it.
 
     Keys stamped earlier than GRACE_SECONDS after the dialog was mounted are held back by KeyGuard.
@@ -101,27 +101,27 @@ class AgentDialog(DismissOnce, Dialog[T]):
         for box in self.query("#dialog"):
             box.border_subtitle = READING if on else ""
 
-    def _compositor_refresh(self) -> None:
-        """Draw it (Textual 8.2: every frame of a screen comes through here). Before its first frame: a key that
-        reached the driver after the dialog was pushed was typed with the dialog nowhere on screen, so the
-        dialog withdraws (`Withdrawn`: the request waits, announced) without being drawn, and the key goes
-        where it was meant to, as KeyGuard sends a key of the grace period. Drawn first, the dialog's first
-        frame (the screen beneath dimmed, 30-70 ms) and the frame that took it away again came before the
-        key's echo: 115 ms for a key typed 1 ms after a form arrived (bench/stress.py `pattern`)."""
-        if not self.withdraw_unseen():
-            self.keys_at_push = None
-            super()._compositor_refresh()
+    def before_frame(self) -> bool:
+        """Whether to draw it (DrawGate: asked before every frame of the screen). Before its first frame: a key
+        that reached the driver after the dialog was pushed was typed with the dialog nowhere on screen, so the
+        dialog withdraws (`Withdrawn`: the request waits, announced) without being drawn, and the key goes where
+        it was meant to, as KeyGuard sends a key of the grace period. Drawn first, the dialog's first frame (the
+        screen beneath dimmed) and the frame that took it away again came before the key's echo."""
+        if self.withdraw_unseen():
+            return False
+        self.keys_at_push = None
+        return True
 
     def withdraw_unseen(self) -> bool:
         """Withdraw the dialog if it was pushed by itself, is not drawn yet, and a key arrived since it was pushed
-        (see `_compositor_refresh`). Whether it did."""
+        (see `before_frame`). Whether it did."""
         pushed = self.keys_at_push
-        if pushed is None or self.key_sink is None or self._done or priority.keys_arrived() == pushed:
+        if pushed is None or self.key_sink is None or self.dismissed or priority.keys_arrived() == pushed:
             return False
         self.keys_at_push = None
         stack = self.app.screen_stack
         beneath = stack[-2] if len(stack) > 1 and stack[-1] is self else None
-        if isinstance(beneath, MainScreen):
+        if isinstance(beneath, FramedScreen):
             beneath.uncovered_undrawn(self.repaint_beneath)  # (not drawn anew whole: nothing of it was covered)
         self.dismiss(Withdrawn())
         return True
@@ -132,7 +132,7 @@ class AgentDialog(DismissOnce, Dialog[T]):
 
     def guard_key(self, event: events.Key) -> bool:
         """Whether KeyGuard must hold this key back from the dialog (True: held back)."""
-        if self._done and self.key_sink is not None:
+        if self.dismissed and self.key_sink is not None:
             self.key_sink(event)  # withdrawn, still being popped: typing goes on into the composer
             return True
         if event.time >= self.armed_at or GRACE_SECONDS <= 0:

@@ -10,7 +10,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ..widgets.diff_view import DiffView
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
 from ..widgets.keys_footer import KeysFooter
 
 

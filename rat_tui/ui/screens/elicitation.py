@@ -28,7 +28,6 @@ FORMAT_PLACEHOLDERS = {"email": "name@example.com", "uri": "https://…", "date"
 
 
 DIALOG_CSS = """
-    align: center middle;
     & > #dialog {
         width: 90%;
         max-width: 100;

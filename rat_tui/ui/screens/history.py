@@ -30,7 +30,8 @@ from ...session.replay import ReplaySession
 from ..tabs.view import SessionView
 from ...protocol.sanitize import clean
 from ..widgets.keys_footer import KeysFooter
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
+from ..app_api import RatAppAPI, rat_app
 
 log = logging.getLogger("rat.history")
 
@@ -50,8 +51,8 @@ def short_dir(path: str, width: int = 40) -> str:
     return path if len(path) <= width else "…" + path[-(width - 1):]
 
 
-def export_dir(app) -> Path:
-    configured = getattr(getattr(getattr(app, "config", None), "history", None), "export_dir", None)
+def export_dir(app: object) -> Path:
+    configured = app.config.history.export_dir if isinstance(app, RatAppAPI) else None
     return Path(configured).expanduser() if configured else paths.data_dir() / "exports"
 
 
@@ -178,7 +179,8 @@ class HistoryScreen(StyledOnce, Screen[None]):
         info = self.selected
         if info is None:
             return
-        if any(getattr(journal, "id", None) == info.id for journal in getattr(getattr(self.app, "sessions", None), "journals", {}).values()):
+        app = rat_app(self)
+        if app is not None and any(journal.id == info.id for journal in app.sessions.journals.values()):
             self.notify("That session is open in a tab: close it first.", severity="warning")
             return
         self.journal.delete(info.id)
@@ -276,10 +278,8 @@ class HistoryTranscriptScreen(StyledOnce, Screen[None]):
             return
         from ...agents.spec import AgentSpec, agent_choices
 
-        app = self.app
-        launched = getattr(app, "launched", None)
-        config = getattr(app, "config", None)
-        choices = agent_choices(config, launched) if config is not None and launched is not None else []
+        app = rat_app(self)
+        choices = agent_choices(app.config, app.launched) if app is not None else []
         # The same command line as a profile: take the profile's environment too.
         spec = next((c for c in choices if list(c.argv) == list(self.info.argv)), None) or AgentSpec(
             name=self.info.agent, argv=list(self.info.argv), env={}, is_demo=False)

@@ -7,12 +7,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...session.agent_session import AgentSession
 from ...session.mcp_servers import McpServerRow, target
-from .modal_footer import ModalFooter
+from .dialog import Dialog
 
 
 def summary_rows(session: AgentSession) -> tuple[list[McpServerRow], str]:
@@ -24,11 +23,10 @@ def summary_rows(session: AgentSession) -> tuple[list[McpServerRow], str]:
     return rows, "The agent is starting: nothing has been sent yet."
 
 
-class McpServersScreen(ModalFooter, ModalScreen[None]):
+class McpServersScreen(Dialog[None]):
     """Read-only: servers are configured in config.toml (`[[mcp_servers]]`, `[[agents.NAME.mcp_servers]]`)."""
 
     DEFAULT_CSS = """
-    McpServersScreen { align: center middle; }
     McpServersScreen > #dialog {
         width: 90%;
         max-width: 120;

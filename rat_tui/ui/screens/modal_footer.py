@@ -13,19 +13,20 @@ from __future__ import annotations
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
+from ..textual_ext.widgets import ComposedWith
 from ..widgets.keys_footer import KeysFooter
 
 FOOTER_ROWS = 1
 """The rows the modal's own footer takes at the bottom (a dialog sizing itself leaves them)."""
 
 
-class ModalFooter(StyledOnce):
+class ModalFooter(ComposedWith, StyledOnce):
     """Mixin for a ModalScreen (before it in the bases): a footer of its own, composed with its widgets."""
 
-    def _extend_compose(self, widgets: list[Widget]) -> None:
-        """The footer is composed with the modal's own widgets (Textual's hook for its tooltip and toasts):
-        mounted afterwards, in `_on_mount`, it cost one more layout of the whole dialog as it opened."""
-        super()._extend_compose(widgets)  # type: ignore[misc]
+    def compose_also(self, widgets: list[Widget]) -> None:
+        """The footer is composed with the modal's own widgets: mounted afterwards, it cost one more layout of
+        the whole dialog as it opened."""
+        super().compose_also(widgets)
         if not any(isinstance(widget, Footer) for widget in widgets):
             widgets.append(KeysFooter())

@@ -10,10 +10,9 @@ from typing import Any, NamedTuple
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
-from .modal_footer import ModalFooter
+from .dialog import Dialog
 
 
 MORE_AGENTS = "more-agents"
@@ -34,7 +33,7 @@ class WorktreeBox(Checkbox):
     BINDINGS = [Binding("enter", "screen.start", "Start", show=False)]
 
 
-class NewSessionScreen(ModalFooter, ModalScreen[NewSession | None]):
+class NewSessionScreen(Dialog[NewSession | None]):
     """Dismisses with a NewSession (agent spec, absolute cwd, in a worktree?), or None when cancelled.
 
     With `catalog` (a loader of agent_catalog.Catalog), a last row opens the agent picker; the agent
@@ -42,7 +41,6 @@ class NewSessionScreen(ModalFooter, ModalScreen[NewSession | None]):
     """
 
     DEFAULT_CSS = """
-    NewSessionScreen { align: center middle; }
     NewSessionScreen > Vertical {
         width: 80%; max-width: 100; height: auto; max-height: 80%;
         border: thick $primary; background: $surface; padding: 1 2;

@@ -24,7 +24,7 @@ from textual.widgets import Input, Static
 
 from ...state.models import TerminalState, ToolCallEntry
 from ...state.shell import ShellEntry
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
 from ..widgets.keys_footer import KeysFooter
 from ..widgets.tool_call import unfenced
 

@@ -216,7 +216,7 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
         if self.highlighted is None:
             self.highlighted = 0 if self.options else None
         self.confirming: int | None = None  # the "always" option waiting for Enter
-        self._done = False
+        self.dismissed = False
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -368,7 +368,7 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
     def guard_key(self, event: events.Key) -> bool:
         """While an "always" waits for its confirmation, Enter (after the grace period) confirms and
         any other key goes back to the options; an early key is never a confirmation."""
-        if self.confirming is None or self._done:
+        if self.confirming is None or self.dismissed:
             return super().guard_key(event)
         if event.key != "enter" or event.time < self.armed_at:
             self._cancel_confirmation()
@@ -388,7 +388,7 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
     def on_key(self, event: events.Key) -> None:
         """A kind's key the footer does not offer (hidden: no such option) rings and says why."""
         known = KIND_KEYS.get(event.key)
-        if known is not None and self._first_index(known[0]) is None and not self._done:
+        if known is not None and self._first_index(known[0]) is None and not self.dismissed:
             event.stop()
             self.action_pick_kind(known[0])
 
@@ -438,4 +438,4 @@ class PermissionScreen(AgentDialog[dict[str, Any] | None]):
     @property
     def answered(self) -> bool:
         """Whether this screen has already produced its result (by the user or from outside)."""
-        return self._done
+        return self.dismissed

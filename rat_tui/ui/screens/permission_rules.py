@@ -9,7 +9,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from ...state.permission_policy import PermissionPolicy, PermissionRule
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
 from ..widgets.keys_footer import KeysFooter
 
 COLUMNS = ("agent", "kind", "pattern", "decision", "created")

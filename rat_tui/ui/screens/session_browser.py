@@ -14,7 +14,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -22,7 +21,8 @@ from ...protocol.sanitize import clean
 from ...session.agent_worktrees import grouped, worktree_label
 from ...protocol.router import ConnectionClosed, RpcError
 from .confirm import ConfirmScreen
-from .modal_footer import ModalFooter
+from ..app_api import rat_app
+from .dialog import Dialog
 
 if TYPE_CHECKING:
     from ...session.agent_session import AgentSession
@@ -30,11 +30,10 @@ if TYPE_CHECKING:
 MORE = "more"
 
 
-class SessionBrowserScreen(ModalFooter, ModalScreen[dict[str, Any] | None]):
+class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
     """Lists one page at a time; "Load more" (or `m`) fetches the next with the agent's cursor."""
 
     DEFAULT_CSS = """
-    SessionBrowserScreen { align: center middle; }
     SessionBrowserScreen > Vertical {
         width: 90%; max-width: 120; height: auto; max-height: 90%;
         border: thick $primary; background: $surface; padding: 1 2;
@@ -128,7 +127,8 @@ class SessionBrowserScreen(ModalFooter, ModalScreen[dict[str, Any] | None]):
 
     def _rat_worktrees(self) -> str | None:
         """Where rat makes its own worktrees (`[worktrees] dir`), or None where the app has none."""
-        tabs = getattr(self.app, "worktree_tabs", None)
+        app = rat_app(self)
+        tabs = app.worktree_tabs if app is not None else None
         try:
             return str(tabs.folder()) if tabs is not None else None
         except Exception:  # no data directory: nothing of rat's to group

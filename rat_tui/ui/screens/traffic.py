@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Input, Static
 from ...protocol.traffic import TrafficLog, TrafficRecord
 from ...protocol.sanitize import clean
 from ..widgets.keys_footer import KeysFooter
-from ..styled_once import StyledOnce
+from ..textual_ext.styled_once import StyledOnce
 
 COLUMNS = (("#", "seq"), ("time", "time"), ("", "dir"), ("method", "method"), ("id", "id"),
            ("bytes", "bytes"), ("latency", "latency"))  # fmt: skip

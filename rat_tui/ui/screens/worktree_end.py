@@ -12,14 +12,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...session import worktrees
 from ...session.worktrees import Status, Worktree, WorktreeError
 from .confirm import ConfirmScreen
-from .modal_footer import ModalFooter
+from .dialog import Dialog
 
 log = logging.getLogger("rat.worktrees")
 
@@ -28,11 +27,10 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-class WorktreeEndScreen(ModalFooter, ModalScreen[str | None]):
+class WorktreeEndScreen(Dialog[str | None]):
     """Dismisses with what was done ("kept", a merge, a removal): a line for a toast."""
 
     DEFAULT_CSS = """
-    WorktreeEndScreen { align: center middle; }
     WorktreeEndScreen > Vertical {
         width: 80%; max-width: 110; height: auto; max-height: 80%;
         border: thick $primary; background: $surface; padding: 1 2;

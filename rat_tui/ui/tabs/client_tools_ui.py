@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ...client_tools.tools import transcript_markdown
 from ..screens.modal_answer import modal_answer
 from ..screens.ask_user import AskUserScreen
+from ..app_api import rat_app
 
 if TYPE_CHECKING:
     from .view import SessionView
@@ -26,10 +27,11 @@ class SessionToolsUI:
     async def ask_user(self, question: str, choices: list[str]) -> str | None:
         async with self._one_at_a_time:
             agent_name = self.view.session.state.agent_name
-            gate = getattr(self.view.app, "request_gate", None)
-            if gate is None:  # an app without tabs
+            app = rat_app(self.view)
+            if app is None:  # an app without tabs
                 return await modal_answer(self.view.app, AskUserScreen(question, choices, agent_name=agent_name))
-            return await gate.ask(self.view, "question", lambda: AskUserScreen(question, choices, agent_name=agent_name))
+            return await app.request_gate.ask(self.view, "question",
+                                          lambda: AskUserScreen(question, choices, agent_name=agent_name))
 
     def show_file(self, path: str, line: int | None) -> None:
         self.view.preview.show(path, line)
@@ -40,7 +42,8 @@ class SessionToolsUI:
             self.view.app.bell()
 
     def _others(self) -> list[tuple[str, Any]]:
-        sessions = getattr(self.view.app, "sessions", [])
+        app = rat_app(self.view)
+        sessions = app.sessions if app is not None else []
         return [(session.session_id or f"tab-{number}", session)
                 for number, session in enumerate(sessions, start=1) if session is not self.view.session]
 

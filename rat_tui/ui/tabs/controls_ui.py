@@ -8,22 +8,20 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from ...session import agent_controls
-from ..screens.modal_footer import ModalFooter
+from ..screens.dialog import Dialog
 
 if TYPE_CHECKING:
     from .view import SessionView
 
 
-class TitleScreen(ModalFooter, ModalScreen[str | None]):
+class TitleScreen(Dialog[str | None]):
     """One line of text: the session's new title (Enter keeps it, Esc drops it)."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="title.cancel")]
     DEFAULT_CSS = """
-    TitleScreen { align: center middle; }
     TitleScreen > Vertical { width: 60; height: auto; padding: 1 2; background: $panel; border: round $accent; }
     """
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from textual import events
 from textual.widgets import Input, TextArea
+from ..textual_ext.keys import modal_binding_chain
 
 from ..widgets.nav_bar import NavBar
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 def bound_here(view: SessionView, key: str) -> bool:
     """Whether a binding of the focused widget or one of its ancestors (the app too) takes this key."""
-    for _namespace, bindings in view.screen._modal_binding_chain:
+    for _namespace, bindings in modal_binding_chain(view.screen):
         if key in bindings.key_to_bindings:
             return True
     return False

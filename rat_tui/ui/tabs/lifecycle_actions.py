@@ -21,6 +21,7 @@ from textual.app import App, SuspendNotSupported
 from ...session.login import auth_method_type
 from ...state import reducer
 from ..screens.auth import AuthScreen
+from ..app_api import rat_app
 
 if TYPE_CHECKING:
     from .view import SessionView
@@ -56,7 +57,8 @@ def show_auth_picker(view: SessionView, reason: str = "", agent_raised: bool = F
     def screen() -> AuthScreen:
         return AuthScreen(session.state.agent_name, methods, list(session.command.argv), reason)
 
-    gate = getattr(view.app, "request_gate", None)
+    app = rat_app(view)
+    gate = app.request_gate if app is not None else None
     if agent_raised and gate is not None:
         if any(item.view is view and item.what == "login" for item in gate.pending):
             return  # already asking

@@ -28,6 +28,7 @@ from textual.css.query import NoMatches
 
 from ... import priority
 from ..screens.dialog import AgentDialog, Withdrawn, send_key_to
+from ..app_api import RatAppAPI
 from .main_screen import MainScreen
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class RequestGate:
         try:
             return await item.future
         finally:
-            if item.screen is not None and not item.screen._done:
+            if item.screen is not None and not item.screen.dismissed:
                 item.screen.dismiss(None)
             if self.showing is item:
                 self.showing = None
@@ -88,7 +89,7 @@ class RequestGate:
         """The app's SessionTabs; None without them: a test app, or the app shutting down, its screen's widgets
         gone (`RatApp.tabs` queries them: NoMatches). A request cancelled then still ends cleanly (`ask`)."""
         try:
-            return getattr(self.app, "tabs", None)
+            return self.app.tabs if isinstance(self.app, RatAppAPI) else None
         except NoMatches:
             return None
 

@@ -7,13 +7,14 @@ from collections.abc import Callable
 
 from rich.cells import cell_len
 from textual.app import ComposeResult
-from textual.content import Content
-from textual.widgets import Static, Tab, TabbedContent, TabPane, Tabs
+from textual.widgets import TabbedContent, TabPane, Tabs
 
 from ...session.agent_session import AgentSession
 from ...state import children
 from ...state.models import MessageEntry, SessionState
+from ..textual_ext.keys import relabel
 from .view import SessionView
+from ..app_api import rat_app
 
 MAX_TITLE = 28
 
@@ -59,17 +60,6 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
     return f"{badge}{state.agent_name}" + (f" · {title}" if title else "")
 
 
-def relabel(tab: Tab, label: str) -> None:
-    """`tab.label = label`, without laying the screen out when the label keeps its width (a badge that
-    changes, ◐ to ✓). Textual's setter always lays it out: 61 layouts of the whole screen in bench/stress.py
-    tabs20 with 20 tabs open, 18 of them a tab in the background finishing."""
-    if cell_len(tab.label.plain) != cell_len(label):
-        tab.label = label  # (Tabs moves the underline after it: the tabs after this one moved)
-        return
-    tab._label = Content.from_text(label)  # what the setter does (textual 8.2.8, pinned), but for the layout
-    Static.update(tab, tab._label, layout=False)
-
-
 class SessionTabs(TabbedContent):
     """Sessions run side by side: each view owns its agent's worker, so a busy tab slows no other."""
 
@@ -104,9 +94,9 @@ class SessionTabs(TabbedContent):
     def on_mount(self) -> None:
         for pane in self.query(TabPane):
             self._watch(pane)
-        gate = getattr(self.app, "request_gate", None)
-        if gate is not None:
-            gate.on_change.append(self._relabel_all)
+        app = rat_app(self)
+        if app is not None:
+            app.request_gate.on_change.append(self._relabel_all)
 
     def _relabel_all(self) -> None:
         for pane in self.query(TabPane):
@@ -133,8 +123,8 @@ class SessionTabs(TabbedContent):
     def _relabel(self, pane_id: str, state: SessionState) -> None:
         try:
             tab = self.get_tab(pane_id)
-            gate = getattr(self.app, "request_gate", None)
-            waiting = gate.waiting(self.get_pane(pane_id).query_one(SessionView)) if gate is not None else 0
+            app = rat_app(self)
+            waiting = app.request_gate.waiting(self.get_pane(pane_id).query_one(SessionView)) if app is not None else 0
             label = tab_label(state, pane_id in self._unseen, waiting)
             if branch := self._branches.get(pane_id):
                 slot = len(NO_BADGE)  # (after the badge's place: every badge is as wide)

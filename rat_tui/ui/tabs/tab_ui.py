@@ -36,7 +36,8 @@ class TabUI:
         self.view = view
         self._bound.set()
 
-    async def _view(self) -> SessionView:
+    async def bound_view(self) -> SessionView:
+        """The tab's view, once it is bound (a question may come before the tab mounts)."""
         await self._bound.wait()
         assert self.view is not None
         return self.view
@@ -44,7 +45,7 @@ class TabUI:
     async def ask_permission(self, request: dict[str, Any], tool_call: dict[str, Any]) -> dict[str, Any] | None:
         from . import children_ui
 
-        view = await self._view()
+        view = await self.bound_view()
         title = str(tool_call.get("title") or "a tool call")
         asker = children_ui.asking_name(view, request)  # a subagent's request names it
         self.app.notify_event("permission", view.session, f"Asks permission: {title}")
@@ -54,7 +55,7 @@ class TabUI:
             self.app.update_title()
 
     async def ask_elicitation(self, elicitation: Elicitation) -> dict[str, Any] | None:
-        view = await self._view()
+        view = await self.bound_view()
         self.app.notify_event("question", view.session,
                             f"Asks: {elicitation.message or elicitation.url or 'a question'}")
         try:
@@ -64,7 +65,7 @@ class TabUI:
 
     async def ask_outside(self, path: Path, access: str) -> bool:
         """An agent dialog like a permission request: through the request gate (request_gate.py)."""
-        view = await self._view()
+        view = await self.bound_view()
         question = (f"The agent wants to {access} {clean(str(path))}, which is outside the session's directories. "
                     "Allow it this once?")
         title = "File access outside the project"
@@ -111,7 +112,7 @@ class _ToolsForTab:
         if self._tools is None:
             from .client_tools_ui import SessionToolsUI
 
-            self._tools = SessionToolsUI(await self.tab._view())
+            self._tools = SessionToolsUI(await self.tab.bound_view())
         return self._tools
 
     def _now(self) -> Any:

@@ -50,6 +50,8 @@ from ..widgets.status_bar import StatusBar
 from ..widgets.tool_call import LazyCard, render_tool_call
 from ..widgets.transcript import Transcript
 from ..widgets.welcome import Welcome
+from ..textual_ext.widgets import going
+from ..app_api import rat_app
 
 log = logging.getLogger("rat.ui")
 CARD_COLOURS = ("tool-pending", "tool-running", "tool-completed", "tool-failed", "diff-added", "diff-removed")
@@ -200,9 +202,9 @@ class SessionView(Vertical):
         """Mounted when first asked for (under the transcript), hidden if the saved choice (F2) says so."""
         if self._plan_panel is None:
             self._plan_panel = PlanPanel()
-            config = getattr(self.app, "config", None)
-            if config is not None:
-                self._plan_panel.set_class(not config.plan_panel, "-hidden")
+            app = rat_app(self)
+            if app is not None:
+                self._plan_panel.set_class(not app.config.plan_panel, "-hidden")
             self.mount(self._plan_panel, after=self._row)
         return self._plan_panel
 
@@ -222,9 +224,9 @@ class SessionView(Vertical):
             self.plan_panel.show_plan(store.state.plan, store.state.plans)
         self.composer.set_commands(list(store.state.commands))
         self.flow.mount()
-        config = getattr(self.app, "config", None)
-        if config is not None:  # the choice saved from F5
-            self.preview.follow = config.follow
+        app = rat_app(self)
+        if app is not None:  # the choice saved from F5
+            self.preview.follow = app.config.follow
         self.composer.prompt_history = PromptHistory(history_file(self.session.cwd))
         shell_ui.mount(self)
         if isinstance(self.session.ui, TabUI):  # the app's sessions; a replay's is headless
@@ -252,7 +254,7 @@ class SessionView(Vertical):
     # -- store -> widgets -----------------------------------------------------------------------
 
     def _on_changes(self, batch: list[Change]) -> None:
-        if self._closing or self._pruning or not self.is_attached:
+        if going(self) or not self.is_attached:
             return  # the tab is being closed (or the app quitting): its widgets are going or gone
         backlog = self._backlog
         if backlog:
@@ -269,7 +271,7 @@ class SessionView(Vertical):
         while they take less than SLICE_SECONDS and no key is on its way; the rest at the next turn of the loop.
         Handled at once, each of a load50000 replay's deliveries was a stall for any key typed."""
         backlog = self._backlog
-        if self._closing or self._pruning or not self.is_attached:
+        if going(self) or not self.is_attached:
             backlog.clear()
             return
         started = time.perf_counter()
@@ -639,9 +641,9 @@ class SessionView(Vertical):
                 self._follow_along(latest)
 
     def _save(self, key: str, value: object) -> None:
-        save = getattr(self.app, "save_ui_setting", None)
-        if save is not None:
-            save(key, value)
+        app = rat_app(self)
+        if app is not None:
+            app.save_ui_setting(key, value)
 
     def action_toggle_preview(self) -> None:
         self.preview.toggle()

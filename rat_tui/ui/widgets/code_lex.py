@@ -123,7 +123,7 @@ class CodeLex:
         nxt = starts[k]
         pos, statestack = self._pos, self._stack
         stop = pos + budget
-        tokendefs = self.lexer._tokens
+        tokendefs = self.lexer._tokens  # noqa: SLF001 - Pygments has no public name for the compiled token table
         statetokens = tokendefs[statestack[-1]]
         start = pos
         while k <= last:

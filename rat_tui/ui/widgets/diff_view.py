@@ -22,6 +22,7 @@ from ...state import diff_cache
 from ...state.diffing import FileDiff, Row, SplitRow
 from ...protocol.sanitize import clean
 from ..loop_hop import from_any_thread
+from ..textual_ext.widgets import DefaultCSS
 
 MODES = ("unified", "split")
 CHUNK_LINES = 32  # source lines highlighted together: keeps most multi-line strings intact, stays cheap
@@ -45,7 +46,7 @@ def _clean(line: str) -> str:
     return clean(line[:MAX_LINE_CHARS].rstrip("\r\n").expandtabs(TAB_SIZE))
 
 
-class DiffView(ScrollView, can_focus=True):
+class DiffView(DefaultCSS, ScrollView, can_focus=True):
     """A file diff as rows from `FileDiff`; `render_line` builds only the rows in view.
 
     Highlighting runs per chunk of CHUNK_LINES source lines when a row of that chunk is first drawn,
@@ -188,9 +189,8 @@ class DiffView(ScrollView, can_focus=True):
 
     # -- Textual hooks ----------------------------------------------------------------------------
 
-    def _get_default_css(self) -> list:
+    def default_css(self, sources: list) -> list:
         """DEFAULT_CSS with $success / $error for the diff colours when the app doesn't define them."""
-        sources = super()._get_default_css()
         try:
             defined = self.app.get_theme_variable_defaults()
         except RuntimeError:  # NoActiveAppError: not in an app yet, leave the CSS as written

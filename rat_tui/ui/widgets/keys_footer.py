@@ -24,6 +24,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
+from ..textual_ext.widgets import footer_ready
 
 
 class KeysFooter(Footer):
@@ -36,7 +37,7 @@ class KeysFooter(Footer):
         never does)."""
         super().__init__(*args, **kwargs)
         self._focus_first = focus_first
-        self.set_reactive(Footer._bindings_ready, True)  # compose the keys as it mounts, not empty first
+        footer_ready(self)  # compose the keys as it mounts, not empty first
         self.shown: tuple[Any, ...] | None = None  # what the last compose showed (keys())
         self.recomposes = 0  # compositions after the first (tests)
         self._recompose_due = False  # a recompose is scheduled: it reads the keys as they are then

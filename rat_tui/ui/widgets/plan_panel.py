@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ...state.models import PlanDocument, PlanItem
+from ..textual_ext.keys import bindings_of
 
 STATUS_MARKS = {"pending": "○", "in_progress": "◐", "completed": "●"}
 PRIORITY_LABELS = {"high": "high", "medium": "med", "low": "low"}
@@ -117,7 +118,7 @@ class PlanPanel(Static):
     def _key(self) -> str:
         """The key that toggles the plan, as the keymap has it."""
         for node in self.ancestors:
-            for _key, binding in getattr(node, "_bindings", ()):
+            for _key, binding in bindings_of(node):
                 if binding.action == "toggle_plan":
                     return self.app.get_key_display(binding)
         return "F2"

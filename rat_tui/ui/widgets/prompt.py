@@ -16,6 +16,7 @@ from textual.strip import Strip
 from textual.widgets import TextArea
 
 from ...session import attachments
+from ..textual_ext.widgets import PasteFirst
 from .command_menu import CommandMenu
 from .file_menu import FileMenu
 from .prompt_history import PromptHistory
@@ -27,7 +28,7 @@ log = logging.getLogger("rat.ui")
 NEWLINE_KEYS = ("shift+enter", "ctrl+j")
 
 
-class PromptComposer(TextArea):
+class PromptComposer(PasteFirst, TextArea):
     """The composer keeps its text until the prompt is really sent, so nothing typed is lost.
 
     `/` at the start opens a CommandMenu of the agent's commands (`set_commands`). While it is open,
@@ -214,11 +215,11 @@ class PromptComposer(TextArea):
         self.focus()
         return True
 
-    async def _on_paste(self, event: events.Paste) -> None:
+    async def take_paste(self, event: events.Paste) -> bool:
+        """A pasted path of an image or other media is attached (`@path`), not typed (PasteFirst)."""
         path = attachments.pasted_path(event.text, self.cwd) if self.cwd is not None else None
         if path is None or attachments.media_kind(path) is None:
-            await super()._on_paste(event)
-            return
+            return False
         event.prevent_default()
         event.stop()
         assert self.cwd is not None
@@ -227,8 +228,9 @@ class PromptComposer(TextArea):
             log.info("pasted attachment refused: %s", why)
             self.notify(why, title="Not attached", severity="warning", timeout=8)
             self.insert(event.text)
-            return
+            return True
         self.insert(attachments.mention_text(attachments.display_path(path, self.cwd)) + " ")
+        return True
 
     def _menu_anchor(self) -> Region:
         """The composer's region, grown over the queued prompts above it so that a menu hides none."""

@@ -19,12 +19,14 @@ from textual.strip import Strip
 
 from ... import priority
 from ..flush_pacer import FlushPacer
-from ..line_memo import MemoLines, lean_vertical_scrollbar
+from ..textual_ext.line_memo import MemoLines, lean_vertical_scrollbar
+from ..textual_ext.widgets import SteadyBars
 from .markdown_stream import MARKDOWN_KINDS, Block, Entry, Seg, TreeRows
 from .transcript_cursor import TranscriptCursor
 from .transcript_layout import TranscriptLayout
 from .transcript_render import RENDER_BUDGET, TranscriptRendering
 from .transcript_select import block_selection, word_selection
+from ..app_api import rat_app
 
 # A flush cuts at most this many new lines into blocks, of one message or of many, then lets the loop turn
 # (keys go between) and goes on with the next; nothing is drawn until the batch is cut. Each entry a flush
@@ -34,7 +36,8 @@ FLOOD_SYNC_LINES = 200
 ENTRY_SYNC_LINES = 4
 
 
-class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLines, ScrollView, can_focus=True):
+class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLines, SteadyBars, ScrollView,
+                 can_focus=True):
     """The chat: entries keyed by id, streamed markdown cut into blocks, each rendered once per width.
 
     Lines are drawn through `render_line` from per-block caches; blocks far from the viewport are
@@ -42,7 +45,7 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
     """
 
     # A key's frame leaves the transcript's new lines to the next one, unless the transcript has the focus
-    # (RatApp._draw_key).
+    # (FramesMixin.draw_key).
     DRAWN_AFTER_KEYS = True
 
     COMPONENT_CLASSES = {
@@ -107,7 +110,7 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._rows = TreeRows()
+        self.rows = TreeRows()
         self._by_key: dict[str, Entry] = {}
         self._dirty: set[Entry] = set()  # entries whose open tail grew since the last flush
         self.pacer = FlushPacer(self)  # when a flush comes and whether it draws
@@ -269,7 +272,7 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
     @property
     def plain_text(self) -> str:
         """The whole transcript as plain source text, built from what was appended (not from lines)."""
-        return "\n\n".join(entry.plain_text(self._width or 80) for entry in self._rows.items)
+        return "\n\n".join(entry.plain_text(self._width or 80) for entry in self.rows.items)
 
     def visible_text(self) -> str:
         """The rendered lines in the viewport, as the user sees them once all is cut and rendered (markdown
@@ -281,7 +284,7 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
                 self.pacer.flush(force=True)
             top = round(self.scroll_offset.y)
             lines = []
-            for y in range(top, min(top + self.scrollable_content_region.height, self._rows.total)):
+            for y in range(top, min(top + self.scrollable_content_region.height, self.rows.total)):
                 strip = self._strip_at(y)
                 lines.append(strip.text.rstrip() if strip is not None else "")
         finally:
@@ -336,9 +339,9 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
 
     def on_mount(self) -> None:
         super().on_mount()
-        config = getattr(self.app, "config", None)
-        if config is not None:
-            self.max_width = config.ui.max_width
+        app = rat_app(self)
+        if app is not None:
+            self.max_width = app.config.ui.max_width
         self._schedule()
         # Pygments builds a lexer's tables on first use (slowly): RatApp._warm_up builds them before the
         # first answer, after the first frame and the agent's handshake (a thread started here slowed both).
@@ -409,7 +412,7 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
         offset = event.get_content_offset(self)
         if offset is None or event.chain > 1 or event.screen_offset != self._pressed_at:
             return  # a double click selects a word; a drag that ended here selected text
-        found = self._locate(round(self.scroll_offset.y) + offset.y)
+        found = self.locate(round(self.scroll_offset.y) + offset.y)
         if found and found[1].role == "header" and found[0].collapsible:
             self.toggle_collapsed(found[0].key)
         elif found and found[1].role == "renderable" and found[2] == 0:
@@ -470,7 +473,7 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The selected text, from the lines as shown (only the selected lines are rendered)."""
-        total = self._rows.total
+        total = self.rows.total
         if not total:
             return None
         first = selection.start.y if selection.start is not None else 0
@@ -483,33 +486,8 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
         end = Offset(selection.end.x, selection.end.y - first) if selection.end is not None else None
         return Selection(start, end).extract("\n".join(lines)), "\n"
 
-    # What the scrollbars were last updated for (`_scroll_update`), see `_size_updated`.
-    _bars_for: tuple | None = None
-
-    def _bars_key(self, size: Size) -> tuple:
-        styles = self.styles
-        return (size, self.virtual_size, self.show_vertical_scrollbar, self.show_horizontal_scrollbar,
-                styles.gutter.totals, styles.overflow_x, styles.overflow_y, styles.scrollbar_size_vertical,
-                styles.scrollbar_size_horizontal, styles.scrollbar_gutter)
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        """Textual's (ScrollView), but a layout of the screen that changes nothing the scrollbars show leaves them
-        alone. Textual 8.2 compares the virtual size the compositor gives (the region's, less the bar) with the
-        transcript's own (its lines), which differ whenever the content is not exactly one screen high; so every
-        layout of the screen (a toast, a tab label of a new width, a dialog's removal) refreshed the vertical bar,
-        and the bar, drawn over the transcript's region, had the compositor render every visible row of the
-        transcript again. The content's own changes update the bars as they come (`_sync_size`); a new size, a
-        scrollbar shown or hidden, or a new style goes through Textual's as before."""
-        if self._size == size and self._bars_for == self._bars_key(size):
-            return self._container_size != container_size  # (what Textual returns when nothing changed)
-        return super()._size_updated(size, virtual_size, container_size, layout)
-
-    def _scroll_update(self, virtual_size: Size) -> None:
-        super()._scroll_update(virtual_size)
-        self._bars_for = self._bars_key(self._size)
-
     def _sync_size(self) -> None:
-        size = Size(self._width, self._rows.total)
+        size = Size(self._width, self.rows.total)
         if self.virtual_size != size:
             if not self._follow and size.height > self.virtual_size.height and not self.new_below:
                 self.new_below = True
@@ -517,7 +495,7 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
             # a flood), but the transcript's own size does not depend on its content; only its scrollbar
             # does, and a scrollbar appearing or going lays out by its own reactive.
             self.set_reactive(Transcript.virtual_size, size)
-            self._scroll_update(size)
+            self.update_scrollbars(size)
             self.refresh()
 
     @property
@@ -601,9 +579,9 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
 
     def drawn_to_end(self) -> None:
         """The end of what the agent sent so far, all of it read: on screen at once (RatApp.draw_now)."""
-        draw_now = getattr(self.app, "draw_now", None)
-        if draw_now is not None:
-            draw_now(self)
+        app = rat_app(self)
+        if app is not None:
+            app.draw_now(self)
 
     def _preview_lines(self) -> int:
         """How many lines back a flood's preview starts at least (MarkdownStream.preview_from): a screenful
@@ -633,10 +611,10 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
         try:
             if self._follow:
                 need = height
-                for entry, seg in self._walk(len(self._rows.items) - 1, None, -1):
+                for entry, seg in self._walk(len(self.rows.items) - 1, None, -1):
                     if yielding and seg.strips is None and priority.input_wait():
                         return False
-                    self._strips(entry, seg)
+                    self.strips(entry, seg)
                     need -= seg.height
                     if need <= 0:
                         break
@@ -644,13 +622,13 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
                 self.scroll_end(animate=False, immediate=True, x_axis=False)
             else:
                 top = round(self.scroll_offset.y)
-                anchor = self._locate(top)
+                anchor = self.locate(top)
                 if anchor is not None:
                     entry, seg, line = anchor
                     self._render_span(entry.index, seg.index, -1, height)
                     self._render_span(entry.index, seg.index, +1, 2 * height + line)
                     self._sync_size()
-                    new_top = self._rows.start(entry.index) + entry.start(seg.index) + min(line, seg.height - 1)
+                    new_top = self.rows.start(entry.index) + entry.start(seg.index) + min(line, seg.height - 1)
                     if new_top != top and anchor:
                         self.scroll_to(y=new_top, animate=False, immediate=True)
         finally:

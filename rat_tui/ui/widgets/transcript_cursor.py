@@ -26,7 +26,7 @@ class TranscriptCursor:
 
         Without `kind`, the cursor also steps into an entry's fenced code blocks (`cursor_code`): an answer,
         then each of its code blocks, then the next entry; backwards the same way in reverse."""
-        entries = self._rows.items
+        entries = self.rows.items
         if not entries:
             return None
         current = self._by_key.get(self.cursor_key) if self.cursor_key else None
@@ -42,7 +42,7 @@ class TranscriptCursor:
             index = current.index + delta
         else:
             bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
-            found = self._rows.find(min(bottom, self._rows.total - 1))
+            found = self.rows.find(min(bottom, self.rows.total - 1))
             index = len(entries) - 1 if found is None else found
         while kind is not None and 0 <= index < len(entries) and entries[index].kind != kind:
             index += delta
@@ -70,7 +70,7 @@ class TranscriptCursor:
 
     def _bring_cursor_into_view(self, entry: Entry) -> None:
         span = self._cursor_span()
-        start = span[0] if span is not None else self._rows.start(entry.index)
+        start = span[0] if span is not None else self.rows.start(entry.index)
         height = max(self.scrollable_content_region.height, 1)
         top = round(self.scroll_offset.y)
         if not top <= start < top + height - 1:
@@ -81,13 +81,13 @@ class TranscriptCursor:
     def _cursor_span(self) -> tuple[int, int] | None:
         """The content lines under the block cursor: its entry, or the code block of it the cursor is on."""
         entry = self._by_key.get(self.cursor_key) if self.cursor_key else None
-        if entry is None or entry.index >= len(self._rows.items) or self._rows.items[entry.index] is not entry:
+        if entry is None or entry.index >= len(self.rows.items) or self.rows.items[entry.index] is not entry:
             return None
         if self.cursor_code is not None:
             codes = code_blocks(entry)
             if self.cursor_code < len(codes):
                 return code_block_lines(self, entry, codes[self.cursor_code])
-        start = self._rows.start(entry.index)
+        start = self.rows.start(entry.index)
         return start, start + entry.total
 
     def cursor_code_block(self) -> tuple[CodeSpan, int, int] | None:
@@ -106,7 +106,7 @@ class TranscriptCursor:
 
     def search_keys(self) -> list[str]:
         """The entries' keys in transcript order."""
-        return [entry.key for entry in self._rows.items]
+        return [entry.key for entry in self.rows.items]
 
     def reveal(self, key: str, nth: int) -> bool:
         """Open the entry if collapsed, and bring its `nth` line matching the search into view (True),
@@ -122,10 +122,10 @@ class TranscriptCursor:
             block = seg.block if seg.role == "md" and not seg.open else None
             if block is not None and self.search_query not in block.text.lower():
                 continue  # its source lacks the text: not rendered (a 20,000-chunk answer stays cheap)
-            for line, strip in enumerate(self._strips(entry, seg)):
+            for line, strip in enumerate(self.strips(entry, seg)):
                 if self.search_query in strip.text.lower():
                     if count == nth:
-                        target = self._rows.start(entry.index) + entry.start(seg.index) + line
+                        target = self.rows.start(entry.index) + entry.start(seg.index) + line
                         self.search_line = target
                         self._follow = False
                         self._sync_size()
@@ -141,7 +141,7 @@ class TranscriptCursor:
         entry = self._by_key.get(key)
         if entry is None:
             return
-        target = self._rows.start(entry.index)
+        target = self.rows.start(entry.index)
         self.search_line = None
         self._follow = False
         self.scroll_to(y=target, animate=False, immediate=True)

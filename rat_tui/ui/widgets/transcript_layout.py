@@ -24,11 +24,11 @@ class TranscriptLayout:
             seg.height = self._estimate(entry, seg)
             entry.append(seg)
         if old is None:
-            self._rows.append(entry)
+            self.rows.append(entry)
         else:
             entry.index = old.index
-            self._rows.items[old.index] = entry
-            self._rows.changed(old.index, entry.total - old.total)
+            self.rows.items[old.index] = entry
+            self.rows.changed(old.index, entry.total - old.total)
             self._dirty.discard(old)  # (and skipped if a cycle has it: _flush_now)
             self._withheld.pop(old, None)
             for seg in [old.header, *old.body]:
@@ -41,14 +41,14 @@ class TranscriptLayout:
         entry.body.append(seg)
         if not entry.collapsed:
             entry.append(seg)
-            self._rows.changed(entry.index, seg.height)
+            self.rows.changed(entry.index, seg.height)
 
     def _set_height(self, entry: Entry, seg: Seg, height: int) -> None:
         delta = height - seg.height
         seg.height = height
         if delta and seg.index < len(entry.items) and entry.items[seg.index] is seg:
             entry.changed(seg.index, delta)
-            self._rows.changed(entry.index, delta)
+            self.rows.changed(entry.index, delta)
 
     def _relayout(self, entry: Entry) -> None:
         """Rebuild one entry's rows (toggle, reset): O(its blocks)."""
@@ -60,20 +60,20 @@ class TranscriptLayout:
             if seg.strips is None:
                 seg.height = self._estimate(entry, seg)
             entry.append(seg)
-        self._rows.changed(entry.index, entry.total - before)
+        self.rows.changed(entry.index, entry.total - before)
         self._sync_size()
 
     def _relayout_all(self) -> None:
         """New width: every cached line is stale; estimate all heights again (O(blocks), no rendering)."""
         self._drop_strips()
         rows = TreeRows()
-        for entry in self._rows.items:
+        for entry in self.rows.items:
             entry.items, entry.offs, entry.total = [], [0], 0
             for seg in entry.shown():
                 seg.height = self._estimate(entry, seg)
                 entry.append(seg)
             rows.append(entry)
-        self._rows = rows
+        self.rows = rows
         self._sync_size()
 
     def _drop_strips(self) -> None:
@@ -83,14 +83,14 @@ class TranscriptLayout:
 
     def _render_span(self, entry_index: int, seg_index: int, step: int, lines: int) -> None:
         for entry, seg in self._walk(entry_index, seg_index, step):
-            self._strips(entry, seg)
+            self.strips(entry, seg)
             lines -= seg.height
             if lines <= 0:
                 return
 
     def _walk(self, entry_index: int, seg_index: int | None, step: int) -> Iterator[tuple[Entry, Seg]]:
         """Shown segments from a position, forwards (+1) or backwards (-1)."""
-        entries = self._rows.items
+        entries = self.rows.items
         while 0 <= entry_index < len(entries):
             entry = entries[entry_index]
             items = entry.items
@@ -102,33 +102,33 @@ class TranscriptLayout:
             entry_index += step
             seg_index = None
 
-    def _locate(self, y: int) -> tuple[Entry, Seg, int] | None:
-        index = self._rows.find(y)
+    def locate(self, y: int) -> tuple[Entry, Seg, int] | None:
+        index = self.rows.find(y)
         if index is None:
             return None
-        entry = self._rows.items[index]
-        y -= self._rows.start(index)
+        entry = self.rows.items[index]
+        y -= self.rows.start(index)
         seg_index = entry.find(y)
         if seg_index is None:
             return None
         return entry, entry.items[seg_index], y - entry.start(seg_index)
 
     def _strip_at(self, y: int, budgeted: bool = False) -> Strip | None:
-        found = self._locate(y)
+        found = self.locate(y)
         if found is None:
             return None
         entry, seg, line = found
         if budgeted and seg.strips is None and time.perf_counter() > self._budget_end and \
-                not (seg.role == "md" and self.warming):  # (source text is what _strips gives then)
+                not (seg.role == "md" and self.warming):  # (source text is what strips gives then)
             return self._placeholder(entry, seg, line)
-        strips = self._strips(entry, seg)
+        strips = self.strips(entry, seg)
         return strips[line] if line < len(strips) else None
 
     def nearest_key(self, keys: set[str] | dict[str, object]) -> str | None:
         """Of the given entry keys, the one nearest the bottom of the view (on screen first)."""
-        entries = self._rows.items
+        entries = self.rows.items
         bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
-        index = self._rows.find(min(bottom, self._rows.total - 1))
+        index = self.rows.find(min(bottom, self.rows.total - 1))
         start = len(entries) - 1 if index is None else index
         for i in range(start, -1, -1):
             if entries[i].key in keys:
@@ -136,9 +136,9 @@ class TranscriptLayout:
         return next((e.key for e in entries[start + 1 :] if e.key in keys), None)
 
     def _nearest_collapsible(self) -> Entry | None:
-        entries = self._rows.items
+        entries = self.rows.items
         bottom = round(self.scroll_offset.y) + self.scrollable_content_region.height - 1
-        index = self._rows.find(min(bottom, self._rows.total - 1))
+        index = self.rows.find(min(bottom, self.rows.total - 1))
         start = len(entries) - 1 if index is None else index
         for i in range(start, -1, -1):
             if entries[i].collapsible:

@@ -30,7 +30,7 @@ USER_BAR = "▌ "
 
 
 class TranscriptRendering:
-    """Rendering of Transcript's segments: each rendered once per width and kept (`_strips`), source text while
+    """Rendering of Transcript's segments: each rendered once per width and kept (`strips`), source text while
     the warm-up imports markdown, long code coloured a slice at a time (`_lex_tick`), styles computed once."""
 
     def _highlight_matches(self, strip: Strip, content_y: int) -> Strip:
@@ -113,7 +113,7 @@ class TranscriptRendering:
     def warming(self) -> bool:
         return not self._forced and markdown_stream.warming()
 
-    def _strips(self, entry: Entry, seg: Seg) -> list[Strip]:
+    def strips(self, entry: Entry, seg: Seg) -> list[Strip]:
         """The segment's lines at the current width, rendering (and fixing its height) if needed."""
         strips = seg.strips
         if strips is not None:

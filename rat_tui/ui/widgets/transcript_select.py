@@ -129,7 +129,7 @@ def word_selection(line: str, y: int, x: int) -> Selection | None:
 
 def block_selection(transcript: Transcript, y: int) -> Selection | None:
     """The block under content line `y`: its segments (all pieces of it), blank lines at its edges left out."""
-    found = transcript._locate(y)
+    found = transcript.locate(y)
     if found is None:
         return None
     entry, seg, _line = found
@@ -141,12 +141,12 @@ def block_selection(transcript: Transcript, y: int) -> Selection | None:
         last += 1
     lines: list[tuple[int, str]] = []
     for index in range(first, last + 1):
-        transcript._strips(entry, entry.items[index])  # rendered now: the heights are exact
-    top = transcript._rows.start(entry.index)
+        transcript.strips(entry, entry.items[index])  # rendered now: the heights are exact
+    top = transcript.rows.start(entry.index)
     for index in range(first, last + 1):
         part = entry.items[index]
         start = top + entry.start(index)
-        for offset, strip in enumerate(transcript._strips(entry, part)):
+        for offset, strip in enumerate(transcript.strips(entry, part)):
             lines.append((start + offset, strip.text.rstrip()))
     shown = [(line_y, text) for line_y, text in lines if text.strip()]
     if not shown:
@@ -157,7 +157,7 @@ def block_selection(transcript: Transcript, y: int) -> Selection | None:
 
 def code_block_lines(transcript: Transcript, entry: Entry, span: CodeSpan) -> tuple[int, int]:
     """The content lines (first, last + 1) a code block takes on screen."""
-    top = transcript._rows.start(entry.index)
+    top = transcript.rows.start(entry.index)
     start = top + entry.start(span.first)
     end = top + entry.start(span.last) + entry.items[span.last].height
     return start, end
