@@ -4,16 +4,14 @@ the agent; the request waits, announced on the board, until `a` is pressed on it
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from .helpers.agents import received, scripted_argv
-from .helpers.tmux import Tmux
+from .helpers.agents import received
+from .helpers.tmux import rat_on_script, send_prompt
 
 pytestmark = [
     pytest.mark.slow,
@@ -35,15 +33,10 @@ def test_typing_on_the_board_while_a_request_arrives(tmp_path: Path) -> None:
                      "rawInput": {"command": "rm -rf build"}}}}}
     script = {"turns": [[{"wait_file": str(release)}, ask, {"chunk": "after permission"}]]}
     record = tmp_path / "received.jsonl"
-    env = {**os.environ, "TERM": "xterm-256color", "TMUX_TMPDIR": str(tmp_path), "RAT_FAKE_RECORD": str(record)}
-    env.pop("TMUX", None)
-    tmux = Tmux(env)
-    tmux.start([sys.executable, "-m", "rat_tui", "--cwd", str(tmp_path), "--", *scripted_argv(script, tmp_path)],
-               tmp_path)
+    tmux = rat_on_script(tmp_path, script, record)
     try:
         tmux.wait_for("ready")
-        tmux.keys("-l", "go")
-        tmux.keys("Enter")
+        send_prompt(tmux, "go")
         tmux.wait_for("working")
         tmux.keys("F12")
         tmux.wait_for("Fleet board")

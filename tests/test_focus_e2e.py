@@ -4,16 +4,13 @@ the diff, s a subagent, t, o, ...) run nothing."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from .helpers.agents import scripted_argv
-from .helpers.tmux import Tmux
+from .helpers.tmux import Tmux, rat_on_script, send_prompt
 
 pytestmark = [
     pytest.mark.slow,
@@ -33,15 +30,10 @@ def click(tmux: Tmux, column: int, row: int) -> None:
 
 def test_a_click_in_the_transcript_then_a_sentence_keeps_the_sentence(tmp_path: Path) -> None:
     script = {"turns": [[{"update": EDIT}, {"chunk": "I changed hello.py."}]]}
-    env = {**os.environ, "TERM": "xterm-256color", "TMUX_TMPDIR": str(tmp_path)}
-    env.pop("TMUX", None)
-    tmux = Tmux(env)
-    tmux.start([sys.executable, "-m", "rat_tui", "--cwd", str(tmp_path), "--", *scripted_argv(script, tmp_path)],
-               tmp_path)
+    tmux = rat_on_script(tmp_path, script)
     try:
         tmux.wait_for("ready")
-        tmux.keys("-l", "go")
-        tmux.keys("Enter")
+        send_prompt(tmux, "go")
         screen = tmux.wait_for("I changed hello.py.")
         row = next(i for i, line in enumerate(screen.splitlines(), 1) if "I changed hello.py." in line)
         click(tmux, 10, row)
@@ -70,20 +62,14 @@ def test_backspaces_typed_fast_among_letters_act_where_they_fell(tmp_path: Path)
     from .helpers.agents import received
 
     record = tmp_path / "received.jsonl"
-    env = {**os.environ, "TERM": "xterm-256color", "TMUX_TMPDIR": str(tmp_path), "RAT_FAKE_RECORD": str(record)}
-    env.pop("TMUX", None)
-    tmux = Tmux(env)
     answers = ["first answer", "second answer", "third answer"]
-    script = {"turns": [[{"chunk": answer}] for answer in answers]}
-    tmux.start([sys.executable, "-m", "rat_tui", "--cwd", str(tmp_path), "--", *scripted_argv(script, tmp_path)],
-               tmp_path)
+    tmux = rat_on_script(tmp_path, {"turns": [[{"chunk": answer}] for answer in answers]}, record)
     try:
         tmux.wait_for("ready")
         for answer in answers:
             tmux.keys("-l", "quiet")
             tmux.keys(*["BSpace"] * 5)
-            tmux.keys("-l", "hello")
-            tmux.keys("Enter")
+            send_prompt(tmux, "hello")
             tmux.wait_for(answer)
         prompts = [m["params"]["prompt"][0]["text"] for m in received(record) if m.get("method") == "session/prompt"]
         assert prompts == ["hello"] * 3, prompts

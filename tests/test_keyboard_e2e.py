@@ -7,16 +7,14 @@ character typed; "always" is never given by one key.
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from .helpers.agents import received, scripted_argv
-from .helpers.tmux import Tmux
+from .helpers.agents import received
+from .helpers.tmux import Tmux, rat_on_script, send_prompt
 
 pytestmark = [
     pytest.mark.slow,
@@ -41,12 +39,7 @@ def start(tmp_path: Path, release: Path) -> tuple[Tmux, Path]:
     script = {"turns": [[{"wait_file": str(release)}, permission_step("rm-1", "rm -rf build", request_id="perm-1"),
                          {"chunk": "after permission"}]]}
     record = tmp_path / "received.jsonl"
-    env = {**os.environ, "TERM": "xterm-256color", "TMUX_TMPDIR": str(tmp_path), "RAT_FAKE_RECORD": str(record)}
-    env.pop("TMUX", None)
-    tmux = Tmux(env)
-    tmux.start([sys.executable, "-m", "rat_tui", "--cwd", str(tmp_path), "--", *scripted_argv(script, tmp_path)],
-               tmp_path)
-    return tmux, record
+    return rat_on_script(tmp_path, script, record), record
 
 
 def type_slowly(tmux: Tmux, text: str, release: Path | None = None, release_after: int = 0) -> None:
@@ -74,8 +67,7 @@ def test_request_in_the_same_tab_waits_while_typing_and_always_needs_enter(tmp_p
     tmux, record = start(tmp_path, release)
     try:
         tmux.wait_for("ready")
-        tmux.keys("-l", "go")
-        tmux.keys("Enter")
+        send_prompt(tmux, "go")
         tmux.wait_for("working")
         type_slowly(tmux, TYPED, release, release_after=8)  # the request arrives while "typing" is typed
         screen = tmux.wait_for("1 request waiting")
@@ -111,8 +103,7 @@ def test_a_quick_answer_from_someone_who_was_not_typing_is_taken(tmp_path: Path)
     tmux, record = start(tmp_path, release)
     try:
         tmux.wait_for("ready")
-        tmux.keys("-l", "go")
-        tmux.keys("Enter")
+        send_prompt(tmux, "go")
         tmux.wait_for("working")
         time.sleep(1.2)  # hands off the keyboard, watching the agent work (longer than TYPING_WINDOW)
         release.touch()
@@ -133,8 +124,7 @@ def test_a_dialog_arriving_as_you_type_shows_its_grace_then_takes_an_answer(tmp_
     tmux, record = start(tmp_path, release)
     try:
         tmux.wait_for("ready")
-        tmux.keys("-l", "go")
-        tmux.keys("Enter")
+        send_prompt(tmux, "go")
         tmux.wait_for("working")
         type_slowly(tmux, "abc")
         for _ in "abc":  # ... and thought better of it: the composer is empty again, so the dialog opens
@@ -158,8 +148,7 @@ def test_request_from_a_background_tab_never_covers_the_current_one(tmp_path: Pa
     tmux, record = start(tmp_path, release)
     try:
         tmux.wait_for("ready")
-        tmux.keys("-l", "go")
-        tmux.keys("Enter")
+        send_prompt(tmux, "go")
         tmux.wait_for("working")
         tmux.keys("C-n")  # a second tab on the same agent
         tmux.wait_for("New session")
@@ -197,8 +186,7 @@ def test_a_dialog_that_opens_as_a_key_is_typed_gives_the_key_to_the_composer(tmp
     tmux, record = start(tmp_path, release)
     try:
         tmux.wait_for("ready")
-        tmux.keys("-l", "go")
-        tmux.keys("Enter")
+        send_prompt(tmux, "go")
         tmux.wait_for("working")
         release.touch()
         tmux.wait_for("asks for permission")

@@ -58,3 +58,27 @@ class Tmux:
 
 def _quote(part: str) -> str:
     return "'" + part.replace("'", "'\\''") + "'"
+
+
+def rat_on_script(tmp_path: Path, script: dict, record: Path | None = None) -> Tmux:
+    """The installed app in a real terminal on the scripted agent playing `script` (tests/agents/);
+    `record`: where the agent writes every line it receives from rat."""
+    import os
+    import sys
+
+    from .agents import scripted_argv
+
+    env = {**os.environ, "TERM": "xterm-256color", "TMUX_TMPDIR": str(tmp_path)}
+    env.pop("TMUX", None)
+    if record is not None:
+        env["RAT_FAKE_RECORD"] = str(record)
+    tmux = Tmux(env)
+    tmux.start([sys.executable, "-m", "rat_tui", "--cwd", str(tmp_path), "--", *scripted_argv(script, tmp_path)],
+               tmp_path)
+    return tmux
+
+
+def send_prompt(tmux: Tmux, text: str) -> None:
+    """Type `text` into the composer and send it."""
+    tmux.keys("-l", text)
+    tmux.keys("Enter")

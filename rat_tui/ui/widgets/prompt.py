@@ -16,6 +16,7 @@ from textual.strip import Strip
 from textual.widgets import TextArea
 
 from ...session import attachments
+from ..textual_ext.keys import bindings_of
 from ..textual_ext.widgets import PasteFirst
 from .command_menu import CommandMenu
 from .file_menu import FileMenu
@@ -408,6 +409,8 @@ class PromptComposer(PasteFirst, TextArea):
         Textual runs a binding once the key has bubbled up to the app, a hop through every ancestor's
         queue, while letters are typed here at once: "quiet", five Backspaces and "hello" typed quickly
         became "quiethello" less five letters ("quiet", "qhelo"). Run here, each key acts where it fell."""
+        if all(key != event.key for key, _binding in bindings_of(self)):
+            return False  # (Escape, F-keys, ...: the app's; the whole chain is walked only for the composer's)
         active = self.screen.active_bindings.get(event.key)
         if active is None or active.node is not self or not active.enabled or active.binding.priority:
             return False
