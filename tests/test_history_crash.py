@@ -8,7 +8,6 @@ import re
 import shutil
 import signal
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ import pytest
 from rat_tui.history.journal import HistoryJournal, default_path
 
 from .helpers.agents import AGENTS
-from .helpers.tmux import Tmux
+from .helpers.tmux import Tmux, last_line_on, wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -33,17 +32,6 @@ def streaming_script() -> dict:
     return {"turns": [steps]}
 
 
-def wait_until(predicate, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def last_line_on(screen: str) -> int:
-    numbers = [int(n) for n in re.findall(r"line (\d{5}) of the stream", screen)]
-    return max(numbers) if numbers else -1
 
 
 def test_sigkill_mid_stream_loses_no_received_message(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from rat_tui.history.rebuild import rebuild
 from rat_tui.state import shell
 
 from .helpers.shell import processes_in
-from .helpers.tmux import Tmux
+from .helpers.tmux import Tmux, last_line_on, wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -29,17 +29,6 @@ AGENTS = Path(__file__).parent / "agents"
 LINES = 4000
 
 
-def wait_until(predicate, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def last_line_on(screen: str) -> int:
-    numbers = [int(n) for n in re.findall(r"line (\d{5}) of the stream", screen)]
-    return max(numbers) if numbers else -1
 
 
 def type_keys(tmux: Tmux, text: str) -> None:

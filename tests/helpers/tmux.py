@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 import uuid
@@ -82,3 +83,18 @@ def send_prompt(tmux: Tmux, text: str) -> None:
     """Type `text` into the composer and send it."""
     tmux.keys("-l", text)
     tmux.keys("Enter")
+
+
+def wait_until(predicate, what: str, timeout: float = 30.0) -> None:
+    """Poll `predicate` (no terminal needed) until it holds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def last_line_on(screen: str) -> int:
+    """The highest "line NNNNN of the stream" on a screen of the streaming agent (-1: none yet)."""
+    numbers = [int(n) for n in re.findall(r"line (\d{5}) of the stream", screen)]
+    return max(numbers) if numbers else -1
