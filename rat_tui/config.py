@@ -66,8 +66,9 @@ class ClientToolsConfig:
 class AgentProfile:
     """How to start one ACP agent."""
 
-    command: str
-    """Program to run: a bare name (looked up on PATH at spawn time) or a path (`~` expanded)."""
+    command: str = ""
+    """Program to run: a bare name (looked up on PATH at spawn time) or a path (`~` expanded). Not needed
+    with `url`."""
     args: list[str] = field(default_factory=list)
     """Arguments passed to the command."""
     env: dict[str, str] = field(default_factory=dict)
@@ -95,6 +96,21 @@ class AgentProfile:
     the agent advertises that (else they are appended)."""
     additional_directories: list[str] = field(default_factory=list)
     """Directories besides the session's own that this agent may use (see the global key)."""
+    url: str | None = None
+    """A remote agent's ACP endpoint instead of a command: `ws://`/`wss://` (WebSocket; acpremote's
+    `ws://HOST:PORT/acp/ws`) or `http://`/`https://` (Streamable HTTP, e.g. `qwen serve`)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra HTTP headers for a remote agent (never logged)."""
+    token_env: str | None = None
+    """The environment variable holding a remote agent's bearer token (the token itself never goes in the
+    config, argv, the log or the journal)."""
+    cwd: str | None = None
+    """A remote agent's working directory on its own machine (default: what its server says, else the local)."""
+    insecure: bool = False
+    """Skip TLS certificate checks for this remote agent (a lab box with a self-signed certificate only)."""
+    shared_cwd: bool = False
+    """The remote agent's working directory is shared with this machine: offer it rat's file system and
+    terminals (off by default: its files are on its own machine)."""
 
 
 @dataclass
