@@ -1,0 +1,304 @@
+"""Remote agents over ACP's WebSocket transport: real acpremote servers on 127.0.0.1 wrapping the scripted
+and demo agents, and a wss:// server with a self-signed certificate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import ssl
+import sys
+from pathlib import Path
+
+import pytest
+
+from rat_tui.agents.spec import RemoteSpec, remote_spec
+from rat_tui.cli import parse_args, resolve_agent
+from rat_tui.config import Config
+from rat_tui.protocol.remote import make_link
+from rat_tui.protocol.remote_link import Endpoint, RemoteError
+from rat_tui.session.agent_session import AgentSession
+from rat_tui.session.ui import HeadlessUI
+from rat_tui.state.models import MessageEntry
+
+from .helpers.agents import received, scripted_argv, sent
+from .helpers.harness import wait_for
+from .helpers.remote import TOKEN_ENV, AcpRemote, self_signed
+from .helpers.tmux import Tmux, wait_until
+
+TOKEN = "tok-9f3c1e-never-written"
+PERMISSION = {"request": {"method": "session/request_permission", "params": {
+    "sessionId": "$SESSION", "toolCall": {"toolCallId": "t1", "title": "Edit notes.txt", "kind": "edit",
+                                          "status": "pending"},
+    "options": [{"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "no", "name": "Reject", "kind": "reject_once"}]}}}
+PLAN = {"update": {"sessionUpdate": "plan", "entries": [{"content": "look around", "priority": "high",
+                                                          "status": "in_progress"}]}}
+RESUMABLE = {"agentCapabilities": {"sessionCapabilities": {"resume": {}}}}
+
+
+class Allowing(HeadlessUI):
+    """Answers every permission request with its first option (the user pressing Allow)."""
+
+    async def ask_permission(self, request, tool_call):
+        return {"optionId": request["options"][0]["optionId"]}
+
+
+def agent_text(session: AgentSession) -> str:
+    return "".join(e.text for e in session.state.entries if isinstance(e, MessageEntry) and e.role == "agent")
+
+
+def notices(session: AgentSession) -> str:
+    return "\n".join(getattr(e, "text", "") for e in session.state.entries if type(e).__name__ == "NoticeEntry")
+
+
+async def connect(url: str, tmp_path: Path, protocol: int = 1, **kwargs) -> tuple[AgentSession, asyncio.Task]:
+    remote = RemoteSpec(url=url, token_env=kwargs.pop("token_env", TOKEN_ENV), insecure=kwargs.pop("insecure", False),
+                        shared_cwd=kwargs.pop("shared_cwd", False))
+    session = AgentSession(remote_spec("remote", remote, protocol), tmp_path, **kwargs)
+    task = asyncio.create_task(session.run())
+    await wait_for(lambda: session.state.status != "starting", what="the handshake")
+    return session, task
+
+
+async def finish(session: AgentSession, task: asyncio.Task) -> None:
+    await session.stop()
+    await asyncio.wait_for(task, 10)
+
+
+@pytest.fixture
+def token(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    return TOKEN
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol", [1, 2])
+async def test_a_turn_streams_asks_and_plans_over_websocket(tmp_path: Path, token: str, protocol: int) -> None:
+    record = tmp_path / "record.jsonl"
+    script = {"protocol": protocol, "turns": [[{"chunk": "streamed ", "repeat": 3}, PLAN, PERMISSION,
+                                               {"chunk": "done"}]]}
+    remote_dir = tmp_path / "remote"
+    remote_dir.mkdir()
+    with AcpRemote(scripted_argv(script, tmp_path), remote_dir, token, {"RAT_FAKE_RECORD": str(record)}) as server:
+        session, task = await connect(server.url, tmp_path, protocol, ui=Allowing())
+        assert session.state.status == "ready", session.state.status_detail
+        assert session.state.host == f"127.0.0.1:{server.port}" and session.remote_host == session.state.host
+        session.start_prompt("go")
+        await wait_for(lambda: session.state.status == "ready" and session.state.turns == 1, what="the turn's end")
+        assert agent_text(session) == "streamed streamed streamed done"
+        assert [item.content for item in session.state.plan] == ["look around"]
+        answers = [m for m in received(record) if "result" in m and isinstance(m["result"].get("outcome"), dict)]
+        assert [a["result"]["outcome"] for a in answers] == [{"outcome": "selected", "optionId": "yes"}]
+        # The agent's files are on its machine: no client file system or terminals, the remote cwd.
+        [initialize] = sent(record, "initialize")
+        capabilities = initialize["params"].get("clientCapabilities", {})
+        assert capabilities["fs"] == {"readTextFile": False, "writeTextFile": False} and capabilities["terminal"] is False
+        opened = sent(record, "session/new")[0]["params"]
+        assert opened["cwd"] == str(remote_dir) and session.state.cwd == str(remote_dir)
+        await finish(session, task)
+
+
+@pytest.mark.slow
+async def test_cancel_and_a_shared_directory_over_websocket(tmp_path: Path, token: str) -> None:
+    record = tmp_path / "record.jsonl"
+    script = {"turns": [[{"chunk": "working on it"}, {"wait_cancel": True}]]}
+    with AcpRemote(scripted_argv(script, tmp_path), tmp_path, token, {"RAT_FAKE_RECORD": str(record)}) as server:
+        session, task = await connect(server.url, tmp_path, shared_cwd=True)
+        session.start_prompt("long job")
+        await wait_for(lambda: "working on it" in agent_text(session), what="the first chunk")
+        assert await session.cancel()
+        await wait_for(lambda: session.state.status == "cancelled", what="the cancelled turn")
+        assert len(sent(record, "session/cancel")) == 1
+        capabilities = sent(record, "initialize")[0]["params"]["clientCapabilities"]
+        assert capabilities["fs"]["readTextFile"] is True and capabilities["terminal"] is True  # shared_cwd
+        await finish(session, task)
+
+
+@pytest.mark.slow
+async def test_a_wrong_token_and_a_closed_port_say_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with AcpRemote(scripted_argv({}, tmp_path), tmp_path, TOKEN) as server:
+        monkeypatch.setenv(TOKEN_ENV, "not-the-token")
+        session, task = await connect(server.url, tmp_path)
+        assert session.state.status == "error"
+        assert "401" in session.state.status_detail and "--token-env" in session.state.status_detail
+        await finish(session, task)
+        monkeypatch.delenv(TOKEN_ENV)
+        session, task = await connect(server.url, tmp_path)
+        assert session.state.status == "error" and TOKEN_ENV in session.state.status_detail  # unset: said so
+        await finish(session, task)
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    session, task = await connect(server.url, tmp_path)  # the server is gone
+    assert session.state.status == "error"
+    assert f"127.0.0.1:{server.port}" in session.state.status_detail and "refused" in session.state.status_detail
+    await finish(session, task)
+
+
+@pytest.mark.slow
+async def test_a_server_killed_mid_turn_is_a_state_then_a_reconnection(tmp_path: Path, token: str) -> None:
+    from rat_tui.history.journal import HistoryJournal
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+    hold = tmp_path / "never"
+    before = {"initialize_result": RESUMABLE, "turns": [[{"chunk": "partial answer"}, {"wait_file": str(hold)}]]}
+    after = {"initialize_result": RESUMABLE, "turns": [[{"chunk": "answer after the reconnect"}]]}
+    journal = HistoryJournal(tmp_path / "history.sqlite3")
+    recorder = journal.start_session("remote", ["ws"], str(tmp_path))
+    record1, record2 = first / "record.jsonl", second / "record.jsonl"
+    server = AcpRemote(scripted_argv(before, first), tmp_path, token, {"RAT_FAKE_RECORD": str(record1)}).start()
+    try:
+        session, task = await connect(server.url, tmp_path, recorders=[recorder])
+        session.start_prompt("first question")
+        await wait_for(lambda: "partial answer" in agent_text(session), what="the partial answer")
+        server.kill()
+        await wait_for(lambda: session.state.status == "disconnected", what="the disconnected state")
+        assert "lost" in session.state.status_detail and "reconnecting" in session.state.status_detail
+        server.env["RAT_FAKE_RECORD"] = str(record2)
+        server.start(scripted_argv(after, second))
+        await wait_for(lambda: session.state.status == "ready", what="the reconnection")
+        assert session.state.stop_reason == "failed" and agent_text(session) == "partial answer"
+        assert "cut by the network" in notices(session) and "Disconnected from" in notices(session)
+        resumed = sent(record2, "session/resume")
+        assert [r["params"]["sessionId"] for r in resumed] == ["sess-1"]
+        assert sent(record2, "session/prompt") == []  # the cut prompt is not sent again
+        session.start_prompt("second question")
+        await wait_for(lambda: "answer after the reconnect" in agent_text(session), what="the answer after it")
+        await wait_for(lambda: session.state.status == "ready", what="the second turn's end")
+        await finish(session, task)
+    finally:
+        server.kill()
+    recorder.flush()
+    messages = [r.message for r in journal.records(recorder.id)]
+    journal.close()
+    texts = [json.dumps(m) for m in messages]
+    for text in ("partial answer", "answer after the reconnect", "first question", "second question"):
+        assert sum(text in t for t in texts) == 1, text
+
+
+async def _tls_server(cert: Path, key: str):
+    """A wss:// ACP server (acpremote's relay to the demo agent, behind websockets' TLS server)."""
+    from acpremote.command import CommandOptions, run_remote_command_connection
+    from websockets.asyncio.server import serve
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    options = CommandOptions(command=(sys.executable, "-m", "rat_tui.demo"))
+    return await serve(lambda ws: run_remote_command_connection(ws, command_options=options), "127.0.0.1", 0,
+                       ssl=context)
+
+
+@pytest.mark.slow
+async def test_a_self_signed_certificate_is_refused_unless_insecure(tmp_path: Path, token: str) -> None:
+    cert, key = self_signed(tmp_path)
+    server = await _tls_server(cert, str(key))
+    port = server.sockets[0].getsockname()[1]
+    url = f"wss://127.0.0.1:{port}/acp"
+    try:
+        session, task = await connect(url, tmp_path)
+        assert session.state.status == "error"
+        assert f"127.0.0.1:{port}" in session.state.status_detail and "not trusted" in session.state.status_detail
+        await finish(session, task)
+        session, task = await connect(url, tmp_path, insecure=True)
+        assert session.state.status == "ready", session.state.status_detail
+        session.start_prompt("hello")
+        await wait_for(lambda: session.state.turns == 1 and session.state.status == "ready", what="the demo's turn")
+        assert "hello" in agent_text(session)
+        await finish(session, task)
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def test_streamable_http_is_chosen_by_scheme_and_missing_said_clearly() -> None:
+    from rat_tui.protocol.remote_ws import WebSocketLink
+
+    assert isinstance(make_link(Endpoint("ws://h:1/acp")), WebSocketLink)
+    with pytest.raises(RemoteError, match="not a remote agent's URL"):
+        make_link(Endpoint("ftp://h/acp"))
+    try:
+        import rat_tui.protocol.remote_http  # noqa: F401
+    except ImportError:
+        with pytest.raises(RemoteError, match="Streamable HTTP is not available"):
+            make_link(Endpoint("https://h/acp"))
+
+
+def test_rat_connect_takes_headers_and_a_token_variable_never_a_token(tmp_path: Path) -> None:
+    args = parse_args(["connect", "wss://box:9/acp", "--header", "X-Team: core", "--token-env", "BOX_TOKEN",
+                       "--cwd", "/srv/work", "--insecure", "--protocol", "2"])
+    spec, _ = resolve_agent(args, Config())
+    assert spec.protocol == 2 and spec.name == "box" and spec.argv == ["wss://box:9/acp"]
+    assert spec.remote == RemoteSpec(url="wss://box:9/acp", headers=(("X-Team", "core"),), token_env="BOX_TOKEN",
+                                     cwd="/srv/work", insecure=True)
+    with pytest.raises(SystemExit):
+        parse_args(["connect", "wss://box/acp", "--header", "no colon"])
+    with pytest.raises(SystemExit):
+        parse_args(["connect", "file:///etc/passwd"])
+
+
+def test_a_profile_with_a_url_is_a_remote_agent(tmp_path: Path) -> None:
+    from rat_tui.config import load_config
+
+    path = tmp_path / "config.toml"
+    path.write_text('[agents.box]\nurl = "ws://box:8080/acp/ws"\ntoken_env = "BOX_TOKEN"\ncwd = "/srv"\n'
+                    'headers = { "X-Team" = "core" }\nshared_cwd = true\n')
+    config, problems = load_config(path)
+    assert problems == []
+    spec, _ = resolve_agent(parse_args(["--agent", "box"]), config)
+    assert spec.remote == RemoteSpec(url="ws://box:8080/acp/ws", headers=(("X-Team", "core"),), token_env="BOX_TOKEN",
+                                     cwd="/srv", shared_cwd=True)
+
+
+@pytest.mark.slow
+async def test_the_tab_and_status_bar_say_where_the_agent_runs(tmp_path: Path, token: str) -> None:
+    from rat_tui.app import RatApp
+
+    from .helpers.app import labels, until, view
+
+    with AcpRemote([sys.executable, "-m", "rat_tui.demo"], tmp_path, token) as server:
+        spec = remote_spec("demo", RemoteSpec(url=server.url, token_env=TOKEN_ENV))
+        app = RatApp(spec, tmp_path)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
+            host = f"127.0.0.1:{server.port}"
+            await until(pilot, lambda: any(f"demo@{host}" in label for label in labels(app)), "the tab's host")
+            assert f"@ {host}" in str(view(app).status_bar.render())
+
+
+@pytest.mark.slow
+def test_the_token_is_in_no_file_rat_writes_nor_its_argv(tmp_path: Path, token: str) -> None:
+    rpc_log = tmp_path / "rpc.jsonl"
+    with AcpRemote([sys.executable, "-m", "rat_tui.demo"], tmp_path, token) as server:
+        env = {**os.environ, "TERM": "xterm-256color", "TMUX_TMPDIR": str(tmp_path)}
+        env.pop("TMUX", None)
+        tmux = Tmux(env)
+        tmux.start([sys.executable, "-m", "rat_tui", "connect", server.url, "--token-env", TOKEN_ENV,
+                    "--rpc-log", str(rpc_log)], tmp_path)
+        try:
+            tmux.wait_for("ready")
+            argvs = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in os.listdir("/proc") if pid.isdigit()
+                     and _readable(f"/proc/{pid}/cmdline")]
+            ours = [a for a in argvs if server.url.encode() in a and b"rat_tui" in a]
+            assert ours and not any(token.encode() in a for a in argvs)
+            tmux.keys("-l", "hello")
+            tmux.keys("Enter")
+            tmux.wait_for("You asked")
+            tmux.keys("C-q")
+            wait_until(lambda: not tmux.alive(), "rat to quit")
+        finally:
+            tmux.kill()
+    assert rpc_log.exists()
+    written = [p for root in (tmp_path, *(Path(os.environ[v]) for v in ("XDG_DATA_HOME", "XDG_STATE_HOME",
+                                                                         "XDG_CONFIG_HOME", "XDG_CACHE_HOME")))
+               for p in root.rglob("*") if p.is_file()]
+    assert any(p.name.startswith("history") for p in written) and any(p.name == "rat.log" for p in written)
+    assert [p for p in written if token.encode() in p.read_bytes()] == []
+
+
+def _readable(path: str) -> bool:
+    try:
+        Path(path).read_bytes()
+        return True
+    except OSError:
+        return False
