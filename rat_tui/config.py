@@ -356,6 +356,22 @@ def _with_line(message: str, text: str) -> str:
 def validate_config(data: dict[str, Any], text: str = "") -> tuple[Config, list[str]]:
     """Validate parsed TOML, dropping only what is invalid; returns the config and the problems (each
     with the line of `text`, the file, that holds the value, where it can be found)."""
+    config, problems = _validated(data, text)
+    return config, problems + _drop_agentless(config, text)
+
+
+def _drop_agentless(config: Config, text: str) -> list[str]:
+    """A profile names a local agent (`command`) or a remote one (`url`); one with neither is skipped."""
+    problems = []
+    for name in [name for name, profile in config.agents.items() if not profile.command and not profile.url]:
+        del config.agents[name]
+        where = _line_of(key_lines(text), ("agents", name)) if text else ""
+        problems.append(f"{where}agents.{name}.command: Field required: a profile needs `command` (a local agent) "
+                        f"or `url` (a remote one) (agent profile {name!r} skipped)")
+    return problems
+
+
+def _validated(data: dict[str, Any], text: str) -> tuple[Config, list[str]]:
     try:
         return build(Config, data), []
     except Unsure:  # something is wrong (or unusual): pydantic says what, and the loop below drops it

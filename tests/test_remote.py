@@ -251,19 +251,41 @@ def test_a_profile_with_a_url_is_a_remote_agent(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-async def test_the_tab_and_status_bar_say_where_the_agent_runs(tmp_path: Path, token: str) -> None:
+async def test_the_tab_says_the_host_and_files_come_from_reported_diffs(tmp_path: Path, token: str) -> None:
+    """The agent's directory has the name of a local one, with a file of the same name: the preview, the
+    review and revert work from the diff the agent reported, and the local file is never read or written."""
     from rat_tui.app import RatApp
+    from rat_tui.session.change_tracker import RevertError
 
     from .helpers.app import labels, until, view
 
-    with AcpRemote([sys.executable, "-m", "rat_tui.demo"], tmp_path, token) as server:
-        spec = remote_spec("demo", RemoteSpec(url=server.url, token_env=TOKEN_ENV))
+    local = tmp_path / "notes.txt"
+    local.write_text("LOCAL FILE, NOT THE AGENT'S\n")
+    diff = {"type": "diff", "path": str(local), "oldText": "old line\n", "newText": "new line from the agent\n"}
+    edit = {"toolCallId": "e1", "title": "Edit notes.txt", "kind": "edit", "locations": [{"path": str(local)}]}
+    script = {"turns": [[{"update": {"sessionUpdate": "tool_call", **edit, "status": "in_progress"}},
+                         {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "completed",
+                                     "content": [diff]}}, {"chunk": "edited"}]]}
+    (tmp_path / "agent").mkdir()
+    with AcpRemote(scripted_argv(script, tmp_path / "agent"), tmp_path, token) as server:
+        spec = remote_spec("box", RemoteSpec(url=server.url, token_env=TOKEN_ENV))
         app = RatApp(spec, tmp_path)
         async with app.run_test(size=(120, 30)) as pilot:
-            await until(pilot, lambda: view(app).session.state.status == "ready", "ready")
+            tab = view(app)
+            await until(pilot, lambda: tab.session.state.status == "ready", "ready")
             host = f"127.0.0.1:{server.port}"
-            await until(pilot, lambda: any(f"demo@{host}" in label for label in labels(app)), "the tab's host")
-            assert f"@ {host}" in str(view(app).status_bar.render())
+            await until(pilot, lambda: any(f"box@{host}" in label for label in labels(app)), "the tab's host")
+            assert f"@ {host}" in str(tab.status_bar.render())
+            await pilot.press(*"edit it", "enter")
+            await until(pilot, lambda: tab.session.state.turns == 1 and tab.session.state.status == "ready", "turn")
+            tab.action_open_location()
+            await until(pilot, lambda: "new line from the agent" in tab.preview.shown_text, "the reported text")
+            tracker = tab.session.changes
+            [change] = tracker.turns[-1].files
+            assert (change.original, change.current) == ("old line\n", "new line from the agent\n")
+            with pytest.raises(RevertError, match=host):
+                tracker.revert_file(1, change.path)
+    assert local.read_text() == "LOCAL FILE, NOT THE AGENT'S\n"
 
 
 @pytest.mark.slow

@@ -768,7 +768,10 @@ class AgentSession:
         if self._changes is None:
             from .change_tracker import ChangeTracker  # at the first turn, not at launch
 
-            self._changes = ChangeTracker.create(str(self.cwd))
+            remote = self.remote if self.remote is not None and not self.remote.local_files else None
+            # A remote agent's files are on its machine: its reported diffs, under its own directory.
+            self._changes = ChangeTracker.create(str(self.opener.cwd), remote=remote.host) if remote else \
+                ChangeTracker.create(str(self.cwd))
         return self._changes
 
     async def _tracked_turn(self, text: str, blocks: list[dict[str, Any]] | None = None, chips: tuple[str, ...] = ()) -> None:

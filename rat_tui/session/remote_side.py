@@ -78,3 +78,13 @@ class RemoteSide:
         self.session.store.dispatch(reducer.add_notice, f"{reason} Alt+R reconnects (the transcript stays).",
                                     "warning" if process.returncode == 0 else "error")
         self.session.store.dispatch(reducer.set_status, DISCONNECTED, f"{reason} · Alt+R reconnects")
+
+
+def reported_text(state: Any, path: str) -> str | None:
+    """A remote agent's file as its latest diff reports it (the preview shows that, never a local file of the
+    same name); None when no diff named it."""
+    for call in reversed(list(state.tool_calls.values())):
+        for item in reversed(call.content):
+            if item.get("type") == "diff" and item.get("path") == path and isinstance(item.get("newText"), str):
+                return item["newText"]
+    return None
