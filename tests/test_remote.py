@@ -324,3 +324,16 @@ def _readable(path: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def test_a_remote_profile_is_offered_by_the_agents_picker(tmp_path: Path) -> None:
+    from rat_tui.agents.catalog import INSTALLED, check, load_catalog, spec_for
+    from rat_tui.config import load_config
+
+    path = tmp_path / "config.toml"
+    path.write_text('[agents.box]\nurl = "wss://box:8443/acp"\ntitle = "Build box"\n')
+    config, _ = load_config(path)
+    agent = load_catalog(config, user_dir=tmp_path / "none").find("box")
+    availability = check(agent)
+    assert availability.status == INSTALLED and availability.launch.command_line == "wss://box:8443/acp"
+    assert spec_for(agent, availability).remote.url == "wss://box:8443/acp"

@@ -118,8 +118,16 @@ class RemoteProcess:
     async def _read_link(self) -> None:
         """The pump: the link's messages into the queue, in order, until it closes or drops."""
         inbox = self._inbox
+        count = 0
         try:
             while True:
+                # A key on its way to the screen goes first: the socket is not read meanwhile (as a local
+                # agent's pipe is paused, transport.pass_turn), so its frames wait in the kernel, not here. A
+                # link's receive() returns without yielding while it holds frames: the pump takes its part of
+                # the readers' shared slice as the reader does.
+                count += 1
+                if priority.input_wait() or ((count & (TURN_CHECK_LINES - 1)) == 0 and turn_used(time.monotonic())):
+                    await pass_turn(None)
                 message = await self.link.receive()
                 if message is None:
                     break
