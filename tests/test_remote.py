@@ -337,3 +337,36 @@ def test_a_remote_profile_is_offered_by_the_agents_picker(tmp_path: Path) -> Non
     availability = check(agent)
     assert availability.status == INSTALLED and availability.launch.command_line == "wss://box:8443/acp"
     assert spec_for(agent, availability).remote.url == "wss://box:8443/acp"
+
+
+@pytest.mark.slow
+async def test_a_message_over_the_servers_limit_is_refused_and_the_link_stays(tmp_path: Path, token: str) -> None:
+    record = tmp_path / "record.jsonl"
+    script = {"turns": [[{"chunk": "small one answered"}]]}
+    with AcpRemote(scripted_argv(script, tmp_path), tmp_path, token, {"RAT_FAKE_RECORD": str(record)}) as server:
+        session, task = await connect(server.url, tmp_path)
+        assert session.process.link.max_message_bytes == 1024 * 1024  # acpremote's metadata says its limit
+        session.start_prompt("x" * (1536 * 1024))
+        await wait_for(lambda: session.state.stop_reason == "failed", what="the refused prompt's end")
+        assert "over 127.0.0.1" in notices(session) and "limit of 1024 KiB" in notices(session)
+        assert "cut by the network" not in notices(session) and sent(record, "session/prompt") == []
+        session.start_prompt("small")
+        await wait_for(lambda: "small one answered" in agent_text(session), what="the next prompt's answer")
+        assert len(sent(record, "session/prompt")) == 1
+        await finish(session, task)
+
+
+async def test_a_busy_server_says_503(tmp_path: Path, token: str) -> None:
+    from websockets.asyncio.server import serve
+    from websockets.datastructures import Headers
+    from websockets.http11 import Response
+
+    def busy(connection, request):
+        return Response(503, "Service Unavailable", Headers({"Content-Length": "0"}), b"")
+
+    async with serve(lambda ws: None, "127.0.0.1", 0, process_request=busy) as server:
+        port = server.sockets[0].getsockname()[1]
+        session, task = await connect(f"ws://127.0.0.1:{port}/acp", tmp_path)
+        assert session.state.status == "error"
+        assert "busy (503" in session.state.status_detail and f"127.0.0.1:{port}" in session.state.status_detail
+        await finish(session, task)

@@ -49,6 +49,10 @@ LINKS = {
 }
 
 
+class MessageTooLarge(ConnectionError):
+    """A message over the server's size limit: refused before it is sent (the link stays up)."""
+
+
 def make_link(endpoint: Endpoint) -> RemoteLink:
     """The RFD profile for the URL's scheme: WebSocket for ws/wss, Streamable HTTP for http/https."""
     scheme = endpoint.url.split(":", 1)[0].lower()
@@ -85,6 +89,7 @@ class RemoteProcess:
         # Told of a drop and each attempt to come back: (reason, seconds to the next attempt or None: given up).
         self.on_disconnected: Callable[[str, float | None], None] | None = None
         self.on_reconnected: Callable[[], None] | None = None  # the link resumed with nothing lost
+        self.on_refused: Callable[[str], None] | None = None  # a message not sent (over the server's limit)
         self.stalled = False
         self.renewed = False  # the link came back as a new connection: the session starts over on it
         self.ending = ""  # why reading ended, for the user, when it was not our close
@@ -160,6 +165,11 @@ class RemoteProcess:
         if self._closed.is_set() or self._done.is_set() or not self._opened:
             raise ConnectionError(f"the connection to {self.host} is closed")
         size = len(line)
+        limit = self.link.max_message_bytes
+        if limit is not None and size > limit:
+            self._refused(f"A message of {size // 1024} KiB is over {self.host}'s limit of {limit // 1024} KiB; "
+                          "it was not sent.")
+            raise MessageTooLarge(f"over {self.host}'s message size limit")
         self.refuse_if_backed_up(size)
         self.queued_bytes += size
         self._outbox.append(line)
@@ -189,10 +199,18 @@ class RemoteProcess:
             except RemoteError as error:
                 # Not sent again: the message may have reached the agent (a prompt must not run twice).
                 self._event(f"a message to {self.host} was not sent: {error}")
-                if not error.retry and self.on_oversized is not None and "limit" in str(error):
-                    self.on_oversized(len(message))
+                if not error.retry:
+                    self._refused(str(error))
             finally:
                 self.queued_bytes -= len(message)
+
+    def _refused(self, text: str) -> None:
+        self._event(text)
+        if self.on_refused is not None:
+            try:
+                self.on_refused(text)
+            except Exception:
+                log.exception("refusal listener failed")
 
     def _report_stall(self, waited: float | None) -> None:
         if self.stalled:

@@ -728,7 +728,7 @@ class AgentSession:
             self._turn_failed = True
             await self.updates_applied()  # what the agent sent before it died, then the turn fails
             self.store.dispatch(reducer.fail_turn)
-            if self.remote is not None and not self._stopping:
+            if self.remote is not None and not self._stopping and self.process.returncode is not None:
                 self._notice("The turn was cut by the network: what the agent sent before is kept above.", "warning")
             return  # run() reports the exit
         await self.updates_applied()

@@ -40,6 +40,7 @@ class RemoteSide:
         process = RemoteProcess(link, opened=True) if link is not None else RemoteProcess(make_link(self.spec.endpoint()))
         process.on_disconnected = self._disconnected
         process.on_reconnected = self._reconnected
+        process.on_refused = lambda text: self.session.store.dispatch(reducer.add_notice, text, "error")
         return process
 
     def started(self, process: RemoteProcess) -> None:
