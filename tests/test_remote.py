@@ -370,3 +370,29 @@ async def test_a_busy_server_says_503(tmp_path: Path, token: str) -> None:
         assert session.state.status == "error"
         assert "busy (503" in session.state.status_detail and f"127.0.0.1:{port}" in session.state.status_detail
         await finish(session, task)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("native", [True, False])
+async def test_rat_tuis_own_tools_reach_a_remote_agent_over_acp_only(tmp_path: Path, token: str, native: bool) -> None:
+    from rat_tui.client_tools.settings import ClientToolsSettings
+
+    record = tmp_path / "record.jsonl"
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "scripted", "version": "1"}}}
+    listing = [initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+               {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    script = {"initialize_result": {"agentCapabilities": {"mcpCapabilities": {"acp": native}}},
+              "turns": [[{"mcp_acp": {"server": "rat-tui", "conn": "a", "messages": listing}}] if native else []]}
+    with AcpRemote(scripted_argv(script, tmp_path), tmp_path, token, {"RAT_FAKE_RECORD": str(record)}) as server:
+        session, task = await connect(server.url, tmp_path, client_tools=ClientToolsSettings())
+        servers = sent(record, "session/new")[0]["params"]["mcpServers"]
+        # MCP over ACP rides the same connection; the stdio bridge's shim is a local program the agent cannot run.
+        assert [s.get("type") for s in servers if s.get("name") == "rat-tui"] == (["acp"] if native else [])
+        if native:
+            session.start_prompt("list your tools")
+            await wait_for(lambda: session.state.turns == 1 and session.state.status == "ready", what="the turn")
+            answers = [json.loads(line)["message"] for line in Path(f"{record}.mcp").read_text().splitlines()]
+            tools = [t["name"] for a in answers if a.get("id") == 2 for t in a["result"]["tools"]]
+            assert "ask_user" in tools
+        await finish(session, task)

@@ -49,7 +49,7 @@ class RemoteSpec:
     connects, so no spec, argv, log or journal ever holds it."""
 
     url: str
-    headers: tuple[tuple[str, str], ...] = ()
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # values may be secrets: never shown
     token_env: str | None = None
     cwd: str | None = None
     """The working directory on the agent's side (else the server's metadata says, else the local one)."""

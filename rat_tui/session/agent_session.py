@@ -373,7 +373,7 @@ class AgentSession:
         """rat-tui's own MCP server, after the configured ones: native or bridged (client_tools.hosting)."""
         if self.client_tools is None:
             return
-        entry, row = await self.client_tools.plan(self.hello.capabilities if self.hello else {})
+        entry, row = await self.client_tools.plan(self.hello.capabilities if self.hello else {}, self.remote is None)
         self.mcp_report.append(row)
         if entry is not None:
             self.mcp_servers.append(entry)
