@@ -231,6 +231,10 @@ def test_rat_connect_takes_headers_and_a_token_variable_never_a_token(tmp_path: 
     assert spec.protocol == 2 and spec.name == "box" and spec.argv == ["wss://box:9/acp"]
     assert spec.remote == RemoteSpec(url="wss://box:9/acp", headers=(("X-Team", "core"),), token_env="BOX_TOKEN",
                                      cwd="/srv/work", insecure=True)
+    from rat_tui.agents.spec import spec_label
+
+    assert spec_label(spec) == "box  —  wss://box:9/acp  · ACP v2"
+    assert "core" not in repr(spec)  # a header's value may be a secret
     with pytest.raises(SystemExit):
         parse_args(["connect", "wss://box/acp", "--header", "no colon"])
     with pytest.raises(SystemExit):

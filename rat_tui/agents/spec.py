@@ -109,7 +109,8 @@ def short_command(argv: list[str]) -> str:
 def spec_label(spec: AgentSpec) -> str:
     """How a picker names an agent: its profile's title (else its key), its command, its ACP version if 2."""
     version = "  · ACP v2" if spec.protocol == 2 else ""
-    return f"{spec.title or spec.name}  —  {short_command(spec.argv)}{version}"
+    where = spec.remote.url if spec.remote is not None else short_command(spec.argv)  # a URL is not a path
+    return f"{spec.title or spec.name}  —  {where}{version}"
 
 
 def _overrides(client_tools: Any) -> Any:
