@@ -258,10 +258,13 @@ class RemoteProcess:
                 if size > self.max_line_bytes:
                     self._oversized(size)
                     continue
-                routed = fresh = True
                 if size >= HUGE_LINE:
+                    if routed and before_wait is not None:
+                        before_wait()  # the loop runs on while the message is parsed aside
+                    routed = fresh = True
                     route(message, await self.aside.parse(message))
                 else:
+                    routed = fresh = True
                     route(message)
                 count += 1
                 if (priority.input_wait() or (((count & (TURN_CHECK_LINES - 1)) == 0 or size > LONG_LINE)
