@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pydantic takes a while to import: `rat --help` and argument
 
 USAGE = "rat [--cwd DIR] [--agent NAME] [--config FILE] [--rpc-log FILE] [--protocol 1|2] [-- COMMAND ARGS...]"
 REPLAY_USAGE = "rat replay [--config FILE] FILE"
-CONNECT_USAGE = ("rat connect URL [--header 'Name: value']... [--token-env VAR] [--cwd DIR] [--insecure] "
+CONNECT_USAGE = ("rat connect URL [--header 'Name: value']... [--token-env VAR] [--cwd DIR] [--insecure] [--shared-cwd] "
                  "[--protocol 1|2] [--config FILE] [--rpc-log FILE]")
 SERVE_USAGE = ("rat serve [--host HOST] [--port N] [--cwd DIR] [--agent NAME] [--config FILE] [--protocol 1|2] "
                "[-- COMMAND ARGS...]")
