@@ -134,9 +134,16 @@ async def test_a_wrong_token_and_a_closed_port_say_why(tmp_path: Path, monkeypat
     await finish(session, task)
 
 
+def replayed(kind: str, text: str) -> dict:
+    return {"update": {"sessionUpdate": kind, "content": {"type": "text", "text": text}}}
+
+
 @pytest.mark.slow
-async def test_a_server_killed_mid_turn_is_a_state_then_a_reconnection(tmp_path: Path, token: str) -> None:
+@pytest.mark.parametrize("reattach", ["session/resume", "session/load"])
+async def test_a_server_killed_mid_turn_is_a_state_then_a_reconnection(tmp_path: Path, token: str,
+                                                                       reattach: str) -> None:
     from rat_tui.history.journal import HistoryJournal
+    from rat_tui.history.rebuild import rebuild
 
     first, second = tmp_path / "first", tmp_path / "second"
     for folder in (first, second):
@@ -144,6 +151,10 @@ async def test_a_server_killed_mid_turn_is_a_state_then_a_reconnection(tmp_path:
     hold = tmp_path / "never"
     before = {"initialize_result": RESUMABLE, "turns": [[{"chunk": "partial answer"}, {"wait_file": str(hold)}]]}
     after = {"initialize_result": RESUMABLE, "turns": [[{"chunk": "answer after the reconnect"}]]}
+    if reattach == "session/load":  # the agent kept the conversation and replays it: shown once all the same
+        after = {**after, "initialize_result": {"agentCapabilities": {"loadSession": True}}, "on_request": {
+            "session/load": [[replayed("user_message_chunk", "first question"),
+                              replayed("agent_message_chunk", "partial answer")]]}}
     journal = HistoryJournal(tmp_path / "history.sqlite3")
     recorder = journal.start_session("remote", ["ws"], str(tmp_path))
     record1, record2 = first / "record.jsonl", second / "record.jsonl"
@@ -160,21 +171,25 @@ async def test_a_server_killed_mid_turn_is_a_state_then_a_reconnection(tmp_path:
         await wait_for(lambda: session.state.status == "ready", what="the reconnection")
         assert session.state.stop_reason == "failed" and agent_text(session) == "partial answer"
         assert "cut by the network" in notices(session) and "Disconnected from" in notices(session)
-        resumed = sent(record2, "session/resume")
-        assert [r["params"]["sessionId"] for r in resumed] == ["sess-1"]
+        assert [r["params"]["sessionId"] for r in sent(record2, reattach)] == ["sess-1"]
         assert sent(record2, "session/prompt") == []  # the cut prompt is not sent again
         session.start_prompt("second question")
         await wait_for(lambda: "answer after the reconnect" in agent_text(session), what="the answer after it")
         await wait_for(lambda: session.state.status == "ready", what="the second turn's end")
+        assert agent_text(session) == "partial answer" + "answer after the reconnect"
         await finish(session, task)
     finally:
         server.kill()
     recorder.flush()
-    messages = [r.message for r in journal.records(recorder.id)]
+    records = journal.records(recorder.id)
     journal.close()
-    texts = [json.dumps(m) for m in messages]
-    for text in ("partial answer", "answer after the reconnect", "first question", "second question"):
-        assert sum(text in t for t in texts) == 1, text
+    shown = [(e.role, e.text) for e in rebuild(records).store.state.entries if isinstance(e, MessageEntry)]
+    assert shown == [("user", "first question"), ("agent", "partial answer"), ("user", "second question"),
+                     ("agent", "answer after the reconnect")]
+    if reattach == "session/resume":  # nothing replayed: each message is in the journal once
+        texts = [json.dumps(r.message) for r in records]
+        for text in ("partial answer", "answer after the reconnect", "first question", "second question"):
+            assert sum(text in t for t in texts) == 1, text
 
 
 async def _tls_server(cert: Path, key: str):
