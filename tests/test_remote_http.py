@@ -1,0 +1,211 @@
+"""The Streamable HTTP link (rat_tui/protocol/remote_http.py) driven with raw JSON-RPC: against Qwen Code's own
+daemon (`qwen serve`, installed from npm by tests/helpers/qwen.py, its model the stub of
+tests/helpers/openai_stub.py) for a real turn, a permission, a cancel, bearer auth, a crash and a dropped stream;
+against the small server of tests/helpers/acp_http_server.py for HTTP/2, TLS, replies in a POST's body and the
+server's limits. Everything over real sockets on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from rat_tui.protocol.remote_http import StreamableHttpLink
+from rat_tui.protocol.remote_link import Endpoint, RemoteError
+from tests.helpers.acp_http_server import AcpHttpServer
+from tests.helpers.openai_stub import OpenAIStub
+from tests.helpers.qwen import QwenServe, qwen_entry
+
+pytestmark = pytest.mark.slow
+TOKEN = "tok-8a41c7d2e9f0b3"  # distinctive, so its absence from the logs means something
+
+
+class Driver:
+    """A bare ACP client on one link: requests by id, the agent's requests answered by a callback, every message
+    received kept in `seen`."""
+
+    def __init__(self, link: StreamableHttpLink, answer: Callable[[dict], dict] | None = None) -> None:
+        self.link, self.answer = link, answer
+        self.seen: list[dict] = []
+        self._id = 0
+
+    async def start(self, method: str, params: dict) -> int:
+        self._id += 1
+        await self.link.send(json.dumps({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params}).encode())
+        return self._id
+
+    async def notify(self, method: str, params: dict) -> None:
+        await self.link.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode())
+
+    async def until(self, done: Callable[[dict], bool], timeout: float = 60.0) -> dict:
+        """Read (answering the agent's requests) until a message `done` accepts."""
+        async with asyncio.timeout(timeout):
+            while True:
+                data = await self.link.receive()
+                assert data is not None, "the link closed"
+                message = json.loads(data)
+                self.seen.append(message)
+                if done(message):
+                    return message
+                if "method" in message and "id" in message:
+                    result = self.answer(message) if self.answer else None
+                    reply = {"result": result} if result is not None else {
+                        "error": {"code": -32601, "message": "not handled"}}
+                    await self.link.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], **reply}).encode())
+
+    async def call(self, method: str, params: dict, timeout: float = 60.0) -> dict:
+        rid = await self.start(method, params)
+        reply = await self.until(lambda m: m.get("id") == rid and "method" not in m, timeout)
+        assert "error" not in reply, reply
+        return reply["result"]
+
+    def text(self) -> str:
+        return "".join(m["params"]["update"]["content"].get("text", "") for m in self.seen
+                       if m.get("method") == "session/update"
+                       and m["params"]["update"].get("sessionUpdate") == "agent_message_chunk")
+
+
+def allow(request: dict) -> dict | None:
+    if request["method"] != "session/request_permission":
+        return None
+    option = next(o for o in request["params"]["options"] if o["kind"].startswith("allow"))
+    return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+
+
+INIT = {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False},
+                                                     "terminal": False},
+        "clientInfo": {"name": "rat-tui-test", "version": "0"}}
+
+
+async def connect(url: str, token: str | None = TOKEN, *, answer: Callable | None = allow,
+                  insecure: bool = False) -> Driver:
+    link = StreamableHttpLink(Endpoint(url, token=token, insecure=insecure))
+    await link.open()
+    return Driver(link, answer)
+
+
+# -- Qwen Code's daemon --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stub():
+    with OpenAIStub() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def entry():
+    path, why = qwen_entry()
+    if path is None:
+        pytest.skip(why)
+    return path
+
+
+def serve(entry: Path, stub: OpenAIStub, root: Path, **options: Any) -> QwenServe:
+    (root / "ws").mkdir(parents=True, exist_ok=True)
+    (root / "home").mkdir(exist_ok=True)
+    daemon = QwenServe(entry, root / "ws", root / "home", stub.url, **options)
+    daemon.start()
+    return daemon
+
+
+@pytest.fixture(scope="module")
+def qwen(entry, stub, tmp_path_factory):
+    daemon = serve(entry, stub, tmp_path_factory.mktemp("qwen"), token=TOKEN)
+    yield daemon
+    daemon.kill()
+
+
+async def new_session(driver: Driver, workspace: Path, version: int = 1) -> str:
+    init = await driver.call("initialize", {**INIT, "protocolVersion": version})
+    assert init["protocolVersion"] == 1  # qwen serve 0.24 speaks v1 only: a v2 client is answered in v1
+    return (await driver.call("session/new", {"cwd": str(workspace), "mcpServers": []}))["sessionId"]
+
+
+async def test_turn_streams_over_qwen(qwen, caplog):
+    caplog.set_level(logging.DEBUG)
+    driver = await connect(qwen.url)
+    try:
+        session = await new_session(driver, qwen.workspace)
+        result = await driver.call("session/prompt", {"sessionId": session,
+                                                      "prompt": [{"type": "text", "text": "STUB:text say=r1"}]})
+        assert result["stopReason"] == "end_turn"
+        assert "(text-ok-r1)" in driver.text()
+        assert driver.link.http_version == "HTTP/1.1"
+    finally:
+        await driver.link.close()
+    assert TOKEN not in caplog.text
+    assert "Bearer" not in caplog.text
+
+
+async def test_permission_answered_writes_the_file(qwen):
+    target = qwen.workspace / "perm-out.txt"
+    driver = await connect(qwen.url)
+    try:
+        session = await new_session(driver, qwen.workspace, version=2)
+        result = await driver.call("session/prompt", {"sessionId": session,
+                                                      "prompt": [{"type": "text", "text": f"STUB:write file={target}"}]})
+        asked = [m for m in driver.seen if m.get("method") == "session/request_permission"]
+        assert asked and asked[0]["params"]["sessionId"] == session
+        assert result["stopReason"] == "end_turn"
+        assert target.read_text() == "written by the stub model\n"
+    finally:
+        await driver.link.close()
+
+
+async def test_cancel_ends_the_turn(qwen):
+    driver = await connect(qwen.url)
+    try:
+        session = await new_session(driver, qwen.workspace)
+        rid = await driver.start("session/prompt", {"sessionId": session,
+                                                    "prompt": [{"type": "text", "text": "STUB:slow n=60 delay=0.1"}]})
+        await driver.until(lambda m: m.get("method") == "session/update"
+                           and m["params"]["update"].get("sessionUpdate") == "agent_message_chunk")
+        await driver.notify("session/cancel", {"sessionId": session})
+        reply = await driver.until(lambda m: m.get("id") == rid)
+        assert reply["result"]["stopReason"] == "cancelled"
+    finally:
+        await driver.link.close()
+
+
+@pytest.mark.parametrize("token", [None, "wrong-token"])
+async def test_qwen_refuses_a_missing_or_wrong_token(qwen, token, caplog):
+    link = StreamableHttpLink(Endpoint(qwen.url, token=token))
+    with pytest.raises(RemoteError) as refused:
+        await link.open()
+    assert refused.value.status == 401 and refused.value.retry is False
+    assert "127.0.0.1" in str(refused.value) and "not authorized" in str(refused.value)
+    if token:
+        assert token not in str(refused.value) and token not in caplog.text
+    await link.close()
+
+
+async def test_qwen_killed_mid_turn_then_restarted(entry, stub, tmp_path):
+    daemon = serve(entry, stub, tmp_path)
+    driver = await connect(daemon.url, token=None)
+    try:
+        session = await new_session(driver, daemon.workspace)
+        await driver.start("session/prompt", {"sessionId": session,
+                                              "prompt": [{"type": "text", "text": "STUB:slow n=80 delay=0.1"}]})
+        await driver.until(lambda m: m.get("method") == "session/update"
+                           and m["params"]["update"].get("sessionUpdate") == "agent_message_chunk")
+        daemon.kill()
+        with pytest.raises(RemoteError) as dropped:
+            await driver.until(lambda m: False, timeout=20)
+        assert dropped.value.retry is True and "127.0.0.1" in str(dropped.value)
+        with pytest.raises(RemoteError) as down:
+            await driver.link.reopen()
+        assert down.value.retry is True and "refused" in str(down.value)
+        daemon.start()
+        assert await driver.link.reopen() is False  # a new daemon: the connection is gone, ACP starts again
+        session = await new_session(driver, daemon.workspace)
+        result = await driver.call("session/prompt", {"sessionId": session,
+                                                      "prompt": [{"type": "text", "text": "STUB:text say=back"}]})
+        assert result["stopReason"] == "end_turn" and "(text-ok-back)" in driver.text()
+    finally:
+        await driver.link.close()
+        daemon.kill()
