@@ -7,6 +7,7 @@ server's limits. Everything over real sockets on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from pathlib import Path
@@ -82,8 +83,8 @@ INIT = {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": Fals
 
 
 async def connect(url: str, token: str | None = TOKEN, *, answer: Callable | None = allow,
-                  insecure: bool = False) -> Driver:
-    link = StreamableHttpLink(Endpoint(url, token=token, insecure=insecure))
+                  insecure: bool = False, headers: tuple = ()) -> Driver:
+    link = StreamableHttpLink(Endpoint(url, headers=headers, token=token, insecure=insecure))
     await link.open()
     return Driver(link, answer)
 
@@ -209,3 +210,166 @@ async def test_qwen_killed_mid_turn_then_restarted(entry, stub, tmp_path):
     finally:
         await driver.link.close()
         daemon.kill()
+
+
+class Proxy:
+    """A TCP relay in front of a server, whose `cut()` drops every connection through it at once (a network
+    that fails, while the server lives on)."""
+
+    def __init__(self, port: int) -> None:
+        self.target, self.port = port, 0
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Proxy:
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.cut()
+        assert self._server is not None
+        self._server.close()
+
+    def cut(self) -> None:
+        for writer in self._writers:
+            writer.transport.abort()
+        self._writers.clear()
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
+        self._writers |= {writer, up_writer}
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except OSError:
+                pass
+            finally:
+                dst.transport.abort()
+
+        with contextlib.suppress(asyncio.CancelledError):  # the loop's end cancels a relay still open
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+
+async def test_dropped_stream_resumes_with_last_event_id(qwen):
+    """The network fails mid-turn while qwen lives on: reopen() reattaches the same connection, the session's
+    stream replays from its Last-Event-ID, and the answer arrives whole, each chunk once."""
+    async with Proxy(qwen.port) as proxy:
+        # qwen checks the Host header (against DNS rebinding): the relay is transparent to it
+        driver = await connect(f"http://127.0.0.1:{proxy.port}/acp", headers=(("Host", f"127.0.0.1:{qwen.port}"),))
+        try:
+            session = await new_session(driver, qwen.workspace)
+            rid = await driver.start("session/prompt", {
+                "sessionId": session, "prompt": [{"type": "text", "text": "STUB:slow n=40 delay=0.05"}]})
+            await driver.until(lambda m: "slow chunk 3." in driver.text())
+            proxy.cut()
+            with pytest.raises(RemoteError) as dropped:
+                await driver.until(lambda m: False, timeout=20)
+            assert dropped.value.retry is True
+            assert await driver.link.reopen() is True
+            reply = await driver.until(lambda m: m.get("id") == rid)
+            assert reply["result"]["stopReason"] == "end_turn"
+            assert driver.text() == "".join(f"slow chunk {i}. " for i in range(40))
+        finally:
+            await driver.link.close()
+
+
+# -- the small server: HTTP/2, TLS, replies in a POST's body, limits -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    folder = tmp_path_factory.mktemp("certs")
+    ca.cert_pem.write_to_path(str(folder / "ca.pem"))
+    cert.private_key_pem.write_to_path(str(folder / "key.pem"))
+    chain = folder / "cert.pem"
+    chain.write_bytes(b"".join(blob.bytes() for blob in cert.cert_chain_pems))
+    return folder
+
+
+async def flood_turn(driver: Driver, chunks: int) -> None:
+    await driver.call("initialize", INIT)
+    session = (await driver.call("session/new", {"cwd": "/remote", "mcpServers": []}))["sessionId"]
+    result = await driver.call("session/prompt", {"sessionId": session, "flood": chunks,
+                                                  "prompt": [{"type": "text", "text": "go"}]})
+    assert result["stopReason"] == "end_turn"
+    assert driver.text() == "".join(f"chunk {i} " for i in range(chunks))
+
+
+async def test_http2_over_verified_tls_keeps_order_and_the_token_out_of_logs(certs, monkeypatch, caplog):
+    monkeypatch.setenv("SSL_CERT_FILE", str(certs / "ca.pem"))  # the test CA, trusted as the user's own would be
+    caplog.set_level(logging.DEBUG)
+    async with AcpHttpServer(token=TOKEN, tls=(certs / "cert.pem", certs / "key.pem")) as server:
+        driver = await connect(server.url)
+        await flood_turn(driver, 200)
+        assert driver.link.http_version == "HTTP/2"
+        await driver.link.close()
+    prompt_post = next(h for h in server.seen_headers if h.get("acp-session-id") == "s1")
+    assert prompt_post["authorization"] == f"Bearer {TOKEN}" and prompt_post["acp-connection-id"]
+    assert server.deleted and server.deleted[0] == prompt_post["acp-connection-id"]
+    assert TOKEN not in caplog.text
+
+
+async def test_untrusted_certificate_refused_unless_insecure(certs):
+    async with AcpHttpServer(tls=(certs / "cert.pem", certs / "key.pem")) as server:
+        link = StreamableHttpLink(Endpoint(server.url))
+        with pytest.raises(RemoteError) as refused:
+            await link.open()
+        assert refused.value.retry is False
+        assert "127.0.0.1" in str(refused.value) and "certificate" in str(refused.value)
+        await link.close()
+        driver = await connect(server.url, token=None, insecure=True)
+        await flood_turn(driver, 5)
+        await driver.link.close()
+
+
+async def test_prompt_answered_in_the_posts_own_stream():
+    async with AcpHttpServer(reply_in_body=True) as server:
+        driver = await connect(server.url, token=None)
+        await flood_turn(driver, 50)
+        await driver.link.close()
+        assert await driver.link.receive() is None
+        assert await driver.link.receive() is None  # closed stays closed
+
+
+async def test_server_limits_are_clear_errors():
+    async with AcpHttpServer(max_sessions=1, max_body=4000) as server:
+        driver = await connect(server.url, token=None)
+        await driver.call("initialize", INIT)
+        session = (await driver.call("session/new", {"cwd": "/r", "mcpServers": []}))["sessionId"]
+        with pytest.raises(RemoteError) as busy:
+            await driver.start("session/new", {"cwd": "/r", "mcpServers": []})
+        assert busy.value.status == 503 and busy.value.retry is True and "too many sessions" in str(busy.value)
+        with pytest.raises(RemoteError) as large:
+            await driver.start("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "x" * 5000}]})
+        assert large.value.status == 413 and large.value.retry is False and "too large" in str(large.value)
+        await driver.link.close()
+
+
+async def test_metadata_and_its_size_limit_are_read_before_acp():
+    metadata = {"remote_cwd": "/srv/project", "max_message_bytes": 1000}
+    async with AcpHttpServer(metadata=metadata) as server:
+        driver = await connect(server.url, token=None)
+        assert driver.link.metadata == metadata and driver.link.max_message_bytes == 1000
+        posts = len(server.seen_headers)
+        with pytest.raises(RemoteError) as large:
+            await driver.start("initialize", {**INIT, "clientInfo": {"name": "x" * 2000, "version": "0"}})
+        assert large.value.retry is False and "1000 bytes" in str(large.value)
+        assert len(server.seen_headers) == posts  # refused here, never sent
+        await driver.link.close()
+
+
+async def test_nothing_listening_is_a_retryable_refusal():
+    from tests.helpers.qwen import free_port
+
+    link = StreamableHttpLink(Endpoint(f"http://127.0.0.1:{free_port()}/acp"))
+    with pytest.raises(RemoteError) as refused:
+        await link.open()
+    assert refused.value.retry is True and "refused" in str(refused.value) and "127.0.0.1" in str(refused.value)
+    await link.close()

@@ -196,9 +196,11 @@ class StreamableHttpLink:
         if status < 400:
             return
         reason = await _reason(response)
-        if status in (401, 403):
-            raise RemoteError(f"{self.host} {what}: not authorized ({status}{reason}); check the token.",
-                              retry=False, status=status)
+        if status == 401:
+            raise RemoteError(f"{self.host} {what}: not authorized (401{reason}); check the token.",
+                              retry=False, status=401)
+        if status == 403:
+            raise RemoteError(f"{self.host} {what}: forbidden (403{reason}).", retry=False, status=403)
         if status == 413:
             raise RemoteError(f"{self.host} {what}: the message is too large (413{reason}).", retry=False, status=413)
         if status == 404 and self._connection_id:

@@ -60,10 +60,13 @@ class AcpHttpServer:
         config = Config()
         config.bind = [f"127.0.0.1:{self.port}"]
         config.accesslog = config.errorlog = None
+        config.graceful_timeout = 0.2  # streams a client left are not waited for
         if self.tls:
             config.certfile, config.keyfile = str(self.tls[0]), str(self.tls[1])
         self._task = asyncio.get_running_loop().create_task(serve(self.app, config, shutdown_trigger=self._stop.wait))
         for _ in range(100):  # until it listens
+            if self._task.done():
+                self._task.result()  # its failure, told as it is
             try:
                 _, writer = await asyncio.open_connection("127.0.0.1", self.port)
                 writer.close()
@@ -84,10 +87,11 @@ class AcpHttpServer:
 
     async def app(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                pass
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+            while True:
+                kind = (await receive())["type"]
+                await send({"type": f"{kind}.complete"})  # lifespan.startup / lifespan.shutdown
+                if kind == "lifespan.shutdown":
+                    return
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         self.seen_headers.append(headers)
         if self.token and headers.get("authorization") != f"Bearer {self.token}":
