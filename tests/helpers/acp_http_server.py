@@ -152,15 +152,25 @@ class AcpHttpServer:
         """An SSE stream: of `items` (then its end), or of the queue until None."""
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
-        pending = list(items) if items is not None else None
-        event_id = 0
-        while True:
-            item = (pending.pop(0) if pending else None) if pending is not None else await queue.get()
-            if item is None:
-                break
-            event_id += 1
-            data = f"id: {event_id}\ndata: {json.dumps(item)}\n\n".encode()
-            await send({"type": "http.response.body", "body": data, "more_body": True})
+        if queue is None:
+            queue = asyncio.Queue()
+            for item in [*(items or []), None]:
+                queue.put_nowait(item)
+        event_id, done = 0, False
+        while not done:
+            # what is waiting goes out in one write (a flood is not held back by the server's own overhead)
+            batch = [await queue.get()]
+            while not queue.empty() and len(batch) < 512:
+                batch.append(queue.get_nowait())
+            data = bytearray()
+            for item in batch:
+                if item is None:
+                    done = True
+                    break
+                event_id += 1
+                data += f"id: {event_id}\ndata: {json.dumps(item)}\n\n".encode()
+            if data:
+                await send({"type": "http.response.body", "body": bytes(data), "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
@@ -172,7 +182,7 @@ async def respond(send: Any, status: int, body: Any, headers: list | None = None
 
 
 async def _main(port: int, reply_in_body: bool) -> None:
-    async with AcpHttpServer(port=port, reply_in_body=reply_in_body) as server:
+    async with AcpHttpServer(port=port, reply_in_body=reply_in_body, max_sessions=10**6) as server:
         print(f"listening on {server.url}", flush=True)
         await asyncio.Event().wait()
 
