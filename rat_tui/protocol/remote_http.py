@@ -69,6 +69,7 @@ class StreamableHttpLink:
         self._openers: dict[Any, str | None] = {}  # our pending session/new|load|resume ids -> known session id
         self._asked_in: dict[Any, str] = {}  # the agent's pending requests' ids -> their session
         self._closing_sessions: set[str] = set()
+        self._side_tasks: set[asyncio.Task] = set()  # POST answers read as streams, session streams opening
         self._down = False
         self._closed = False
 
@@ -235,7 +236,7 @@ class StreamableHttpLink:
         if response.status_code in (202, 204):
             return
         if _is_sse(response):
-            asyncio.get_running_loop().create_task(self._read_events(response, None, "reply"))
+            self._spawn(self._read_events(response, None, "reply"))
             return
         body = await response.aread()
         if not body.strip() or not response.headers.get("content-type", "").startswith("application/json"):
@@ -280,15 +281,21 @@ class StreamableHttpLink:
                     self._last_event_id[session] = event.id
                 if event.data and event.event in ("message", ""):
                     self._deliver(event.data.encode())
+            if kind == "reply":
+                return  # a POST's own answer ends when it is all said
             ended = f"{self.host} closed the {kind} stream"
         except (httpx.HTTPError, OSError) as error:
             ended = f"The connection to {self.host} dropped ({_short(error)})"
         finally:
             with contextlib.suppress(Exception):
                 await response.aclose()
-        if kind == "reply" or self._closed or session in self._closing_sessions:
-            return
-        self._dropped(ended)
+        if not self._closed and session not in self._closing_sessions:
+            self._dropped(ended)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._side_tasks.add(task)  # held: the loop keeps only a weak reference to a task
+        task.add_done_callback(self._side_tasks.discard)
 
     def _dropped(self, why: str) -> None:
         """The first stream that ends unasked takes the link down: one error, after what already arrived."""
@@ -299,7 +306,7 @@ class StreamableHttpLink:
         self._queue.put_nowait(RemoteError(f"{why}.", retry=True))
 
     async def _stop_streams(self) -> None:
-        tasks = [t for t in (self._conn_task, *self._sessions.values()) if t is not None]
+        tasks = [t for t in (self._conn_task, *self._sessions.values(), *self._side_tasks) if t is not None]
         self._conn_task = None
         for session in self._sessions:
             self._sessions[session] = None
@@ -358,7 +365,7 @@ class StreamableHttpLink:
             session = result["sessionId"]
         if session and "error" not in message and self._sessions.get(session) is None:
             self._sessions[session] = None
-            asyncio.get_running_loop().create_task(self._attach_session(session))
+            self._spawn(self._attach_session(session))
 
     async def _attach_session(self, session: str) -> None:
         try:
