@@ -254,9 +254,10 @@ class Proxy:
             await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
 
-async def test_dropped_stream_resumes_with_last_event_id(qwen):
-    """The network fails mid-turn while qwen lives on: reopen() reattaches the same connection, the session's
-    stream replays from its Last-Event-ID, and the answer arrives whole, each chunk once."""
+async def test_dropped_stream_resumes_with_last_event_id(qwen, stub):
+    """The network fails mid-turn while qwen lives on, and stays down until the model has said everything:
+    reopen() reattaches the same connection, the session's stream replays what came after its Last-Event-ID,
+    and the answer arrives whole, each chunk once."""
     async with Proxy(qwen.port) as proxy:
         # qwen checks the Host header (against DNS rebinding): the relay is transparent to it
         driver = await connect(f"http://127.0.0.1:{proxy.port}/acp", headers=(("Host", f"127.0.0.1:{qwen.port}"),))
@@ -269,6 +270,9 @@ async def test_dropped_stream_resumes_with_last_event_id(qwen):
             with pytest.raises(RemoteError) as dropped:
                 await driver.until(lambda m: False, timeout=20)
             assert dropped.value.retry is True
+            async with asyncio.timeout(20):  # the rest of the turn happens while the link is down
+                while not any(r["done"] and r["answer"].get("chunks") == 40 for r in stub.requests):
+                    await asyncio.sleep(0.05)
             assert await driver.link.reopen() is True
             reply = await driver.until(lambda m: m.get("id") == rid)
             assert reply["result"]["stopReason"] == "end_turn"

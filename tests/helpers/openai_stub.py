@@ -77,11 +77,13 @@ class _Handler(BaseHTTPRequestHandler):
         request = json.loads(body or b"{}")
         tools = [(t.get("function") or t).get("name", "") for t in request.get("tools") or []]
         answer = plan(request.get("messages") or [], tools) if tools else {"text": "Stub session"}
-        self.server.requests.append({"tools": len(tools), "answer": answer})
+        record = {"tools": len(tools), "answer": answer, "done": False}
+        self.server.requests.append(record)
         if request.get("stream"):
             self._stream(answer, request.get("model", "stub-model"))
         else:
             self._complete(answer, request.get("model", "stub-model"))
+        record["done"] = True
 
     def _json(self, obj: Any, status: int = 200) -> None:
         data = json.dumps(obj).encode()
@@ -146,7 +148,8 @@ class _StubServer(ThreadingHTTPServer):
 
 class OpenAIStub:
     """`with OpenAIStub() as stub:` serves on 127.0.0.1 at `stub.url` (base URL with /v1) until the block ends;
-    `stub.requests` lists what each request was answered (tools offered, the plan chosen)."""
+    `stub.requests` lists what each request was answered (tools offered, the plan chosen, `done` once all of
+    the answer was written)."""
 
     def __init__(self) -> None:
         self._server = _StubServer(("127.0.0.1", 0), _Handler)
