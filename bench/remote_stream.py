@@ -10,7 +10,9 @@ screen, and `~`/Backspace typed every 0.1 s while it streams, each timed until i
   server relays each line as a WebSocket text frame: one more process and two more socket hops than stdio;
   the server and its agent run at the priority rat gives a local agent, as they would on another machine);
 - `http`: `rat connect http://127.0.0.1:P/acp` (Streamable HTTP), when rat_tui.protocol.remote_http is
-  importable and `--http-serve` names a server command (`{port}` and `{agent}` are filled in); else skipped.
+  importable: the same agent behind `StdioRelay` (below: tests/helpers/acp_http_server.py's server, hypercorn,
+  HTTP/1.1, relaying each of the agent's lines as an SSE event on its session's stream, or the connection's), or
+  behind the server `--http-serve` names (`{port}` and `{agent}` are filled in).
 The ratio is each transport's `shown s` over the stdio floor (a parse-only client on the same agent over pipes,
 bench/stress.py's `floor`), measured in the same run; `vs stdio` is its `shown s` over stdio's. `ws floor s`
 is the same parse-only client over a WebSocket to the same server (websockets' client, json.loads of every
@@ -85,16 +87,73 @@ class Server:
                 os.killpg(self.process.pid, signal.SIGKILL)
 
 
-def transports(http_serve: str | None) -> dict[str, object]:
+def transports() -> dict[str, object]:
     """name -> how to launch rat for it (None: over stdio), or why it is skipped (a str)."""
     chosen: dict[str, object] = {"stdio": None, "ws": "ws"}
     if importlib.util.find_spec("rat_tui.protocol.remote_http") is None:
         chosen["http"] = "skipped: rat_tui.protocol.remote_http is not in this tree"
-    elif not http_serve:
-        chosen["http"] = "skipped: no --http-serve server command given"
     else:
         chosen["http"] = "http"
     return chosen
+
+
+def serve_http_relay(port: int) -> None:
+    """`--serve-http PORT`: the stress agent behind a Streamable HTTP server, one agent per connection."""
+    sys.path.insert(0, str(HERE.parent))
+    from tests.helpers.acp_http_server import AcpHttpServer, Connection, respond
+
+    class StdioRelay(AcpHttpServer):
+        """Each of the client's messages to the agent's stdin; each line of the agent's to an SSE stream: its
+        session's (a notification or request naming it, the answer to a request that named it), else the
+        connection's. `initialize` is answered in the POST's own body, with the connection's id."""
+
+        def __init__(self, **kwargs) -> None:
+            super().__init__(**kwargs)
+            self.agents: dict[int, asyncio.subprocess.Process] = {}
+            self.asked: dict[object, str | None] = {}  # request id -> the session it named
+            self.first: dict[object, asyncio.Future] = {}
+
+        async def post(self, send, message: dict, conn) -> None:
+            params = message.get("params") if isinstance(message.get("params"), dict) else {}
+            if message.get("method") == "initialize":
+                import uuid
+
+                cid = str(uuid.uuid4())
+                self.connections[cid] = conn = Connection()
+                agent = await asyncio.create_subprocess_exec(*stress.AGENT, stdin=subprocess.PIPE,
+                                                             stdout=subprocess.PIPE, limit=1 << 30)
+                self.agents[id(conn)] = agent
+                answered = self.first[message.get("id")] = asyncio.get_running_loop().create_future()
+                asyncio.get_running_loop().create_task(self.pump(agent, conn))
+                self.write(agent, message)
+                answer = await answered
+                return await respond(send, 200, answer, [(b"acp-connection-id", cid.encode())])
+            if conn is None:
+                return await respond(send, 404, {"error": "Unknown Acp-Connection-Id"})
+            if "id" in message and "method" in message:
+                self.asked[message["id"]] = params.get("sessionId")
+            await respond(send, 202, None)
+            self.write(self.agents[id(conn)], message)
+
+        def write(self, agent, message: dict) -> None:
+            agent.stdin.write(json.dumps(message).encode() + b"\n")
+
+        async def pump(self, agent, conn) -> None:
+            while line := await agent.stdout.readline():
+                message = json.loads(line)
+                waiter = self.first.pop(message.get("id"), None) if "method" not in message else None
+                if waiter is not None:
+                    waiter.set_result(message)
+                    continue
+                params = message.get("params") if isinstance(message.get("params"), dict) else {}
+                scope = params.get("sessionId") if "method" in message else self.asked.pop(message.get("id"), None)
+                conn.queue(scope).put_nowait(message)
+
+    async def run() -> None:
+        async with StdioRelay(port=port, max_sessions=10**6):
+            await asyncio.Event().wait()
+
+    asyncio.run(run())
 
 
 async def ws_floor(url: str, name: str) -> float:
@@ -130,7 +189,9 @@ def run_remote(kind: str, name: str, args: argparse.Namespace) -> dict:
         server = serve_ws(port, args.scale)
         url = f"ws://127.0.0.1:{port}/acp/ws"
     else:
-        server = Server(shlex.split(args.http_serve.format(port=port, agent=agent)), port, args.scale)
+        command = args.http_serve.format(port=port, agent=agent) if args.http_serve else \
+            shlex.join([sys.executable, str(Path(__file__).resolve()), "--serve-http", str(port)])
+        server = Server(shlex.split(command), port, args.scale)
         url = f"http://127.0.0.1:{port}/acp"
     try:
         return stress.run_app(name, args.scale, args.timeout, argv=[*RAT_CONNECT, url])
@@ -146,8 +207,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="runs of each row, transports in turn (default 1)")
     parser.add_argument("--http-serve", help="a Streamable HTTP server command: {port} and {agent} filled in")
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--serve-http", type=int, metavar="PORT", help=argparse.SUPPRESS)  # the relay, run by us
     args = parser.parse_args()
-    chosen = transports(args.http_serve)
+    if args.serve_http:
+        return serve_http_relay(args.serve_http)
+    chosen = transports()
     for kind, how in chosen.items():
         if isinstance(how, str) and how.startswith("skipped"):
             print(f"{kind}: {how}", flush=True)

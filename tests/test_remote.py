@@ -226,17 +226,19 @@ async def test_a_self_signed_certificate_is_refused_unless_insecure(tmp_path: Pa
         await server.wait_closed()
 
 
-def test_streamable_http_is_chosen_by_scheme_and_missing_said_clearly() -> None:
+def test_the_link_is_chosen_by_scheme_and_a_missing_one_said_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rat_tui.protocol import remote
+    from rat_tui.protocol.remote_http import StreamableHttpLink
     from rat_tui.protocol.remote_ws import WebSocketLink
 
     assert isinstance(make_link(Endpoint("ws://h:1/acp")), WebSocketLink)
+    assert isinstance(make_link(Endpoint("wss://h:1/acp")), WebSocketLink)
+    assert isinstance(make_link(Endpoint("https://h/acp")), StreamableHttpLink)
     with pytest.raises(RemoteError, match="not a remote agent's URL"):
         make_link(Endpoint("ftp://h/acp"))
-    try:
-        import rat_tui.protocol.remote_http  # noqa: F401
-    except ImportError:
-        with pytest.raises(RemoteError, match="Streamable HTTP is not available"):
-            make_link(Endpoint("https://h/acp"))
+    monkeypatch.setitem(remote.LINKS, "http", ("rat_tui.protocol.not_in_this_build", "StreamableHttpLink"))
+    with pytest.raises(RemoteError, match="Streamable HTTP is not available"):
+        make_link(Endpoint("http://h/acp"))
 
 
 def test_rat_connect_takes_headers_and_a_token_variable_never_a_token(tmp_path: Path) -> None:
@@ -414,4 +416,18 @@ async def test_rat_tuis_own_tools_reach_a_remote_agent_over_acp_only(tmp_path: P
             answers = [json.loads(line)["message"] for line in Path(f"{record}.mcp").read_text().splitlines()]
             tools = [t["name"] for a in answers if a.get("id") == 2 for t in a["result"]["tools"]]
             assert "ask_user" in tools
+        await finish(session, task)
+
+
+async def test_a_session_streams_over_streamable_http_under_the_same_router(tmp_path: Path, token: str) -> None:
+    from .helpers.acp_http_server import AcpHttpServer
+
+    async with AcpHttpServer(token=token) as server:
+        session, task = await connect(server.url, tmp_path)
+        assert session.state.status == "ready", session.state.status_detail
+        assert session.state.host == f"127.0.0.1:{server.port}"
+        session.start_prompt("three chunks")
+        await wait_for(lambda: session.state.turns == 1 and session.state.status == "ready", what="the turn")
+        assert agent_text(session) == "chunk 0 chunk 1 chunk 2 "
+        assert all(h.get("authorization") == f"Bearer {token}" for h in server.seen_headers)
         await finish(session, task)
