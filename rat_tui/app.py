@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 
 from .session.agent_session import AgentCommand, AgentSession
 from .config import Config, problem_severity
@@ -43,6 +44,7 @@ from .ui.tabs.tab_ui import TabUI
 from .ui.widgets.keys_footer import KeysFooter
 from .ui.loop_hop import from_any_thread
 from .ui.notifications import Notifier, notify_settings
+from .ui.toasts import Toasts
 from .ui.tabs.worktree_tabs import WorktreeTabs
 from .ui.widgets import markdown_stream
 
@@ -77,6 +79,17 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
+    # Toasts top right under the tab bar (two rows), never over the composer and the status bar at the bottom;
+    # at most half the screen high however many there are (ui/toasts.py).
+    CSS = """
+    ToastRack {
+        dock: top;
+        align: right top;
+        margin-top: 2;
+        margin-bottom: 0;
+        max-height: 50%;
+    }
+    """
     COMMANDS = App.COMMANDS | {SlashCommandsProvider}  # and get_system_commands: rat's own actions
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
@@ -131,6 +144,8 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
         self._problems.extend([problem] if problem else [])
         self.policy = load_policy()
         self._problems.extend(self.policy.problems)
+        self.toasts = Toasts(self)  # every toast (notify): no duplicates, stale ones taken down
+        self._loop_thread = threading.get_ident()  # the app runs where it is made (`notify`)
         self.request_gate = RequestGate(self)  # every agent-raised dialog goes through it
         self.permission_queue = PermissionQueue(self.request_gate)
         self.elicitation_queue = ElicitationQueue(self.request_gate)
@@ -144,6 +159,15 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
         self.sessions = Sessions(self.config, self.policy, self.rpc_log, self.history)
         self.first_session = self.make_session(command, self.cwd)
         self.worktree_tabs = WorktreeTabs(self)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Textual's, through `Toasts`: a toast saying what one on screen says replaces it. From another thread than
+        the app's, Textual's own (by message, as it promises), without that check."""
+        if threading.get_ident() != self._loop_thread:
+            super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+            return
+        self.toasts.show(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A session in the registry, whose questions come to this app's screens (TabUI)."""
