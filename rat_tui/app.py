@@ -79,6 +79,9 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
+    # A drag scrolls the view only from its top or bottom row (Textual: 3): in the second row, a drag down to
+    # select scrolled the transcript up under it and took in the lines above.
+    SELECT_AUTO_SCROLL_LINES = 1
     # Toasts top right under the tab bar (two rows), never over the composer and the status bar at the bottom;
     # at most half the screen high however many there are (ui/toasts.py).
     CSS = """

@@ -476,9 +476,11 @@ class SessionView(Vertical):
     def action_copy_block(self) -> None:
         """y: the block under the cursor (else the last answer) to the clipboard: an answer's markdown,
         a fenced code block's source (the cursor stepped into it), a tool call's whole output, its diffs as a
-        unified diff."""
+        unified diff. A cursor left off screen (the view scrolled away from it) is not followed: `y` copies what
+        is in view."""
         transcript = self.transcript
-        code = transcript.cursor_code_block()  # the cursor on one fenced code block: its source, no fences
+        on_screen = transcript.cursor_in_view()
+        code = transcript.cursor_code_block() if on_screen else None  # the cursor on a fenced code block: its source
         if code is not None:
             span, number, count = code
             self.app.copy_to_clipboard(span.text)
@@ -486,7 +488,7 @@ class SessionView(Vertical):
             self.notify(f"Copied code block {number} of {count}{f' ({span.lang})' if span.lang else ''}: "
                         f"{lines} line{'' if lines == 1 else 's'}.", timeout=2)
             return
-        key = transcript.cursor_key or transcript.nearest_key(
+        key = (transcript.cursor_key if on_screen else None) or transcript.nearest_key(
             {e.key for e in self.session.state.entries if isinstance(e, MessageEntry) and e.role == "agent"})
         if key is None:
             self.notify("Nothing to copy.", timeout=2)

@@ -26,6 +26,7 @@ from .transcript_cursor import TranscriptCursor
 from .transcript_layout import TranscriptLayout
 from .transcript_render import RENDER_BUDGET, TranscriptRendering
 from .transcript_select import block_selection, word_selection
+from .soft_wraps import NEWLINE, WIDE, join_lines, wrap_joins
 from ..app_api import rat_app
 
 # A flush cuts at most this many new lines into blocks, of one message or of many, then lets the loop turn
@@ -472,7 +473,8 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
         self.refresh()
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        """The selected text, from the lines as shown (only the selected lines are rendered)."""
+        """The selected text, from the lines as shown (only the selected lines are rendered), the screen's soft
+        wraps joined (soft_wraps.py): a wrapped paragraph is copied as one line."""
         total = self.rows.total
         if not total:
             return None
@@ -484,7 +486,32 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
             lines.append(strip.text.rstrip() if strip is not None else "")
         start = Offset(selection.start.x, 0) if selection.start is not None else None
         end = Offset(selection.end.x, selection.end.y - first) if selection.end is not None else None
-        return Selection(start, end).extract("\n".join(lines)), "\n"
+        picked = Selection(start, end).extract("\n".join(lines)).split("\n")
+        return join_lines(picked, self._wrap_joins(first, first + len(picked))), "\n"
+
+    def _wrap_joins(self, first: int, end: int) -> list[str]:
+        """What joins each content line from `first` to `end` to the next: a break, or a soft wrap's blanks."""
+        joins: list[str] = []
+        seen: dict[Seg, list[str] | None] = {}
+        previous: tuple[Seg, int] | None = None
+        for y in range(first, end):
+            found = self.locate(y)
+            seg, line = (found[1], found[2]) if found is not None else (None, 0)
+            if previous is not None:
+                seg_joins = seen[previous[0]] if seg is previous[0] else None
+                within = seg_joins is not None and previous[1] < len(seg_joins)
+                joins.append(seg_joins[previous[1]] if within else NEWLINE)  # type: ignore[index]
+            if found is not None and seg not in seen:
+                seen[found[1]] = self._seg_joins(found[0], found[1])
+            previous = (seg, line) if seg is not None else None
+        return joins
+
+    def _seg_joins(self, entry: Entry, seg: Seg) -> list[str] | None:
+        if entry.kind == "user":  # each line has its bar: kept as shown
+            return None
+        shown = [strip.text.rstrip() for strip in self.strips(entry, seg)]
+        wide = ["".join(segment.text for segment in line) for line in self._render_seg(entry, seg, WIDE)]
+        return wrap_joins(shown, wide)
 
     def _sync_size(self) -> None:
         size = Size(self._width, self.rows.total)
