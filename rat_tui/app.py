@@ -263,7 +263,7 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
         """Textual's own commands, then every bound action of the app and of the tab shown (with
         its key, as remapped), then the few actions without a key (ui/palette/commands.py)."""
         from .ui.palette.commands import AGENTS_HELP, bound_commands
-        from .ui.tabs import controls_ui
+        from .ui.tabs import controls_ui, export_ui
 
         yield from super().get_system_commands(screen)
         view = self.tabs.active_view if screen is self.screen_stack[0] else None
@@ -274,6 +274,7 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
             yield SystemCommand("Log out of the agent", "Send logout to the agent", view.action_logout)
         if view is not None:  # rename and fork, where the agent offers them (ui/tabs/controls_ui.py)
             yield from controls_ui.palette_commands(view)
+            yield from export_ui.palette_commands(view)  # the live session's exports, as history's e and j
         yield SystemCommand("New session in a fresh worktree",
                             "A new branch and git worktree of the repository; keep, merge or remove it at the end",
                             lambda: self.action_new_session(worktree=True))
