@@ -101,6 +101,10 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
                 tooltip="Block cursor: your next prompt"),
         Binding("[", "move_prompt(-1)", "Previous prompt", id="transcript.previous_prompt", show=False,
                 tooltip="Block cursor: your previous prompt"),
+        # The app's tab keys, not Textual's horizontal page scroll: a transcript that wraps never scrolls sideways
+        # (the key fell through to the app), but F1 listed it as "Page Left". Same ids: remapped with them.
+        Binding("ctrl+pageup", "app.step_tab(-1)", "Previous tab", id="app.previous_tab", show=False),
+        Binding("ctrl+pagedown", "app.step_tab(1)", "Next tab", id="app.next_tab", show=False),
     ]
 
     @property
