@@ -86,6 +86,9 @@ class SessionView(Vertical):
                 tooltip="Copy the block under the cursor (an answer, a code block, a tool call's output, a diff) (transcript focused)"),
         Binding("ctrl+f", "search", "Search", id="session.search", show=False,
                 tooltip="Search the transcript, collapsed thoughts and tool output included"),
+        Binding("m", "block_menu", "Block menu", id="session.block_menu", show=False,
+                tooltip="What can be done with the block under the cursor (else the nearest), each with its key "
+                        "(transcript focused)"),
         Binding("x", "toggle_tool_call", "Expand tool", id="session.toggle_tool_call", show=False,
                 tooltip="Expand or collapse the tool call nearest the bottom of the view (transcript focused)"),
         Binding("s", "open_child", "Subagent", id="session.open_child", show=False,
@@ -462,6 +465,21 @@ class SessionView(Vertical):
 
     def action_fork_session(self) -> None:
         controls_ui.fork(self)
+
+    def action_block_menu(self) -> None:
+        from ..screens.block_menu import BlockMenu, block_actions, describe, target
+
+        found = target(self)
+        if found is None:
+            self.notify("No block here.", timeout=2)
+            return
+        key, entry = found
+
+        def chosen(action) -> None:
+            if action is not None:  # once the menu is gone and the transcript has its focus again
+                self.call_after_refresh(action.run)
+
+        self.app.push_screen(BlockMenu(describe(entry), block_actions(self, key, entry)), callback=chosen)
 
     def action_open_diff(self) -> None:
         call = self._nearest_tool_call(with_diff=True)

@@ -266,6 +266,11 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
         self._relayout(entry)
         self._settle()
 
+    def collapsible(self, key: str) -> bool:
+        """Whether the entry `key` folds (a thought, a long generic update)."""
+        entry = self._by_key.get(key)
+        return entry is not None and entry.collapsible
+
     def has_entry(self, key: str) -> bool:
         return key in self._by_key
 
