@@ -14,6 +14,11 @@ from __future__ import annotations
 WIDE = 2000
 """Cells to render a segment at to find its logical lines (a paragraph longer than that breaks there too)."""
 
+JOIN_LINES = 4000
+"""A selection of more screen lines than this is copied as shown, its wraps not joined: rendering each of its
+segments a second time doubles what copying a whole long session costs, on the loop, keys waiting
+(bench/copy_select.py)."""
+
 NEWLINE = "\n"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict, deque
 
+from rich.cells import cell_len
 from rich.console import RenderableType
 from rich.style import Style
 from textual import events, on
@@ -26,7 +27,7 @@ from .transcript_cursor import TranscriptCursor
 from .transcript_layout import TranscriptLayout
 from .transcript_render import RENDER_BUDGET, TranscriptRendering
 from .transcript_select import block_selection, word_selection
-from .soft_wraps import NEWLINE, WIDE, join_lines, wrap_joins
+from .soft_wraps import JOIN_LINES, NEWLINE, WIDE, join_lines, wrap_joins
 from ..app_api import rat_app
 
 # A flush cuts at most this many new lines into blocks, of one message or of many, then lets the loop turn
@@ -500,6 +501,8 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
 
     def _wrap_joins(self, first: int, end: int) -> list[str]:
         """What joins each content line from `first` to `end` to the next: a break, or a soft wrap's blanks."""
+        if end - first > JOIN_LINES:  # (a copy that long would take twice as long: soft_wraps.JOIN_LINES)
+            return [NEWLINE] * max(0, end - first - 1)
         joins: list[str] = []
         seen: dict[Seg, list[str] | None] = {}
         previous: tuple[Seg, int] | None = None
@@ -519,7 +522,12 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
         if entry.kind == "user":  # each line has its bar: kept as shown
             return None
         shown = [strip.text.rstrip() for strip in self.strips(entry, seg)]
-        wide = ["".join(segment.text for segment in line) for line in self._render_seg(entry, seg, WIDE)]
+        if sum(1 for line in shown if line) < 2:
+            return None  # one line: nothing wrapped
+        # Wide enough for the longest logical line: at most all the shown characters and a blank per wrap (the
+        # lines are padded to the width: WIDE for each would cost more than the rendering).
+        width = min(WIDE, max(self._width, sum(cell_len(line) for line in shown) + len(shown) + 4))
+        wide = ["".join(segment.text for segment in line) for line in self._render_seg(entry, seg, width)]
         return wrap_joins(shown, wide)
 
     def _sync_size(self) -> None:
