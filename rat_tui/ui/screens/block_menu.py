@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Label, OptionList
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...state.models import ChildSessionEntry, MessageEntry, ToolCallEntry
@@ -109,7 +109,8 @@ class BlockMenu(Dialog[BlockAction | None]):
     HELP_AREA = "Block menu"
     DEFAULT_CSS = """
     BlockMenu > #dialog { width: 70; max-width: 90%; border: thick $accent; padding: 0 1; }
-    BlockMenu OptionList { height: auto; max-height: 16; border: none; padding: 0; }
+    BlockMenu OptionList { height: auto; max-height: 16; margin: 1 0; }
+    BlockMenu .keys { color: $text-muted; }
     """
     BINDINGS = [Binding("escape", "close", "Close", id="block_menu.close")]
 
@@ -123,6 +124,7 @@ class BlockMenu(Dialog[BlockAction | None]):
             yield Label(self.title_text, markup=False)
             yield OptionList(*(Option(f"{action.key:>5}  {action.what}", id=str(n))
                                for n, action in enumerate(self.actions)))
+            yield Static("Enter or its key runs it on this block · Esc closes", classes="keys", markup=False)
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
