@@ -63,6 +63,25 @@ async def test_the_block_menu_offers_what_applies_and_runs_it_on_that_block(tmp_
         assert view.composer.text == ""
 
 
+THOUGHT = {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "Weighing it up."}}
+
+
+async def test_on_a_thought_the_menu_folds_it(tmp_path: Path) -> None:
+    app = RatApp(scripted({"turns": [[{"update": THOUGHT}, {"chunk": "I changed hello.py."}]]}, tmp_path, "one"),
+                 tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await ready_with_a_turn(pilot, app)
+        await pilot.press("ctrl+t", "p", "p")  # the answer, then the thought
+        key = view.transcript.cursor_key
+        assert view.transcript.collapsible(key)
+        folded = view.transcript._by_key[key].collapsed
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, BlockMenu), "the menu of the thought")
+        assert menu_lines(app) == ["y Copy it", "t Expand or collapse it"]
+        await pilot.press("t")
+        await until(pilot, lambda: view.transcript._by_key[key].collapsed is not folded, "the thought toggled")
+
+
 def test_snapshot_block_menu(snap_compare, tmp_path: Path) -> None:
     async def run_before(pilot) -> None:
         await ready_with_a_turn(pilot, pilot.app)
