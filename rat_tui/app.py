@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 
 from .session.agent_session import AgentCommand, AgentSession
 from .config import Config, problem_severity
@@ -43,6 +44,7 @@ from .ui.tabs.tab_ui import TabUI
 from .ui.widgets.keys_footer import KeysFooter
 from .ui.loop_hop import from_any_thread
 from .ui.notifications import Notifier, notify_settings
+from .ui.toasts import Toasts
 from .ui.tabs.worktree_tabs import WorktreeTabs
 from .ui.widgets import markdown_stream
 
@@ -77,6 +79,20 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
     """The terminal client: sessions in tabs, one agent process each."""
 
     TITLE = "rat"
+    # A drag scrolls the view only from its top or bottom row (Textual: 3): in the second row, a drag down to
+    # select scrolled the transcript up under it and took in the lines above.
+    SELECT_AUTO_SCROLL_LINES = 1
+    # Toasts top right under the tab bar (two rows), never over the composer and the status bar at the bottom;
+    # at most half the screen high however many there are (ui/toasts.py).
+    CSS = """
+    ToastRack {
+        dock: top;
+        align: right top;
+        margin-top: 2;
+        margin-bottom: 0;
+        max-height: 50%;
+    }
+    """
     COMMANDS = App.COMMANDS | {SlashCommandsProvider}  # and get_system_commands: rat's own actions
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
@@ -131,6 +147,8 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
         self._problems.extend([problem] if problem else [])
         self.policy = load_policy()
         self._problems.extend(self.policy.problems)
+        self.toasts = Toasts(self)  # every toast (notify): no duplicates, stale ones taken down
+        self._loop_thread = threading.get_ident()  # the app runs where it is made (`notify`)
         self.request_gate = RequestGate(self)  # every agent-raised dialog goes through it
         self.permission_queue = PermissionQueue(self.request_gate)
         self.elicitation_queue = ElicitationQueue(self.request_gate)
@@ -144,6 +162,15 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
         self.sessions = Sessions(self.config, self.policy, self.rpc_log, self.history)
         self.first_session = self.make_session(command, self.cwd)
         self.worktree_tabs = WorktreeTabs(self)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Textual's, through `Toasts`: a toast saying what one on screen says replaces it. From another thread than
+        the app's, Textual's own (by message, as it promises), without that check."""
+        if threading.get_ident() != self._loop_thread:
+            super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+            return
+        self.toasts.show(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def make_session(self, command: AgentCommand, cwd: Path, attach_session_id: str | None = None) -> AgentSession:
         """A session in the registry, whose questions come to this app's screens (TabUI)."""
@@ -236,7 +263,7 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
         """Textual's own commands, then every bound action of the app and of the tab shown (with
         its key, as remapped), then the few actions without a key (ui/palette/commands.py)."""
         from .ui.palette.commands import AGENTS_HELP, bound_commands
-        from .ui.tabs import controls_ui
+        from .ui.tabs import controls_ui, export_ui
 
         yield from super().get_system_commands(screen)
         view = self.tabs.active_view if screen is self.screen_stack[0] else None
@@ -247,6 +274,7 @@ class RatApp(FramesMixin, KeyGuard, RatAppAPI, App[None]):
             yield SystemCommand("Log out of the agent", "Send logout to the agent", view.action_logout)
         if view is not None:  # rename and fork, where the agent offers them (ui/tabs/controls_ui.py)
             yield from controls_ui.palette_commands(view)
+            yield from export_ui.palette_commands(view)  # the live session's exports, as history's e and j
         yield SystemCommand("New session in a fresh worktree",
                             "A new branch and git worktree of the repository; keep, merge or remove it at the end",
                             lambda: self.action_new_session(worktree=True))

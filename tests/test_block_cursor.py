@@ -145,3 +145,32 @@ async def test_y_on_an_edit_copies_its_diffs_as_one_unified_diff(tmp_path: Path)
         assert app.clipboard == (
             "--- a/w/app.py\n+++ b/w/app.py\n@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 3\n"
             "--- /dev/null\n+++ b/w/new.py\n@@ -0,0 +1 @@\n+print('new')\n")
+
+
+THREE_TURNS = [[{"chunk": "First answer.\n"}], [{"chunk": "".join(f"Filler line {n}.\n\n" for n in range(40))}],
+               [{"chunk": "Last answer.\n"}]]
+
+
+@pytest.mark.slow
+async def test_y_with_the_cursor_left_off_screen_copies_the_answer_in_view(tmp_path: Path) -> None:
+    """The cursor put on the first answer, then the view scrolled to the end, away from it: `y` copies what is
+    on screen (the last answer), not the block two turns up."""
+    app = RatApp(scripted({"turns": THREE_TURNS}, tmp_path, "one"), tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.tabs.active_view
+        transcript = view.transcript
+        await until(pilot, lambda: view.session.state.status == "ready", "ready")
+        for prompt, answer in (("first", "First answer."), ("fill", "line 39."), ("last", "Last answer.")):
+            await pilot.press(*prompt, "enter")
+            await until(pilot, lambda answer=answer: answer in transcript.plain_text, answer)
+            await until(pilot, lambda: view.session.state.status == "ready", "the turn's end")
+        await pilot.press("ctrl+t", *"ppppp")  # up from the end, block by block, to the first answer
+        first = transcript.cursor_key
+        assert transcript.entry_source(first) == "First answer.\n"
+        await pilot.press("y")  # on screen (the cursor brought it there): that block
+        assert app.clipboard == "First answer.\n"
+        await pilot.press("end")  # to the end: the first answer off screen, the cursor still on it
+        await until(pilot, lambda: "Last answer." in transcript.visible_text(), "the end in view")
+        assert transcript.cursor_key == first and not transcript.cursor_in_view()
+        await pilot.press("y")
+        assert app.clipboard == "Last answer.\n"

@@ -264,7 +264,7 @@ async def test_header_page_keys_and_horizontal_scroll() -> None:
         view.scroll_to(x=0, y=45, animate=False)
         await pilot.pause()
         row = next(line for line in view.visible_text().splitlines() if line.split()[:2] == ["50", "+"])
-        assert row.endswith("x") and "line" not in row  # the long line is cut at the edge, not wrapped
+        assert row.endswith("x→") and "line" not in row  # the long line is cut at the edge (marked), not wrapped
 
 
 async def test_a_20000_line_diff_shows_at_once_and_highlights_only_what_is_seen() -> None:
@@ -336,3 +336,29 @@ def test_snapshot_unified(snap_compare) -> None:
 
 def test_snapshot_split(snap_compare) -> None:
     assert snap_compare(DiffApp("src/greet.py", OLD_PY, NEW_PY, mode="split"), terminal_size=(100, 30))
+
+
+LONG_OLD = "short = 1\nmessage = 'a line long enough to be cut in half of a split view of eighty columns'\nend = 0\n"
+LONG_NEW = "short = 2\nmessage = 'a line long enough to be cut in half of a split view of eighty columns, and more'\nend = 0\n"
+
+
+async def test_a_line_cut_by_its_half_of_the_split_view_ends_in_a_marker() -> None:
+    from rat_tui.ui.widgets.diff_view import CUT_MARK
+
+    app = DiffApp("long.py", LONG_OLD, LONG_NEW, mode="split")
+    async with app.run_test(size=(80, 12)) as pilot:
+        view = app.query_one(DiffView)
+        await pilot.pause()
+        rows = {line.split("│")[0].strip()[:12]: line for line in view.visible_text().splitlines() if "│" in line}
+        cut = next(line for key, line in rows.items() if "message" in key)
+        left, right = cut.split("│")
+        assert left.rstrip().endswith(CUT_MARK) and right.rstrip().endswith(CUT_MARK)
+        whole = next(line for key, line in rows.items() if "short" in key)
+        assert CUT_MARK not in whole  # a line that fits has none
+        view.scroll_to(x=view.max_scroll_x, animate=False)  # scrolled right to the lines' ends: nothing cut there
+        await pilot.pause()
+        assert CUT_MARK not in view.visible_text()
+
+
+def test_snapshot_split_with_cut_lines(snap_compare) -> None:
+    assert snap_compare(DiffApp("long.py", LONG_OLD, LONG_NEW, mode="split"), terminal_size=(80, 12))

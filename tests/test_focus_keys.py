@@ -142,6 +142,8 @@ async def test_f1_shows_the_keys_of_the_focused_area_as_remapped(tmp_path: Path)
         text = help_text(app)
         assert "AREA Transcript" in text
         assert "Transcript | t | " in text and "Session | x | " in text
+        assert "Page Left" not in text and "Page Right" not in text  # Textual's, not the tabs' keys
+        assert "| ^pgup | Previous tab | app.previous_tab" in text
         await pilot.press("escape", "ctrl+r")  # 3. a screen: the history
         await until(pilot, lambda: isinstance(app.screen, HistoryScreen), "history")
         await pilot.press("f1")

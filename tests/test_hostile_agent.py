@@ -478,7 +478,10 @@ def test_keymap_entries_with_bad_keys_are_reported_and_never_unbind(tmp_path: Pa
     assert valid == {"session.cancel": "escape", "app.new_session": "f12", "app.no_such_thing": "f11"}
     assert len(problems) == 2 and "app.quit" in problems[0] and "nonsense" in problems[0]
     assert unknown_ids(valid, binding_ids()) == [
-        "[keymap] 'app.no_such_thing' is not a binding id (ignored); the ids are listed in the README."]
+        "[keymap] 'app.no_such_thing' is not a binding id (ignored); F1 shows each key's id beside it."]
+    assert unknown_ids({"app.new_sesion": "f12"}, binding_ids()) == [  # a typo: the id it likely meant
+        "[keymap] 'app.new_sesion' is not a binding id (ignored) (did you mean 'app.new_session'?); F1 shows each "
+        "key's id beside it."]
 
 
 @pytest.mark.slow

@@ -158,11 +158,16 @@ def test_request_from_a_background_tab_never_covers_the_current_one(tmp_path: Pa
         # proved nothing: the dialog could close before any screen showed it, under load.)
         tmux.wait_until(lambda s: "New session" not in s and "● ready" in s, "the second tab, ready")
         type_slowly(tmux, TYPED, release, release_after=3)
+        announced = time.monotonic()  # at the latest (the request came as the typing began)
         screen = tmux.wait_for("always 1")
         screen = tmux.wait_for("⚠ ")  # the first tab's badge
         # and a reminder in the current tab's status bar that lasts (the toast fades)
         screen = tmux.wait_for("⚠ 1 request waiting in tab 1 · ^g opens")
         assert "asks for permission" not in screen
+        # The toast ("Waiting for you") has its 6 s and goes; the reminder stays until the request is answered.
+        time.sleep(max(0.0, 6.5 - (time.monotonic() - announced)))
+        screen = tmux.wait_until(lambda s: "Waiting for you" not in s, "the toast gone by itself")
+        assert "⚠ 1 request waiting in tab 1 · ^g opens" in screen
         assert TYPED in screen
         assert answers(record) == []
         tmux.keys("C-g")  # jumps to the first tab and opens its request

@@ -31,7 +31,8 @@ class Screen(HeadlessUI):
     def prompts_changed(self) -> None:
         self.changes += 1
 
-    def tell(self, text: str, severity: str = "information", title: str = "", timeout: float = 3) -> None:
+    def tell(self, text: str, severity: str = "information", title: str = "", timeout: float = 3,
+             about_state: bool = False) -> None:
         self.told.append(text)
 
 

@@ -135,7 +135,7 @@ async def test_a_key_typed_as_the_dialog_is_on_its_way_to_the_screen_withdraws_i
         monkeypatch.setattr(Transcript, "render_lines", recording_render)
         monkeypatch.setattr(priority, "input_done", recording_done)
         monkeypatch.setattr(MainScreen, "end_undrawn_cover", recording_end)
-        monkeypatch.setattr(app, "notify", lambda *args, **kwargs: events.append("toast"))
+        monkeypatch.setattr(app.request_gate.toasts, "show", lambda *args, **kwargs: events.append("toast"))
         asking = asyncio.create_task(app.request_gate.ask(view, "question", dialogs.make))
         await asyncio.sleep(0)
         assert dialogs.made and app.request_gate.showing is not None  # pushed, not shown yet

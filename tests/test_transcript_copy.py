@@ -50,6 +50,37 @@ async def test_drag_then_ctrl_c_copies_the_selected_lines() -> None:
         assert app.return_code in (None, 0)  # no crash (it was: Transcript._render hid Widget._render)
 
 
+WRAPPED = ("The quick brown fox jumps over the lazy dog, and then it runs all the way back home again "
+           "before the sun goes down.")
+CODE_LINE = "total = first_value + second_value + third_value + fourth_value + fifth_value + sixth"
+
+
+async def test_a_copied_wrapped_paragraph_has_no_line_breaks_where_the_screen_wrapped() -> None:
+    """The screen wraps the paragraph and the long line of code at 40 columns; the clipboard has them whole, with
+    the real line breaks (between paragraphs, between lines of code) kept."""
+    app = TranscriptApp()
+    async with app.run_test(size=(40, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add_entry("a1", "agent", f"{WRAPPED}\n\nShort one.\n\n```\n{CODE_LINE}\nx = 1\n```\n")
+        await pilot.pause()
+        lines = transcript.visible_text().splitlines()
+        top = next(y for y, line in enumerate(lines) if line.startswith("The quick"))
+        bottom = next(y for y, line in enumerate(lines) if line.strip() == "x = 1")
+        assert bottom - top > 6  # wrapped on screen: the paragraph and the code line take several rows each
+        await pilot.mouse_down(Transcript, offset=(0, top))
+        await pilot.hover(Transcript, offset=(lines[bottom].index("1") + 1, bottom))
+        await pilot.mouse_up(Transcript, offset=(lines[bottom].index("1") + 1, bottom))
+        await pilot.pause()
+        written = terminal_writes(app)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        copied = [line.strip() for line in app.clipboard.split("\n")]
+        # (The blank rows between the blocks are copied as shown: the code block's top row is its padding.)
+        assert [line for line in copied if line] == [WRAPPED, "Short one.", CODE_LINE, "x = 1"], app.clipboard
+        assert f"{WRAPPED}\n\nShort one.\n\n" in app.clipboard
+        assert f"\x1b]52;c;{base64.b64encode(app.clipboard.encode()).decode()}\a" in written
+
+
 def test_a_crash_exits_non_zero_and_says_where_the_log_is(tmp_path, capsys) -> None:
     from rat_tui.__main__ import finished
 
@@ -134,3 +165,15 @@ async def test_triple_click_selects_a_long_code_block_the_stream_cut_into_pieces
         middle = next(y for y, line in enumerate(lines) if line.strip() == "x20 = 20")
         await pilot.triple_click(Transcript, offset=(4, middle))
         assert [line.strip() for line in app.screen.get_selected_text().splitlines()] == code.splitlines()
+
+
+def test_soft_wraps_are_found_by_the_characters_and_a_box_keeps_its_breaks() -> None:
+    from rat_tui.ui.widgets.soft_wraps import join_lines, wrap_joins
+
+    shown = ["alpha beta", "gamma", "", " • an item that", "   wraps", "code_cut_he", "re  x", "    indented"]
+    wide = ["alpha beta gamma", "", " • an item that wraps", "code_cut_here  x", "    indented"]
+    joins = wrap_joins(shown, wide)
+    assert joins == [" ", "\n", "\n", " ", "\n", "", "\n"]
+    assert join_lines(shown, joins) == "alpha beta gamma\n\n • an item that wraps\ncode_cut_here  x\n    indented"
+    assert wrap_joins(["│ a │", "│ b │"], ["│ a b │"]) is None  # each row has its own borders: not a wrap
+    assert wrap_joins(["one", "two"], ["one"]) is None  # more on screen than rendered wide: keep the breaks

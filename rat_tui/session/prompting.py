@@ -68,7 +68,8 @@ class Prompting:
         session = self.session
         why = session.can_prompt()
         if why is not None:
-            self.ui.tell(why, "warning")
+            # It lasts while it is true: it goes when the state it tells of changes (SessionUI.tell).
+            self.ui.tell(why, "warning", timeout=8, about_state=True)
             return False
         built = attachments.build_prompt(text, session.cwd, self._capabilities(), session.state.agent_name)
         built = shell_context.attach(built, text, session.state, self._capabilities())  # `@!`: shell cards
@@ -85,7 +86,7 @@ class Prompting:
         if not self.queue:
             return
         if self.waiting():
-            self.ui.tell("The queued prompts go out when the turn ends (Ctrl+S sends now).")
+            self.ui.tell("The queued prompts go out when the turn ends (Ctrl+S sends now).", about_state=True)
             return
         self._send_queued()
 

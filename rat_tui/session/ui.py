@@ -46,8 +46,10 @@ class SessionUI(Protocol):
         """The queue of prompts waiting for the turn to end changed."""
         ...
 
-    def tell(self, text: str, severity: str = "information", title: str = "", timeout: float = 3) -> None:
-        """A short message to the user that is not part of the transcript (a toast)."""
+    def tell(self, text: str, severity: str = "information", title: str = "", timeout: float = 3,
+             about_state: bool = False) -> None:
+        """A short message to the user that is not part of the transcript (a toast); `about_state`: it tells of
+        the session's state (starting, a turn running, cancelling, a failed start), so it goes when that changes."""
         ...
 
     @property
@@ -77,7 +79,8 @@ class HeadlessUI:
     def prompts_changed(self) -> None:
         pass
 
-    def tell(self, text: str, severity: str = "information", title: str = "", timeout: float = 3) -> None:
+    def tell(self, text: str, severity: str = "information", title: str = "", timeout: float = 3,
+             about_state: bool = False) -> None:
         log.info("%s%s", f"{title}: " if title else "", text)
 
     @property

@@ -9,6 +9,7 @@ nothing; usually a typo).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 import sys
@@ -85,6 +86,13 @@ def binding_ids() -> set[str]:
 
 
 def unknown_ids(keymap: dict[str, str], known: set[str]) -> list[str]:
-    """A message for each keymap id that names no binding."""
-    return [f"[keymap] {binding_id!r} is not a binding id (ignored); the ids are listed in the README."
-            for binding_id in keymap if binding_id not in known]
+    """A message for each keymap id that names no binding: where the ids are shown, and the likeliest meant."""
+    messages = []
+    for binding_id in keymap:
+        if binding_id in known:
+            continue
+        close = difflib.get_close_matches(binding_id, sorted(known), n=1)
+        meant = f" (did you mean {close[0]!r}?)" if close else ""
+        messages.append(f"[keymap] {binding_id!r} is not a binding id (ignored){meant}; F1 shows each key's id "
+                        "beside it.")
+    return messages

@@ -85,6 +85,18 @@ def send_prompt(tmux: Tmux, text: str) -> None:
     tmux.keys("Enter")
 
 
+def drag(tmux: Tmux, start: tuple[int, int], end: tuple[int, int]) -> None:
+    """A left-button drag as the terminal reports it (SGR mouse mode), from `start` to `end` (1-based column and
+    row), one row at a time, as a hand moves the mouse."""
+    (x0, y0), (x1, y1) = start, end
+    tmux.keys("-l", f"\x1b[<0;{x0};{y0}M")
+    step = 1 if y1 >= y0 else -1
+    for row in range(y0 + step, y1 + step, step):
+        tmux.keys("-l", f"\x1b[<32;{x1};{row}M")  # 32: motion with the button held
+        time.sleep(0.05)
+    tmux.keys("-l", f"\x1b[<0;{x1};{y1}m")
+
+
 def wait_until(predicate, what: str, timeout: float = 30.0) -> None:
     """Poll `predicate` (no terminal needed) until it holds."""
     deadline = time.monotonic() + timeout

@@ -232,16 +232,9 @@ class HistoryTranscriptScreen(StyledOnce, Screen[None]):
         self.dismiss()
 
     def _write(self, suffix: str, text: str) -> Path | None:
-        folder = export_dir(self.app)
-        path = folder / export_name(self.info, suffix)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as error:
-            log.exception("export failed")
-            self.notify(f"Could not write {path}: {error}", severity="error")
-            return None
-        return path
+        from ..tabs.export_ui import write_export
+
+        return write_export(self, export_name(self.info, suffix), text)
 
     def markdown(self) -> str:
         state = rebuild(self.records).store.state  # the whole session, even if the view is still playing

@@ -38,7 +38,8 @@ def show_auth_picker(view: SessionView, reason: str = "", agent_raised: bool = F
     """The login methods; `agent_raised` (the agent asked for a login) goes through the request gate."""
     session = view.session
     if session.hello is None:
-        view.notify("The agent has not started yet: its login methods come with its first answer.", severity="warning")
+        session.ui.tell("The agent has not started yet: its login methods come with its first answer.", "warning",
+                        about_state=True)
         return
     if isinstance(view.app.screen, AuthScreen):
         return  # already asking

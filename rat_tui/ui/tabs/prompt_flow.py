@@ -90,8 +90,8 @@ class PromptFlow:
         session = self.session
         if session.busy:
             if session.state.status_detail == "cancelling":
-                self.view.notify("Already cancelling: waiting for the agent to stop.", timeout=3)
+                session.ui.tell("Already cancelling: waiting for the agent to stop.", about_state=True)
             await session.cancel()
             return
-        self.view.notify("No turn is running." + (" The draft is kept." if self.view.composer.text.strip() else ""),
-                         timeout=2)
+        session.ui.tell("No turn is running." + (" The draft is kept." if self.view.composer.text.strip() else ""),
+                        timeout=2, about_state=True)

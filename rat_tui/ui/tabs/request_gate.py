@@ -6,7 +6,8 @@ The rules (README "Approvals only on purpose"):
   or screen) and its composer holds no draft (the user is not typing); it then takes no key typed
   within the grace period (screens/dialog.py): such a key withdraws it and goes to the composer;
 - otherwise it waits, announced: the tab badge (⚠), the status bar (`⚠ 1 request waiting · Ctrl+G`),
-  the bell and a toast; Ctrl+G (`app.open_request`) jumps to its tab and opens it;
+  the bell and a toast; Ctrl+G (`app.open_request`) jumps to its tab and opens it; the toast goes as the
+  request opens, is answered or is withdrawn (the status bar says what still waits);
 - one dialog at a time, first asked first shown; after an answer the next waiting request of the
   same tab opens (the user is answering requests), subject to the same rules;
 - a request that arrives while a key (a click, a scroll) is on its way to the screen is decided once
@@ -29,6 +30,7 @@ from textual.css.query import NoMatches
 from ... import priority
 from ..screens.dialog import AgentDialog, Withdrawn, send_key_to
 from ..app_api import RatAppAPI
+from ..toasts import Toasts
 from .main_screen import MainScreen
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ class RequestGate:
         self.pending: list[Pending] = []
         self.showing: Pending | None = None
         self.on_change: list[Callable[[], None]] = []  # the tab bar relabels its tabs
+        self.toasts = Toasts(app)  # each waiting request's toast, keyed by its Pending
 
     # -- asking -----------------------------------------------------------------------------------
 
@@ -67,6 +70,7 @@ class RequestGate:
         try:
             return await item.future
         finally:
+            self.toasts.withdraw(item)  # answered or withdrawn: its news is stale
             if item.screen is not None and not item.screen.dismissed:
                 item.screen.dismiss(None)
             if self.showing is item:
@@ -163,6 +167,7 @@ class RequestGate:
         return True
 
     def _show(self, item: Pending, by_itself: bool) -> None:
+        self.toasts.withdraw(item)  # it shows: no toast needs to say it waits
         screen = item.make_screen()
         if by_itself:
             try:
@@ -210,8 +215,8 @@ class RequestGate:
         self.app.bell()
         key = self.key_display()
         first = "Kept your typing: " if withdrawn else ""
-        self.app.notify(f"{first}{agent} is waiting for an answer{where} ({item.what}). {key} opens it.",
-                        title="Waiting for you", severity="warning", timeout=6, markup=False)
+        self.toasts.show(f"{first}{agent} is waiting for an answer{where} ({item.what}). {key} opens it.",
+                         title="Waiting for you", severity="warning", timeout=6, markup=False, key=item)
 
     def key_display(self) -> str:
         """The key that opens a waiting request, as the user's keymap has it."""

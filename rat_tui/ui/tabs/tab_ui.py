@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...protocol.sanitize import clean
+from ..toasts import Toasts
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -31,10 +32,24 @@ class TabUI:
         self.app = app
         self.view: SessionView | None = None
         self._bound = asyncio.Event()
+        self.toasts = Toasts(app)  # the toasts about the session's state (`tell(about_state=True)`)
+        self._state_seen: tuple[str, str] | None = None  # (status, detail) they told of
 
     def bind(self, view: SessionView) -> None:
+        first = self.view is None
         self.view = view
         self._bound.set()
+        if first:
+            view.session.store.subscribe(lambda batch: self._state_changed())
+
+    def _state_changed(self) -> None:
+        """A toast about the session's state is stale once the state changes: it goes."""
+        assert self.view is not None
+        state = self.view.session.state
+        now = (state.status, state.status_detail)
+        if now != self._state_seen:
+            self._state_seen = now
+            self.toasts.withdraw_all(self)
 
     async def bound_view(self) -> SessionView:
         """The tab's view, once it is bound (a question may come before the tab mounts)."""
@@ -90,11 +105,19 @@ class TabUI:
         if self.view is not None:
             self.view.flow.queue_changed()
 
-    def tell(self, text: str, severity: str = "information", title: str = "", timeout: float = 3) -> None:
+    def tell(self, text: str, severity: str = "information", title: str = "", timeout: float = 3,
+             about_state: bool = False) -> None:
         if self.view is None:
             log.info("%s", text)
             return
-        self.view.notify(text, title=title, severity=severity, timeout=timeout)  # type: ignore[arg-type]
+        if not about_state:
+            self.view.notify(text, title=title, severity=severity, timeout=timeout)  # type: ignore[arg-type]
+            return
+        state = self.view.session.state
+        self._state_seen = (state.status, state.status_detail)
+        # (Not markup: the text may carry the agent's own words, a failed start's reason.)
+        self.toasts.show(text, title=title, severity=severity, timeout=timeout, markup=False,  # type: ignore[arg-type]
+                         key=(self, text))
 
     @property
     def tools(self) -> ToolsUI | None:

@@ -86,6 +86,9 @@ class SessionView(Vertical):
                 tooltip="Copy the block under the cursor (an answer, a code block, a tool call's output, a diff) (transcript focused)"),
         Binding("ctrl+f", "search", "Search", id="session.search", show=False,
                 tooltip="Search the transcript, collapsed thoughts and tool output included"),
+        Binding("m", "block_menu", "Block menu", id="session.block_menu", show=False,
+                tooltip="What can be done with the block under the cursor (else the nearest), each with its key "
+                        "(transcript focused)"),
         Binding("x", "toggle_tool_call", "Expand tool", id="session.toggle_tool_call", show=False,
                 tooltip="Expand or collapse the tool call nearest the bottom of the view (transcript focused)"),
         Binding("s", "open_child", "Subagent", id="session.open_child", show=False,
@@ -468,6 +471,21 @@ class SessionView(Vertical):
     def action_fork_session(self) -> None:
         controls_ui.fork(self)
 
+    def action_block_menu(self) -> None:
+        from ..screens.block_menu import BlockMenu, block_actions, describe, target
+
+        found = target(self)
+        if found is None:
+            self.notify("No block here.", timeout=2)
+            return
+        key, entry = found
+
+        def chosen(action) -> None:
+            if action is not None:  # once the menu is gone and the transcript has its focus again
+                self.call_after_refresh(action.run)
+
+        self.app.push_screen(BlockMenu(describe(entry), block_actions(self, key, entry)), callback=chosen)
+
     def action_open_diff(self) -> None:
         call = self._nearest_tool_call(with_diff=True)
         if call is None:
@@ -481,9 +499,11 @@ class SessionView(Vertical):
     def action_copy_block(self) -> None:
         """y: the block under the cursor (else the last answer) to the clipboard: an answer's markdown,
         a fenced code block's source (the cursor stepped into it), a tool call's whole output, its diffs as a
-        unified diff."""
+        unified diff. A cursor left off screen (the view scrolled away from it) is not followed: `y` copies what
+        is in view."""
         transcript = self.transcript
-        code = transcript.cursor_code_block()  # the cursor on one fenced code block: its source, no fences
+        on_screen = transcript.cursor_in_view()
+        code = transcript.cursor_code_block() if on_screen else None  # the cursor on a fenced code block: its source
         if code is not None:
             span, number, count = code
             self.app.copy_to_clipboard(span.text)
@@ -491,7 +511,7 @@ class SessionView(Vertical):
             self.notify(f"Copied code block {number} of {count}{f' ({span.lang})' if span.lang else ''}: "
                         f"{lines} line{'' if lines == 1 else 's'}.", timeout=2)
             return
-        key = transcript.cursor_key or transcript.nearest_key(
+        key = (transcript.cursor_key if on_screen else None) or transcript.nearest_key(
             {e.key for e in self.session.state.entries if isinstance(e, MessageEntry) and e.role == "agent"})
         if key is None:
             self.notify("Nothing to copy.", timeout=2)

@@ -11,6 +11,7 @@ rewritten here are unchanged in Textual. On a Textual upgrade, re-check what it 
 - `screens` — `FramedScreen` (the main screen's timer hold and resume), `DrawGate` (a frame asked for first).
 - `driver` — the input-first driver wrapper and `OutputWatch` (tells `rat_tui.priority`).
 - `keys` — `alt_digits_as_keys`, the binding walks, the tab relabel.
+- `toasts` — `post_toast`, `live_toasts`, `withdraw_toast`: toasts taken down when their news is stale.
 - `band_compositor`, `line_memo` (with `LeanScrollBar`), `styled_once`, `css_ahead`, `dismiss_once`, `widgets`.
 
 Checked against Textual 8.2.8.
@@ -82,6 +83,10 @@ screens:
 styled_once:
 - `textual.widgets._toast.ToastRack`
 - `textual.screen.Screen._extend_compose` *
+toasts:
+- `textual.app.App._notifications`
+- `textual.app.App._unnotify`
+- `textual.app.App._refresh_notifications`
 widgets:
 - `textual.screen.Screen._extend_compose` *
 - `textual.widgets._footer.Footer._bindings_ready`

@@ -32,6 +32,7 @@ MAX_LINE_CHARS = 2000  # longer lines (minified code) are cut before highlightin
 TAB_SIZE = 4
 # Control characters would reach the terminal raw; draw them as their Unicode "control pictures".
 _MARKERS = {"added": "+", "removed": "-", "context": " "}
+CUT_MARK = "→"  # in the last column of a line cut there: more of it to the right (→ or scroll)
 
 
 def _lexer_for(path: str) -> Lexer | None:
@@ -405,10 +406,14 @@ class DiffView(DefaultCSS, ScrollView, can_focus=True):
         return Strip([Segment(numbers, numbers_style), Segment(_MARKERS[kind] + " ", marker)])
 
     def _code(self, side: str, index: int, width: int, style: Style) -> Strip:
-        """Source line `index` of one side, highlighted, scrolled by scroll_x and cut to `width` cells."""
+        """Source line `index` of one side, highlighted, scrolled by scroll_x and cut to `width` cells; a line that
+        goes on past them ends in CUT_MARK (the split view's halves cut most long lines)."""
         start = round(self.scroll_offset.x)
-        segments = self._highlighted(side, index)
-        return Strip(segments).crop_extend(start, start + width, style).apply_style(style)
+        line = Strip(self._highlighted(side, index))
+        if width < 2 or line.cell_length <= start + width:
+            return line.crop_extend(start, start + width, style).apply_style(style)
+        mark = Segment(CUT_MARK, style + Style(color=self._style("diff-view--gutter").color))
+        return Strip.join([line.crop_extend(start, start + width - 1, style).apply_style(style), Strip([mark])])
 
     # -- highlighting -------------------------------------------------------------------------------
 

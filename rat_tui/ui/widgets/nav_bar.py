@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 NAV_TEXT = ("◆ navigating the transcript · n p blocks · [ ] prompts · t x expand · d diff · v output · y copy · "
-            "s subagent · o open · i image · Esc or ^t back to the prompt · other letters type there")
+            "s subagent · o open · i image · m menu · Esc or ^t back to the prompt · other letters type there")
 
 
 class NavBar(Static):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict, deque
 
+from rich.cells import cell_len
 from rich.console import RenderableType
 from rich.style import Style
 from textual import events, on
@@ -26,6 +27,7 @@ from .transcript_cursor import TranscriptCursor
 from .transcript_layout import TranscriptLayout
 from .transcript_render import RENDER_BUDGET, TranscriptRendering
 from .transcript_select import block_selection, word_selection
+from .soft_wraps import JOIN_LINES, NEWLINE, WIDE, join_lines, wrap_joins
 from ..app_api import rat_app
 
 # A flush cuts at most this many new lines into blocks, of one message or of many, then lets the loop turn
@@ -100,6 +102,10 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
                 tooltip="Block cursor: your next prompt"),
         Binding("[", "move_prompt(-1)", "Previous prompt", id="transcript.previous_prompt", show=False,
                 tooltip="Block cursor: your previous prompt"),
+        # The app's tab keys, not Textual's horizontal page scroll: a transcript that wraps never scrolls sideways
+        # (the key fell through to the app), but F1 listed it as "Page Left". Same ids: remapped with them.
+        Binding("ctrl+pageup", "app.step_tab(-1)", "Previous tab", id="app.previous_tab", show=False),
+        Binding("ctrl+pagedown", "app.step_tab(1)", "Next tab", id="app.next_tab", show=False),
     ]
 
     @property
@@ -260,6 +266,11 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
         entry.collapsed = not entry.collapsed
         self._relayout(entry)
         self._settle()
+
+    def collapsible(self, key: str) -> bool:
+        """Whether the entry `key` folds (a thought, a long generic update)."""
+        entry = self._by_key.get(key)
+        return entry is not None and entry.collapsible
 
     def has_entry(self, key: str) -> bool:
         return key in self._by_key
@@ -472,7 +483,8 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
         self.refresh()
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        """The selected text, from the lines as shown (only the selected lines are rendered)."""
+        """The selected text, from the lines as shown (only the selected lines are rendered), the screen's soft
+        wraps joined (soft_wraps.py): a wrapped paragraph is copied as one line."""
         total = self.rows.total
         if not total:
             return None
@@ -484,7 +496,39 @@ class Transcript(TranscriptCursor, TranscriptLayout, TranscriptRendering, MemoLi
             lines.append(strip.text.rstrip() if strip is not None else "")
         start = Offset(selection.start.x, 0) if selection.start is not None else None
         end = Offset(selection.end.x, selection.end.y - first) if selection.end is not None else None
-        return Selection(start, end).extract("\n".join(lines)), "\n"
+        picked = Selection(start, end).extract("\n".join(lines)).split("\n")
+        return join_lines(picked, self._wrap_joins(first, first + len(picked))), "\n"
+
+    def _wrap_joins(self, first: int, end: int) -> list[str]:
+        """What joins each content line from `first` to `end` to the next: a break, or a soft wrap's blanks."""
+        if end - first > JOIN_LINES:  # (a copy that long would take twice as long: soft_wraps.JOIN_LINES)
+            return [NEWLINE] * max(0, end - first - 1)
+        joins: list[str] = []
+        seen: dict[Seg, list[str] | None] = {}
+        previous: tuple[Seg, int] | None = None
+        for y in range(first, end):
+            found = self.locate(y)
+            seg, line = (found[1], found[2]) if found is not None else (None, 0)
+            if previous is not None:
+                seg_joins = seen[previous[0]] if seg is previous[0] else None
+                within = seg_joins is not None and previous[1] < len(seg_joins)
+                joins.append(seg_joins[previous[1]] if within else NEWLINE)  # type: ignore[index]
+            if found is not None and seg not in seen:
+                seen[found[1]] = self._seg_joins(found[0], found[1])
+            previous = (seg, line) if seg is not None else None
+        return joins
+
+    def _seg_joins(self, entry: Entry, seg: Seg) -> list[str] | None:
+        if entry.kind == "user":  # each line has its bar: kept as shown
+            return None
+        shown = [strip.text.rstrip() for strip in self.strips(entry, seg)]
+        if sum(1 for line in shown if line) < 2:
+            return None  # one line: nothing wrapped
+        # Wide enough for the longest logical line: at most all the shown characters and a blank per wrap (the
+        # lines are padded to the width: WIDE for each would cost more than the rendering).
+        width = min(WIDE, max(self._width, sum(cell_len(line) for line in shown) + len(shown) + 4))
+        wide = ["".join(segment.text for segment in line) for line in self._render_seg(entry, seg, width)]
+        return wrap_joins(shown, wide)
 
     def _sync_size(self) -> None:
         size = Size(self._width, self.rows.total)

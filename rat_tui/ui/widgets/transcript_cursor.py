@@ -90,6 +90,14 @@ class TranscriptCursor:
         start = self.rows.start(entry.index)
         return start, start + entry.total
 
+    def cursor_in_view(self) -> bool:
+        """Whether any line under the block cursor is on screen (a cursor left behind as the view scrolled is not)."""
+        span = self._cursor_span()
+        if span is None:
+            return False
+        top = round(self.scroll_offset.y)
+        return span[0] < top + max(self.scrollable_content_region.height, 1) and span[1] > top
+
     def cursor_code_block(self) -> tuple[CodeSpan, int, int] | None:
         """The code block under the block cursor, its number (from 1) and how many its entry has, or None."""
         entry = self._by_key.get(self.cursor_key) if self.cursor_key and self.cursor_code is not None else None
