@@ -425,10 +425,10 @@ class AgentSession:
             # A subagent's own updates go to its child state (state/children.py); others are not ours.
             if children.find(self.state, params.get("sessionId")) is None:
                 log.warning("update for another session %r ignored", params.get("sessionId"))
-            elif self.opener.replay is None or self.opener.accept_replayed(update):
+            elif not self.opener.replaying() or self.opener.accept_replayed(update):
                 self.store.apply_notification(params)
             return
-        if self.opener.replay is not None:  # session/load's replay: history, not changes made now
+        if self.opener.replaying():  # session/load's replay: history, not changes made now
             if self.opener.accept_replayed(update):
                 self.store.apply_update(update)
             return

@@ -75,7 +75,7 @@ def _session_state(state: SessionState, waiting: int, busy: bool) -> str:
 
 
 def _child_state(child: ChildSessionEntry) -> str:
-    if child.run_state == "requires_action" or child.state.pending_permissions:
+    if child.waiting:
         return NEEDS_YOU
     if child.stopped_by_user and not child.running:
         return STOPPED

@@ -118,6 +118,9 @@ class ChildSessionEntry:
     expanded: bool = False
     stopped_by_user: bool = False  # the user cancelled it (k, or the board)
     since: float = field(default_factory=time.monotonic)  # when run_state last changed
+    # Known from before a session/load or resume and not named live by the agent since: history. Its last
+    # state is what it was then; nothing is sent naming it (Claude 0.109 answers -32602 for a replayed child).
+    replayed: bool = False
 
     @property
     def name(self) -> str:
@@ -125,7 +128,12 @@ class ChildSessionEntry:
 
     @property
     def running(self) -> bool:
-        return self.run_state in ("running", "requires_action")
+        return not self.replayed and self.run_state in ("running", "requires_action")
+
+    @property
+    def waiting(self) -> bool:
+        """It says it needs the user (a replayed child cannot: its process is gone), or a question is open."""
+        return (self.run_state == "requires_action" and not self.replayed) or bool(self.state.pending_permissions)
 
 
 Entry = MessageEntry | ToolCallEntry | NoticeEntry | GenericEntry | CompactionEntry | ChildSessionEntry
