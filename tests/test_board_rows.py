@@ -102,6 +102,9 @@ def test_states_on_the_board(tmp_path: Path) -> None:
     store.dispatch(reducer.set_status, "working")
     store.apply_update({"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "in_progress"})
     assert word() == (WORKING_WORD, "compacting the conversation…")
+    store.apply_update({"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "completed"})
+    assert word() == (WORKING_WORD, "")  # said only while it runs
+    assert session.state.compacting == set() and session.state.compactions["c1"].status == "completed"
     store.dispatch(stopped.turn_stopped)
     store.dispatch(reducer.set_status, "cancelled")
     assert word()[0] == STOPPED

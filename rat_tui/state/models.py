@@ -234,6 +234,8 @@ class SessionState:
     # Plans of `plan_update`, by planId, in the order first seen (the legacy `plan` stays in `plan`).
     plans: dict[str, PlanDocument] = field(default_factory=dict)
     compactions: dict[str, CompactionEntry] = field(default_factory=dict)
+    # The compactions in progress now: the board asks this (a set), never walks every compaction of the session.
+    compacting: set[str] = field(default_factory=set)
     # Subagent sessions this session owns, by their sessionId (state/children.py).
     children: dict[str, ChildSessionEntry] = field(default_factory=dict)
     # For a child's state: the state that owns it and its card there; for the top session's state: every
