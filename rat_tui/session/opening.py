@@ -12,6 +12,9 @@ The rules, from the ACP schema:
   notices) are counted and dropped until the load answers, while session facts (commands, modes, config,
   plan, title, usage) are applied. Our transcript may then lack what the agent persisted after our last
   frame, which beats showing the whole history twice.
+- The replay ends when the reattach's answer is routed (`replaying`), not when `open` resumes: updates right
+  behind the answer are live. The subagents known then are marked replayed (state/children.py
+  `mark_replayed`) until the agent names them again.
 """
 
 from __future__ import annotations
@@ -88,6 +91,8 @@ class Opener:
         elif target:
             self._notice("This agent cannot reopen a session (it advertises neither session/load nor "
                          "session/resume).", "warning")
+        if target:  # a new session instead: whatever subagents were on screen belonged to the old one
+            self.store.dispatch(children.mark_replayed)
         result = await client.new_session(self.cwd, self.mcp_servers())
         if target and populated:
             self._notice(NOT_REMEMBERED, "warning")
