@@ -76,3 +76,14 @@ async def test_fork_starts_with_the_parents_config_values(takes_values: bool, tm
             {"configId": "model", "value": "opus"}, {"configId": "fast", "type": "boolean", "value": True}]
     else:  # an agent that did not say it takes initial values gets none
         assert "configOptions" not in request["params"]
+
+
+def test_v2_tags_every_initial_value() -> None:
+    from rat_tui.protocol.v2 import V2Codec, v1_capabilities
+
+    values = [{"configId": "model", "value": "opus"}, {"configId": "fast", "type": "boolean", "value": True}]
+    _, params = V2Codec().outgoing("session/fork", {"sessionId": "s", "cwd": "/p", "configOptions": values})
+    assert params["configOptions"] == [{"configId": "model", "type": "id", "value": "opus"},
+                                       {"configId": "fast", "type": "boolean", "value": True}]
+    caps = v1_capabilities({"capabilities": {"session": {"fork": {}, "options": {}}}})
+    assert caps["sessionCapabilities"]["options"] == {} and caps["sessionCapabilities"]["fork"] == {}
