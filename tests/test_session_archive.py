@@ -126,14 +126,23 @@ async def test_history_archives_a_record_with_its_agent_and_hides_it(tmp_path: P
         await until(pilot, lambda: isinstance(app.screen, HistoryScreen) and len(app.screen.rows) == 1, "the list")
         await pilot.press("alt+a")
         await until(pilot, lambda: notified(app, "open in a tab: close it first"), "the refusal")
-    # rat again, another agent: its agent is not open, so the record says what to do.
+    # rat again, another agent that does not archive, prompted once: two records now.
     other = tmp_path / "other"
-    app = RatApp(scripted_in(caps, other), other)
+    app = RatApp(scripted_in({"turns": [[{"chunk": "other answer"}]]}, other), other)
     async with app.run_test(size=(140, 36)) as pilot:
         await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")
-        await pilot.press("ctrl+r", "alt+a")
+        await prompt(pilot, app, "other words", "other answer")
+        await pilot.press("ctrl+r")
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen) and [i.first_prompt for i in screen.rows] == ["other words",
+                                                                                                "first words"]
+        # Its own record, open here and of an agent that does not archive: Alt+A is not offered on it.
+        assert screen.check_action("archive", ()) is False
+        await pilot.press("down")  # the first record: its agent archives (its initialize said so), not open
+        await until(pilot, lambda: screen.check_action("archive", ()) is True, "offered on the archiving record")
+        await pilot.press("alt+a")
         await until(pilot, lambda: notified(app, "Open a tab on Scripted fake agent first"), "what to do")
-        assert isinstance(app.screen, HistoryScreen) and not app.screen.rows[0].archived
+        assert not screen.rows[1].archived and sent(record_file, "session/archive") == []
     # rat again on the record's agent (a new session): that tab's agent archives the record's session.
     script = {**caps, "session_id": "sess-new", "on_request": {"session/archive": [[]], "session/unarchive": [[]]}}
     app = RatApp(scripted_in(script, project), project)
@@ -141,18 +150,21 @@ async def test_history_archives_a_record_with_its_agent_and_hides_it(tmp_path: P
         await until(pilot, lambda: first_view(app).session.state.status == "ready", "ready")
         await pilot.press("ctrl+r")
         screen = app.screen
-        assert isinstance(screen, HistoryScreen) and [i.agent_session_id for i in screen.rows] == ["sess-old"]
-        await pilot.press("alt+a")
-        await until(pilot, lambda: screen.rows == [], "the archived record hidden")
+        assert isinstance(screen, HistoryScreen) and [i.first_prompt for i in screen.rows] == ["other words",
+                                                                                                "first words"]
+        await pilot.press("down", "alt+a")
+        await until(pilot, lambda: [i.first_prompt for i in screen.rows] == ["other words"], "the archived one hidden")
         assert [m["params"] for m in sent(record_file, "session/archive")] == [{"sessionId": "sess-old"}]
         assert notified(app, "Archived the session with Scripted fake agent")
         await pilot.press("alt+h")
-        await until(pilot, lambda: len(screen.rows) == 1 and screen.rows[0].archived, "the archived shown")
-        assert str(screen.table.get_row_at(0)[3]) == "archived · first words"
+        await until(pilot, lambda: len(screen.rows) == 2 and screen.rows[1].archived, "the archived shown")
+        assert str(screen.table.get_row_at(1)[3]) == "archived · first words"
         assert "(archived shown)" in str(screen.status.render())
+        await pilot.press("down")
+        await until(pilot, lambda: screen.selected is screen.rows[1], "the archived one chosen")
         await pilot.press("alt+a")
-        await until(pilot, lambda: len(screen.rows) == 1 and not screen.rows[0].archived, "unarchived")
+        await until(pilot, lambda: len(screen.rows) == 2 and not screen.rows[1].archived, "unarchived")
         assert [m["params"] for m in sent(record_file, "session/unarchive")] == [{"sessionId": "sess-old"}]
         await pilot.press("alt+h")
         await until(pilot, lambda: "(archived shown)" not in str(screen.status.render()), "archived hidden again")
-        assert len(screen.rows) == 1  # unarchived: listed by default again
+        assert len(screen.rows) == 2  # unarchived: listed by default again

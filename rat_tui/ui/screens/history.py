@@ -27,7 +27,7 @@ from ...history.journal import HistoryJournal, SessionInfo
 from ...history.markdown import to_markdown
 from ...history.rebuild import rebuild
 from ...history.records import dump_recording
-from ...session.archiving import archive_record
+from ...session.archiving import archive_record, archiver, recorded_archive
 from ...session.replay import ReplaySession
 from ..tabs.view import SessionView
 from ...protocol.sanitize import clean
@@ -101,6 +101,7 @@ class HistoryScreen(StyledOnce, Screen[None]):
         self.journal = journal
         self.rows: list[SessionInfo] = []
         self.show_archived = False
+        self._archivable: dict[int, bool] = {}  # record id: whether its agent archives (asked once per record)
         self._timer = None
 
     def compose(self) -> ComposeResult:
@@ -137,7 +138,7 @@ class HistoryScreen(StyledOnce, Screen[None]):
         found = f"{len(self.rows)} session{'' if len(self.rows) == 1 else 's'}"  # never-prompted ones are not listed
         archived = " (archived shown)" if self.show_archived else ""
         self.status.update(f"History · {found}{archived}" + (f" matching {query!r}" if query else "")
-                           + " · Enter opens · Del deletes · Alt+A archives · Alt+H archived · Esc closes")
+                           + " · Enter opens · Del deletes · Alt+H archived · Esc closes")
 
     @on(Input.Changed, "#history-search")
     def _search_changed(self) -> None:
@@ -153,6 +154,28 @@ class HistoryScreen(StyledOnce, Screen[None]):
         info = self.selected
         if info is not None:  # the list is live: Enter opens the highlighted (top) session
             self.open(info)
+
+    @on(DataTable.RowHighlighted, "#history-table")
+    def _row_highlighted(self) -> None:
+        self.refresh_bindings()  # Alt+A is offered for the records whose agent archives
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "archive":
+            info = self.selected
+            return info is not None and self._offers_archive(info)
+        return True
+
+    def _offers_archive(self, info: SessionInfo) -> bool:
+        """Whether the record's agent archives: an open tab of it says so, else its recorded `initialize`."""
+        if info.id not in self._archivable:
+            app = rat_app(self)
+            open_one = archiver(app.sessions, info.argv) if app is not None else None
+            try:
+                self._archivable[info.id] = open_one is not None or recorded_archive(self.journal, info.id)
+            except Exception:  # an unreadable record: not offered, the log says why
+                log.exception("reading the record's capabilities failed")
+                self._archivable[info.id] = False
+        return self._archivable[info.id]
 
     @on(DataTable.RowSelected, "#history-table")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
@@ -204,7 +227,7 @@ class HistoryScreen(StyledOnce, Screen[None]):
     def action_archive(self) -> None:
         info = self.selected
         app = rat_app(self)
-        if info is None or app is None:
+        if info is None or app is None or not self._offers_archive(info):
             return
         if any(journal.id == info.id for journal in app.sessions.journals.values()):
             # Archiving closes the agent's session: the tab showing it would lose it under the user.
