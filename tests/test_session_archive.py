@@ -16,7 +16,7 @@ from textual.widgets import OptionList
 from rat_tui.app import RatApp
 from rat_tui.ui.screens.session_browser import SessionBrowserScreen
 
-from .helpers.agents import sent
+from .helpers.agents import received, sent
 from .helpers.app import scripted_named, until, view
 
 ARCHIVING = {"loadSession": True, "sessionCapabilities": {"list": {}, "archive": {}}}
@@ -76,6 +76,24 @@ async def test_archive_hides_a_session_and_the_toggle_shows_it_to_unarchive(tmp_
         await pilot.press("h")
         await until(pilot, lambda: len(sent(record_file, "session/list")) == 3, "listed again")
         assert "archived" not in sent(record_file, "session/list")[2]["params"]
+
+
+async def test_an_archived_session_is_unarchived_before_it_is_opened(tmp_path: Path, record_file: Path) -> None:
+    here = str(tmp_path)
+    script = {"initialize_result": {"agentCapabilities": ARCHIVING},
+              "on_request": {"session/list": [[{"respond": rows(here)}], [{"respond": rows(here, archived=True)}]],
+                             "session/unarchive": [[]]}}
+    app = RatApp(scripted_named(script, tmp_path, "archiver"), tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await open_list(pilot, app, 2)
+        await pilot.press("h")
+        await until(pilot, lambda: prompts(app) == ["Fix the parser", "archived  Write docs"], "the archived shown")
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: len(app.tabs.views) == 2 and app.tabs.active_view.session.session_id == "s-b",
+                    "the session opened")
+    assert [m["params"] for m in sent(record_file, "session/unarchive")] == [{"sessionId": "s-b"}]
+    methods = [m.get("method") for m in received(record_file)]
+    assert methods.index("session/unarchive") < methods.index("session/load")  # unarchived first
 
 
 async def test_no_archive_where_the_agent_does_not_offer_it(tmp_path: Path, record_file: Path) -> None:

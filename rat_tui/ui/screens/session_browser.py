@@ -4,7 +4,8 @@ Enter dismisses with the chosen SessionInfo (the app opens it in a new tab with 
 `session/resume`); `d` deletes one with `session/delete` after a confirmation, when advertised. Where the
 agent advertises `sessionCapabilities.archive` (unstable, ACP 1.34), `x` archives the highlighted session
 (`session/archive`: hidden from the default list, kept with its id and history) or unarchives an archived
-one (`session/unarchive`), and `h` shows the archived ones too (`session/list` with `archived: "include"`;
+one (`session/unarchive`; Enter on one unarchives it first, as ACP asks before a load or resume), and `h`
+shows the archived ones too (`session/list` with `archived: "include"`;
 each row's `archived: true` marks them).
 """
 
@@ -193,8 +194,19 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
             self.action_load_more()
             return
         info = self._highlighted()
-        if info is not None:
+        if info is not None and info.get("archived") is True and self.session.supports("archive"):
+            self._open_archived(info)  # ACP: unarchive before session/load or resume
+        elif info is not None:
             self.dismiss(info)
+
+    @work(group="session-archive", exit_on_error=False)
+    async def _open_archived(self, info: dict[str, Any]) -> None:
+        error = await self.session.archive_agent_session(info["sessionId"], archived=False)
+        if error:
+            log.warning("%s", error)
+            self._message(error)
+            return
+        self.dismiss({**info, "archived": False})
 
     def action_delete(self) -> None:
         info = self._highlighted()
