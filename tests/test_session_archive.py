@@ -129,7 +129,7 @@ def notified(app: RatApp, text: str) -> bool:
 
 
 async def test_history_archives_a_record_with_its_agent_and_hides_it(tmp_path: Path, record_file: Path) -> None:
-    from rat_tui.ui.screens.history import HistoryScreen
+    from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
 
     from .helpers.history import first_view, prompt, scripted_in
 
@@ -186,3 +186,17 @@ async def test_history_archives_a_record_with_its_agent_and_hides_it(tmp_path: P
         await pilot.press("alt+h")
         await until(pilot, lambda: "(archived shown)" not in str(screen.status.render()), "archived hidden again")
         assert len(screen.rows) == 2  # unarchived: listed by default again
+        # Archived again, then continued (c): unarchived with its agent before the new tab loads it.
+        await pilot.press("down", "alt+a")
+        await until(pilot, lambda: len(sent(record_file, "session/archive")) == 2 and len(screen.rows) == 1,
+                    "archived again")
+        await pilot.press("alt+h")
+        await until(pilot, lambda: len(screen.rows) == 2, "the archived shown again")
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: isinstance(app.screen, HistoryTranscriptScreen) and app.screen.session.done,
+                    "the record's transcript")
+        await pilot.press("c")
+        await until(pilot, lambda: any(m.get("method") == "session/load" for m in received(record_file)), "the load")
+        methods = [m.get("method") for m in received(record_file)]
+        assert methods.count("session/unarchive") == 2
+        assert methods.index("session/load") > len(methods) - 1 - methods[::-1].index("session/unarchive")

@@ -344,8 +344,14 @@ class HistoryTranscriptScreen(StyledOnce, Screen[None]):
         if self.session.builder.protocol_version != spec.protocol:  # continue in the ACP version it spoke
             spec = replace(spec, protocol=self.session.builder.protocol_version)
         cwd, attach = Path(self.info.cwd), self.info.agent_session_id
+        journal, info = self.journal, self.info
 
         async def reopen() -> None:
+            if info.archived:  # ACP: unarchive before a load or resume; without its agent open, it goes on archived
+                done, message = await archive_record(journal, app.sessions, info, False)
+                if not done:
+                    log.warning("%s", message)
+                    app.notify(f"{message} Continuing it archived.", severity="warning", timeout=8)
             await app.open_session(spec, cwd, attach_session_id=attach)
 
         while isinstance(app.screen, (HistoryTranscriptScreen, HistoryScreen)):
