@@ -200,3 +200,34 @@ async def test_history_archives_a_record_with_its_agent_and_hides_it(tmp_path: P
         methods = [m.get("method") for m in received(record_file)]
         assert methods.count("session/unarchive") == 2
         assert methods.index("session/load") > len(methods) - 1 - methods[::-1].index("session/unarchive")
+
+
+def test_a_journal_from_before_the_archived_table_opens_and_archives(tmp_path: Path) -> None:
+    import sqlite3
+
+    from rat_tui.history.journal import HistoryJournal
+
+    path = tmp_path / "history.sqlite3"
+    old = sqlite3.connect(path)  # the tables as a journal written before archiving existed has them
+    old.executescript("""
+        CREATE TABLE sessions (id INTEGER PRIMARY KEY, agent TEXT NOT NULL, agent_title TEXT, argv TEXT NOT NULL,
+            cwd TEXT NOT NULL, agent_session_id TEXT, title TEXT, first_prompt TEXT, created REAL NOT NULL,
+            updated REAL NOT NULL, messages INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0,
+            draft TEXT NOT NULL DEFAULT '', settings TEXT NOT NULL DEFAULT '{}');
+        CREATE TABLE messages (id INTEGER PRIMARY KEY, session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE
+            CASCADE, t REAL NOT NULL, dir TEXT NOT NULL, method TEXT, body TEXT NOT NULL, text TEXT);
+        INSERT INTO sessions(agent, argv, cwd, agent_session_id, first_prompt, created, updated)
+            VALUES ('a', '["a"]', '/p', 's-1', 'hello', 1, 1);
+    """)
+    old.commit()
+    old.close()
+    journal = HistoryJournal(path)
+    try:
+        [info] = journal.sessions()
+        assert not info.archived
+        journal.set_archived(info.id, True)
+        assert journal.sessions(include_archived=False) == [] and journal.session(info.id).archived
+        journal.delete(info.id)  # its archived mark goes with it
+        assert journal.sessions() == []
+    finally:
+        journal.close()
