@@ -257,13 +257,15 @@ def type_prompt(tmux: Tmux, prompt: str) -> float | None:
     return 1000 * worst
 
 
-def run_app(name: str, scale: float, timeout: float, root: Path = ROOT) -> dict:
+def run_app(name: str, scale: float, timeout: float, root: Path = ROOT, argv: list[str] | None = None) -> dict:
+    """One workload in a fresh rat; `argv`: how rat is launched (default: on the stress agent over stdio;
+    bench/remote_stream.py launches `rat connect URL` on the same agent behind a server)."""
     import stress_sessions
 
     if name in stress_sessions.RUNNERS:
         return stress_sessions.RUNNERS[name](scale, timeout, root)
     needles, dialog_keys = WORKLOADS[name]
-    tmux = Tmux([*RAT, *AGENT], fresh_env(scale), root)  # `python -m rat_tui` run in `root`: that tree's rat
+    tmux = Tmux(argv or [*RAT, *AGENT], fresh_env(scale), root)  # `python -m rat_tui` run in `root`: that tree's rat
     try:
         ready, screen = wait_for(tmux, lambda s: READY.search(s) is not None, 30, 0.02)
         if ready is None:

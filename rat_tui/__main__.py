@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     # session adopts it (protocol/prespawn.py).
     from .protocol import prespawn
 
-    prespawn.start(command.argv, args.cwd, command.env)
+    if command.remote is None:  # a remote agent has no process to start early
+        prespawn.start(command.argv, args.cwd, command.env)
     # --add-dir joins the config's list: every session of this run may use them (session/setup.py).
     config.additional_directories = [*args.add_dirs, *config.additional_directories]
     rpc_log = args.rpc_log or (Path(config.rpc_log).expanduser() if config.rpc_log else None)

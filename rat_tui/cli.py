@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .agents.spec import AgentSpec, demo_agent, profile_spec
+from .agents.spec import AgentSpec, RemoteSpec, demo_agent, parse_header, profile_spec, remote_spec
 
 if TYPE_CHECKING:  # pydantic takes a while to import: `rat --help` and argument errors do without it
     from .config import Config
 
 USAGE = "rat [--cwd DIR] [--agent NAME] [--config FILE] [--rpc-log FILE] [--protocol 1|2] [-- COMMAND ARGS...]"
 REPLAY_USAGE = "rat replay [--config FILE] FILE"
+CONNECT_USAGE = ("rat connect URL [--header 'Name: value']... [--token-env VAR] [--cwd DIR] [--insecure] [--shared-cwd] "
+                 "[--protocol 1|2] [--config FILE] [--rpc-log FILE]")
 SERVE_USAGE = ("rat serve [--host HOST] [--port N] [--cwd DIR] [--agent NAME] [--config FILE] [--protocol 1|2] "
                "[-- COMMAND ARGS...]")
 
@@ -49,6 +51,8 @@ class CliArgs:
     """`--protocol 1|2`: the ACP version to ask the agent for, over the profile's `protocol`."""
     serve: tuple[str, int] | None = None
     """`rat serve`: (host, port) to serve the app to a browser on (rat_tui/serve.py)."""
+    remote: RemoteSpec | None = None
+    """`rat connect URL`: the remote agent to connect to (no local agent process)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
             "with neither, the built-in demo agent runs.\n"
             "rat replay FILE plays a recorded session without any agent (rat replay --help).\n"
             "rat serve serves the app to a web browser (rat serve --help).\n"
+            "rat connect URL opens a remote agent over ACP's network transport (rat connect --help).\n"
         ),
     )
     parser.add_argument("--cwd", metavar="DIR", help="working directory of the session (default: current)")
@@ -92,6 +97,8 @@ def parse_args(argv: list[str]) -> CliArgs:
         return _parse_replay(ours[1:], command)
     if ours and ours[0] == "serve":
         return _parse_serve(ours[1:], command)
+    if ours and ours[0] == "connect":
+        return _parse_connect(ours[1:], command)
     parser = _parser()
     namespace = parser.parse_args(ours)
     if command is not None and not command:
@@ -173,6 +180,43 @@ def _parse_serve(ours: list[str], command: list[str] | None) -> CliArgs:
     )
 
 
+def _parse_connect(ours: list[str], command: list[str] | None) -> CliArgs:
+    parser = argparse.ArgumentParser(
+        prog="rat connect",
+        usage=CONNECT_USAGE,
+        description="Open an agent that runs elsewhere, over ACP's remote transport: ws:// or wss:// (WebSocket, "
+        "e.g. `acpremote expose`), http:// or https:// (Streamable HTTP, e.g. `qwen serve`). The token is read from "
+        "the environment variable --token-env names, never from the command line.",
+    )
+    parser.add_argument("url", metavar="URL", help="the agent's ACP endpoint")
+    parser.add_argument("--header", metavar="'NAME: VALUE'", action="append", default=[], dest="headers",
+                        help="an extra request header (repeatable)")
+    parser.add_argument("--token-env", metavar="VAR", help="environment variable holding the bearer token")
+    parser.add_argument("--cwd", metavar="DIR", help="working directory on the agent's side (default: what the "
+                        "server says, else the current one)")
+    parser.add_argument("--insecure", action="store_true", help="do not check the server's TLS certificate")
+    parser.add_argument("--shared-cwd", action="store_true",
+                        help="the agent's directory is this machine's too: offer it rat's files and terminals")
+    parser.add_argument("--protocol", type=int, choices=(1, 2), metavar="1|2", help="ACP version to ask for")
+    parser.add_argument("--config", metavar="FILE", help="config file (default: $RAT_CONFIG or the user config dir)")
+    parser.add_argument("--rpc-log", metavar="FILE", help="append every JSON-RPC message to FILE (JSONL)")
+    namespace = parser.parse_args(ours)
+    if command is not None:
+        parser.error("a remote agent runs no local command: nothing may follow --")
+    url = namespace.url.strip()
+    if url.split(":", 1)[0].lower() not in ("ws", "wss", "http", "https") or "//" not in url:
+        parser.error(f"not a ws://, wss://, http:// or https:// URL: {url}")
+    try:
+        headers = tuple(parse_header(raw) for raw in namespace.headers)
+    except ValueError as error:
+        parser.error(f"--header: {error}")
+    remote = RemoteSpec(url=url, headers=headers, token_env=namespace.token_env, cwd=namespace.cwd,
+                        insecure=namespace.insecure, shared_cwd=namespace.shared_cwd)
+    return CliArgs(cwd=Path(os.getcwd()), config=Path(namespace.config).expanduser() if namespace.config else None,
+                   rpc_log=Path(namespace.rpc_log).expanduser() if namespace.rpc_log else None,
+                   protocol=namespace.protocol, remote=remote)
+
+
 def resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]:
     """Pick the agent to start (`--protocol` over its own ACP version); returns it and any problems worth a toast."""
     spec, problems = _resolve_agent(args, config)
@@ -190,6 +234,10 @@ def _resolve_agent(args: CliArgs, config: Config) -> tuple[AgentSpec, list[str]]
     falls back to the demo with a problem message.
     """
     problems: list[str] = []
+    if args.remote is not None:
+        from urllib.parse import urlsplit
+
+        return remote_spec(urlsplit(args.remote.url).hostname or "remote", args.remote), problems
     if args.command:
         if args.agent:
             problems.append(f"--agent {args.agent} ignored: an agent command was given after --")

@@ -66,8 +66,9 @@ class ClientToolsConfig:
 class AgentProfile:
     """How to start one ACP agent."""
 
-    command: str
-    """Program to run: a bare name (looked up on PATH at spawn time) or a path (`~` expanded)."""
+    command: str = ""
+    """Program to run: a bare name (looked up on PATH at spawn time) or a path (`~` expanded). Not needed
+    with `url`."""
     args: list[str] = field(default_factory=list)
     """Arguments passed to the command."""
     env: dict[str, str] = field(default_factory=dict)
@@ -95,6 +96,21 @@ class AgentProfile:
     the agent advertises that (else they are appended)."""
     additional_directories: list[str] = field(default_factory=list)
     """Directories besides the session's own that this agent may use (see the global key)."""
+    url: str | None = None
+    """A remote agent's ACP endpoint instead of a command: `ws://`/`wss://` (WebSocket; acpremote's
+    `ws://HOST:PORT/acp/ws`) or `http://`/`https://` (Streamable HTTP, e.g. `qwen serve`)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra HTTP headers for a remote agent (never logged)."""
+    token_env: str | None = None
+    """The environment variable holding a remote agent's bearer token (the token itself never goes in the
+    config, argv, the log or the journal)."""
+    cwd: str | None = None
+    """A remote agent's working directory on its own machine (default: what its server says, else the local)."""
+    insecure: bool = False
+    """Skip TLS certificate checks for this remote agent (a lab box with a self-signed certificate only)."""
+    shared_cwd: bool = False
+    """The remote agent's working directory is shared with this machine: offer it rat's file system and
+    terminals (off by default: its files are on its own machine)."""
 
 
 @dataclass
@@ -340,6 +356,22 @@ def _with_line(message: str, text: str) -> str:
 def validate_config(data: dict[str, Any], text: str = "") -> tuple[Config, list[str]]:
     """Validate parsed TOML, dropping only what is invalid; returns the config and the problems (each
     with the line of `text`, the file, that holds the value, where it can be found)."""
+    config, problems = _validated(data, text)
+    return config, problems + _drop_agentless(config, text)
+
+
+def _drop_agentless(config: Config, text: str) -> list[str]:
+    """A profile names a local agent (`command`) or a remote one (`url`); one with neither is skipped."""
+    problems = []
+    for name in [name for name, profile in config.agents.items() if not profile.command and not profile.url]:
+        del config.agents[name]
+        where = _line_of(key_lines(text), ("agents", name)) if text else ""
+        problems.append(f"{where}agents.{name}.command: Field required: a profile needs `command` (a local agent) "
+                        f"or `url` (a remote one) (agent profile {name!r} skipped)")
+    return problems
+
+
+def _validated(data: dict[str, Any], text: str) -> tuple[Config, list[str]]:
     try:
         return build(Config, data), []
     except Unsure:  # something is wrong (or unusual): pydantic says what, and the loop below drops it

@@ -405,12 +405,12 @@ async def test_readers_share_one_reading_slice_per_turn_of_the_loop() -> None:
     from rat_tui.protocol import transport
 
     transport._next_turn()
-    assert not transport._turn_used(100.0)  # the first reader to run starts the turn's slice
-    assert not transport._turn_used(100.0 + transport.READ_SLICE_SECONDS / 2)
-    assert transport._turn_used(100.0 + 2 * transport.READ_SLICE_SECONDS)  # used up...
-    assert transport._turn_used(100.0 + 2 * transport.READ_SLICE_SECONDS)  # ...for the other readers too
+    assert not transport.turn_used(100.0)  # the first reader to run starts the turn's slice
+    assert not transport.turn_used(100.0 + transport.READ_SLICE_SECONDS / 2)
+    assert transport.turn_used(100.0 + 2 * transport.READ_SLICE_SECONDS)  # used up...
+    assert transport.turn_used(100.0 + 2 * transport.READ_SLICE_SECONDS)  # ...for the other readers too
     await asyncio.sleep(0)  # what was ready ran (keys, redraws); a new turn begins
-    assert not transport._turn_used(200.0)
+    assert not transport.turn_used(200.0)
 
 
 async def test_twenty_readers_flooding_at_once_each_deliver_every_line(tmp_path) -> None:

@@ -60,7 +60,8 @@ class ManifestError(ValueError):
 
 @dataclass(frozen=True)
 class Launch:
-    """One way to start an agent: `how` is "command", "binary", "profile", "npx" or "uvx"."""
+    """One way to start an agent: `how` is "command", "binary", "profile", "npx", "uvx" or "remote" (a
+    profile's `url`: the agent runs elsewhere, `argv` is its URL)."""
 
     how: str
     argv: tuple[str, ...]
@@ -135,8 +136,8 @@ class Availability:
 def check(agent: CatalogAgent, which: Which = shutil.which) -> Availability:
     """Installed if one of the agent's own programs is on PATH; else runnable through npx/uvx; else missing."""
     for launch in agent.launches:
-        if not launch.fetches and _on_path(launch.program, which):
-            return Availability(INSTALLED, launch)
+        if launch.how == "remote" or (not launch.fetches and _on_path(launch.program, which)):
+            return Availability(INSTALLED, launch)  # (a remote agent is there to connect to: nothing to install)
     for launch in agent.launches:
         if launch.fetches and _on_path(launch.program, which):
             return Availability(FETCH, launch)
@@ -324,6 +325,8 @@ class Catalog:
 
 
 def profile_launch(profile: AgentProfile) -> Launch:
+    if profile.url:
+        return Launch("remote", (profile.url,))
     # A bare command name stays bare: it is looked up on PATH when the agent is spawned.
     return Launch("profile", (os.path.expanduser(profile.command), *profile.args), dict(profile.env))
 

@@ -39,6 +39,48 @@ class AgentSpec:
     additional_directories: tuple[str, ...] = ()
     title: str | None = None
     """The profile's `title` (the name shown in pickers), if it set one."""
+    remote: RemoteSpec | None = None
+    """Where the agent runs when it is not a local process (`rat connect URL`, a profile's `url`)."""
+
+
+@dataclass(frozen=True)
+class RemoteSpec:
+    """A remote agent's address and how to reach it; the token itself is read from `token_env` when the session
+    connects, so no spec, argv, log or journal ever holds it."""
+
+    url: str
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # values may be secrets: never shown
+    token_env: str | None = None
+    cwd: str | None = None
+    """The working directory on the agent's side (else the server's metadata says, else the local one)."""
+    insecure: bool = False
+    shared_cwd: bool = False
+    """The agent's directory is this machine's too (a mount): rat offers its file system and terminals."""
+
+    def endpoint(self) -> Any:
+        """The Endpoint to connect to, the token read now; raises RemoteError when its variable is unset."""
+        from ..protocol.remote_link import Endpoint, RemoteError
+
+        token = None
+        if self.token_env:
+            token = os.environ.get(self.token_env)
+            if not token:
+                raise RemoteError(f"The environment variable {self.token_env}, which should hold the token for "
+                                  f"{self.url}, is not set.", retry=False)
+        return Endpoint(self.url, self.headers, token=token, insecure=self.insecure)
+
+
+def parse_header(raw: str) -> tuple[str, str]:
+    """`Name: value` as a header pair; raises ValueError naming what is wrong (never the value)."""
+    name, colon, value = raw.partition(":")
+    if not colon or not name.strip() or any(c in name for c in " \t\r\n") or any(c in value for c in "\r\n"):
+        raise ValueError(f"not a header of the form 'Name: value': {name.strip()[:40]!r}")
+    return name.strip(), value.strip()
+
+
+def remote_spec(name: str, remote: RemoteSpec, protocol: int = 1) -> AgentSpec:
+    """The spec of a remote agent: no command (its `argv` names the URL for pickers and the journal)."""
+    return AgentSpec(name=name, argv=[remote.url], env={}, is_demo=False, protocol=protocol, remote=remote)
 
 
 def demo_agent() -> AgentSpec:
@@ -67,7 +109,8 @@ def short_command(argv: list[str]) -> str:
 def spec_label(spec: AgentSpec) -> str:
     """How a picker names an agent: its profile's title (else its key), its command, its ACP version if 2."""
     version = "  · ACP v2" if spec.protocol == 2 else ""
-    return f"{spec.title or spec.name}  —  {short_command(spec.argv)}{version}"
+    where = spec.remote.url if spec.remote is not None else short_command(spec.argv)  # a URL is not a path
+    return f"{spec.title or spec.name}  —  {where}{version}"
 
 
 def _overrides(client_tools: Any) -> Any:
@@ -79,7 +122,7 @@ def _overrides(client_tools: Any) -> Any:
 def profile_spec(name: str, profile: AgentProfile) -> AgentSpec:
     """The AgentSpec of config profile `name`: its command, env, MCP servers, defaults and client tools."""
     # A bare command name stays bare: it is looked up on PATH when the agent is spawned.
-    argv = [os.path.expanduser(profile.command), *profile.args]
+    argv = [os.path.expanduser(profile.command), *profile.args] if not profile.url else [profile.url]
     return AgentSpec(
         name=name, argv=argv, env=dict(profile.env), is_demo=False, missing_file_empty=profile.missing_file_empty,
         mcp_servers=tuple(profile.mcp_servers), defaults=dict(profile.defaults),
@@ -87,4 +130,12 @@ def profile_spec(name: str, profile: AgentProfile) -> AgentSpec:
         protocol=profile.protocol,
         system_prompt=profile.system_prompt, system_prompt_mode=profile.system_prompt_mode,
         additional_directories=tuple(profile.additional_directories), title=profile.title,
+        remote=_profile_remote(profile),
     )
+
+
+def _profile_remote(profile: AgentProfile) -> RemoteSpec | None:
+    if not profile.url:
+        return None
+    return RemoteSpec(url=profile.url, headers=tuple(profile.headers.items()), token_env=profile.token_env,
+                      cwd=profile.cwd, insecure=profile.insecure, shared_cwd=profile.shared_cwd)

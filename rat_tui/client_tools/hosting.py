@@ -44,8 +44,9 @@ class ClientTools:
     def on_message_notification(self, params: dict[str, Any]) -> None:
         self.native.notification(params)
 
-    async def plan(self, capabilities: Mapping[str, Any]) -> tuple[dict[str, Any] | None, McpServerRow]:
-        """(the `mcpServers` entry or None, the summary row) for an agent with these capabilities."""
+    async def plan(self, capabilities: Mapping[str, Any], local: bool = True) -> tuple[dict[str, Any] | None, McpServerRow]:
+        """(the `mcpServers` entry or None, the summary row) for an agent with these capabilities; `local`
+        False (a remote agent): only MCP over ACP, as it cannot start the local bridge's shim."""
         mcp = capabilities.get("mcpCapabilities") if isinstance(capabilities, Mapping) else None
         native_ok = isinstance(mcp, Mapping) and mcp.get("acp") is True
         tools = ", ".join(self.settings.offered)
@@ -57,6 +58,9 @@ class ClientTools:
             self.transport = "native"
             entry = {"type": "acp", "name": SERVER_NAME, "serverId": self.server_id}
             return entry, McpServerRow(SERVER_NAME, "acp (native)", f"in rat-tui: {tools}", True)
+        if not local:
+            return None, McpServerRow(SERVER_NAME, "stdio (bridged)", tools, False, "the agent runs on another machine "
+                                      "and does not take MCP over ACP (mcpCapabilities.acp), so it cannot reach them")
         if self.bridge is None:
             self.bridge = Bridge(self.host)
             try:

@@ -25,11 +25,12 @@ class ProtocolMismatch(Exception):
     """The agent answered `initialize` with a protocol version we do not speak."""
 
 
-def client_capabilities() -> dict[str, Any]:
-    """What this client really implements; an agent must not call what we do not advertise."""
+def client_capabilities(local_files: bool = True) -> dict[str, Any]:
+    """What this client really implements; an agent must not call what we do not advertise. `local_files`
+    False (a remote agent, whose files are on its own machine): no client file system, no client terminals."""
+    files: dict[str, Any] = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
     return {
-        "fs": {"readTextFile": True, "writeTextFile": True},
-        "terminal": True,
+        **(files if local_files else {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}),
         # Agents may send boolean config options only to clients that say they can show them;
         # `notice` and `compaction_update` only to clients that show them (state/compaction.py).
         # `promptSuggestions`: the composer shows the agent's predicted next prompt as ghost text (Tab takes it).
@@ -88,8 +89,9 @@ class AcpClient:
     session's `idle`), as a v1 prompt does, so the session engine runs the same turn logic on both.
     """
 
-    def __init__(self, connection: Connection, protocol: int = PROTOCOL_VERSION) -> None:
+    def __init__(self, connection: Connection, protocol: int = PROTOCOL_VERSION, local_files: bool = True) -> None:
         self.connection = connection
+        self.local_files = local_files  # offer fs and terminals (not to a remote agent: client_capabilities)
         # Extra params of session/new, load, resume and fork the agent advertised it takes
         # (`systemPrompt`, `additionalDirectories`: session/setup.py).
         self.session_extras: dict[str, Any] = {}
@@ -101,12 +103,13 @@ class AcpClient:
         return self.connection.protocol_version or self.protocol
 
     async def initialize(self) -> AgentHello:
-        v1_params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client_capabilities(), "clientInfo": CLIENT_INFO}
+        capabilities = client_capabilities(self.local_files)
+        v1_params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": capabilities, "clientInfo": CLIENT_INFO}
         if self.protocol == PROTOCOL_V2:
             from . import v2
 
             try:
-                result = await self.connection.request("initialize", v2.initialize_params(CLIENT_INFO, client_capabilities()))
+                result = await self.connection.request("initialize", v2.initialize_params(CLIENT_INFO, capabilities))
             except RpcError as error:
                 supported = error.data.get("supported") if isinstance(error.data, dict) else None
                 if error.code != v2.UNSUPPORTED_VERSION or not isinstance(supported, list) or PROTOCOL_VERSION not in supported:

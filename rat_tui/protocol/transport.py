@@ -35,7 +35,7 @@ _turn_started: float | None = None  # when the readers began reading in this tur
 _next_turn_loop: asyncio.AbstractEventLoop | None = None  # the loop a new turn is scheduled on
 
 
-def _turn_used(now: float) -> bool:
+def turn_used(now: float) -> bool:
     """Whether this turn's reading slice is used up (then a new one begins next turn of the loop)."""
     global _turn_started, _next_turn_loop
     if _turn_started is None:
@@ -59,7 +59,7 @@ def _reading(pipe: asyncio.ReadTransport) -> bool:
         return not getattr(pipe, "_paused", True) and not pipe.is_closing()
 
 
-async def _pass_turn(before_wait: Callable[[], None] | None, pipe: asyncio.ReadTransport | None = None) -> bool:
+async def pass_turn(before_wait: Callable[[], None] | None, pipe: asyncio.ReadTransport | None = None) -> bool:
     """Give the loop its turns while this one's reading slice is used up, and wait while a key the user
     typed is on its way to the screen (`priority`); `before_wait` (the lines routed since the last turn
     must be journaled first) runs once before. Whether a turn was given.
@@ -74,7 +74,7 @@ async def _pass_turn(before_wait: Callable[[], None] | None, pipe: asyncio.ReadT
     try:
         while True:
             wait = priority.input_wait()
-            if not wait and not _turn_used(time.monotonic()):
+            if not wait and not turn_used(time.monotonic()):
                 return passed
             if before_wait is not None:
                 before_wait()
@@ -454,7 +454,7 @@ class AgentProcess:
         """
         assert self._proc and self._proc.stdout
         stdout = self._proc.stdout
-        # The stream's pipe (asyncio keeps it private), paused while a key is on its way (_pass_turn).
+        # The stream's pipe (asyncio keeps it private), paused while a key is on its way (pass_turn).
         pipe = getattr(stdout, "_transport", None)
         pipe = pipe if hasattr(pipe, "pause_reading") and hasattr(pipe, "resume_reading") else None
         buffer = bytearray()  # the line begun and not ended yet
@@ -508,13 +508,13 @@ class AgentProcess:
                     # Checked here first, as a coroutine per line cost more than the check, in a flood.
                     count += 1
                     if (priority.input_wait() or (((count & (TURN_CHECK_LINES - 1)) == 0 or len(line) > LONG_LINE)
-                                                  and _turn_used(time.monotonic()))) \
-                            and await _pass_turn(before_wait if routed else None, pipe):
+                                                  and turn_used(time.monotonic()))) \
+                            and await pass_turn(before_wait if routed else None, pipe):
                         routed = False
             if len(buffer) > self.max_line_bytes:
                 skipping, skipped = True, len(buffer)
                 buffer.clear()
-            if await _pass_turn(before_wait if routed else None, pipe):
+            if await pass_turn(before_wait if routed else None, pipe):
                 routed = False
 
     def _oversized(self, size: int) -> None:

@@ -35,16 +35,18 @@ from ..protocol.router import Connection, ConnectionClosed, RpcError
 from ..protocol.rpc_log import RpcLog
 from ..protocol.traffic import TrafficLog
 from ..protocol.terminals import TerminalManager
+from ..protocol.remote_link import RemoteError
 from ..protocol.transport import AgentProcess, AgentSpawnError
 from .edge import for_this_session
 from .setup import SessionSetup
 from ..state import children, quota, reducer
-from ..state.models import CANCELLED, ERROR, EXITED, READY, STARTING, WORKING
+from ..state.models import CANCELLED, DISCONNECTED, ERROR, EXITED, READY, STARTING, WORKING
 from ..state.permission_policy import PermissionPolicy
 from ..state.store import SessionStore
 
 if TYPE_CHECKING:
     from .change_tracker import ChangeTracker
+    from .remote_side import RemoteSide
 
 log = logging.getLogger("rat.session")
 
@@ -118,7 +120,7 @@ class AgentSession:
         # Always on (a few µs a message, bench/traffic.py) so the inspector (F8) shows the start too.
         self.traffic = TrafficLog()
         self.handshake_timeout = handshake_timeout
-        self.process: AgentProcess | None = None
+        self.process: AgentProcess | Any = None  # a RemoteProcess for a remote agent (remote_side.py)
         self.connection: Connection | None = None
         self.client: AcpClient | None = None
         self.session_id: str | None = None
@@ -149,6 +151,12 @@ class AgentSession:
         self.prompts = Prompting(self, self.ui)
         self.store.state.cwd = str(self.cwd)
         self.store.dispatch(reducer.set_agent, command.name)
+        # Where the agent runs when it is not a local process (None: local): its connection, host and cwd.
+        self.remote: RemoteSide | None = None
+        if getattr(command, "remote", None) is not None:
+            from .remote_side import RemoteSide  # only a remote session loads the network transport
+
+            self.remote = RemoteSide(self, command.remote)
         self.file_listeners: list[Callable[[FileWrite], None]] = []
         self._changes: ChangeTracker | None = None
         self._raw_content: dict[str, list[dict[str, Any]]] = {}
@@ -194,6 +202,11 @@ class AgentSession:
         return self.store.state
 
     @property
+    def remote_host(self) -> str | None:
+        """`host:port` of a remote agent; None when the agent is a local process."""
+        return self.remote.host if self.remote is not None else None
+
+    @property
     def busy(self) -> bool:
         return self._turn is not None and not self._turn.done()
 
@@ -204,22 +217,31 @@ class AgentSession:
         self._running = True
         self._run_done.clear()
         try:
-            await self._run()
+            while await self._run() and not self._stopping:  # a remote agent's new connection: start over on it
+                self._reset_for_reattach()
         finally:
             self._running = False
             self._run_done.set()
 
-    async def _run(self) -> None:
+    async def _run(self) -> bool:
+        """One agent process (or connection) from start to end; True when a remote agent's connection came
+        back as a new one and the session must start over on it."""
         self.store.dispatch(reducer.set_status, STARTING)
-        self.process = AgentProcess(self.command.argv, self.cwd, self.command.env, nice=self.agent_nice)
         try:
+            if self.remote is not None:
+                self.process = self.remote.new_process()
+            else:
+                self.process = AgentProcess(self.command.argv, self.cwd, self.command.env, nice=self.agent_nice)
             await self.process.start()
-        except AgentSpawnError as error:
+        except (AgentSpawnError, RemoteError) as error:
             self._fail(ERROR, str(error))
-            return
+            return False
+        if self.remote is not None:
+            self.remote.started(self.process)
+        local_files = self.remote is None or self.remote.local_files
         handlers = {
-            **self.files.handlers(),
-            **self.terminals.handlers(),
+            **(self.files.handlers() if local_files else {}),  # a remote agent's files are on its machine
+            **(self.terminals.handlers() if local_files else {}),
             "session/request_permission": self.permissions.handle,
             "elicitation/create": self.elicitations.handle,
             **(self.client_tools.handlers() if self.client_tools else {}),
@@ -232,7 +254,7 @@ class AgentSession:
         self.connection.recorders.extend(self.recorders)
         self.connection.on_error = self._on_request_error
         self.connection.on_idle = self.store.reader_idle
-        self.client = AcpClient(self.connection, int(getattr(self.command, "protocol", 1) or 1))
+        self.client = AcpClient(self.connection, int(getattr(self.command, "protocol", 1) or 1), local_files)
         reader = asyncio.create_task(self.connection.run(), name="agent-reader")
         handshake = asyncio.create_task(self._handshake(), name="agent-handshake")
         watchdog = asyncio.create_task(self.hang_watch.run(), name="agent-watchdog")
@@ -246,7 +268,12 @@ class AgentSession:
             if not handshake.done():
                 handshake.cancel()
         if self._stopping:
-            return
+            return False
+        if self.remote is not None:
+            if self.remote.renewed(self.process):
+                return True
+            self.remote.ended(self.process)
+            return False
         try:
             code = await asyncio.wait_for(self.process.wait(), 3.0)
         except asyncio.TimeoutError:  # stdout closed but the process lingers
@@ -254,6 +281,7 @@ class AgentSession:
         self._on_exit(code)
         if self.client_tools is not None:
             await self.client_tools.close()
+        return False
 
     async def _handshake(self) -> None:
         assert self.client is not None
@@ -345,7 +373,7 @@ class AgentSession:
         """rat-tui's own MCP server, after the configured ones: native or bridged (client_tools.hosting)."""
         if self.client_tools is None:
             return
-        entry, row = await self.client_tools.plan(self.hello.capabilities if self.hello else {})
+        entry, row = await self.client_tools.plan(self.hello.capabilities if self.hello else {}, self.remote is None)
         self.mcp_report.append(row)
         if entry is not None:
             self.mcp_servers.append(entry)
@@ -530,17 +558,21 @@ class AgentSession:
             await self.terminals.close_all()
         finally:
             self._restarting = False
+        self._reset_for_reattach()
+        self._stopping = False
+        self._notice("Restarting the agent…" if self.remote is None else f"Reconnecting to {self.remote.host}…")
+        await self.run()
+
+    def _reset_for_reattach(self) -> None:
+        """Before a new process (or connection) serves this session: it reattaches the agent-side session."""
         if self.session_id:
             self.attach_session_id = self.session_id
         self.session_id = None
         self.hello = None
-        self._stopping = False
         self._turn_failed = False
         self.hang_watch.reset()
         self._early_updates = []
         self.restarts += 1
-        self._notice("Restarting the agent…")
-        await self.run()
 
     # -- hangs, logins, the agent's other sessions --------------------------------------------------
 
@@ -639,6 +671,9 @@ class AgentSession:
             return "A turn is running: wait for it or press Esc to cancel it."
         if self.state.status == EXITED:
             return "The agent has exited: Alt+R restarts it."
+        if self.state.status == DISCONNECTED:
+            return (f"The agent at {self.remote_host} is not connected ({self.state.status_detail}). "
+                    "Your prompt stays here.")
         if self.login.needed:
             return "The agent needs a login first: Alt+L picks a method."
         if self.state.status == ERROR and self.session_id is None:
@@ -706,6 +741,8 @@ class AgentSession:
             self._turn_failed = True
             await self.updates_applied()  # what the agent sent before it died, then the turn fails
             self.store.dispatch(reducer.fail_turn)
+            if self.remote is not None and not self._stopping and self.process.returncode is not None:
+                self._notice("The turn was cut by the network: what the agent sent before is kept above.", "warning")
             return  # run() reports the exit
         await self.updates_applied()
         stop_reason = str(result.get("stopReason", "end_turn"))
@@ -744,7 +781,10 @@ class AgentSession:
         if self._changes is None:
             from .change_tracker import ChangeTracker  # at the first turn, not at launch
 
-            self._changes = ChangeTracker.create(str(self.cwd))
+            remote = self.remote if self.remote is not None and not self.remote.local_files else None
+            # A remote agent's files are on its machine: its reported diffs, under its own directory.
+            self._changes = ChangeTracker.create(str(self.opener.cwd), remote=remote.host) if remote else \
+                ChangeTracker.create(str(self.cwd))
         return self._changes
 
     async def _tracked_turn(self, text: str, blocks: list[dict[str, Any]] | None = None, chips: tuple[str, ...] = ()) -> None:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+import posixpath
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -82,9 +83,12 @@ class ChangeTracker:
     """One session's changes. Nothing touches the disk until the first record, so sessions that
     change no file leave no directory behind."""
 
-    def __init__(self, directory: Path, cwd: str) -> None:
+    def __init__(self, directory: Path, cwd: str, remote: str | None = None) -> None:
         self.directory = Path(directory)
-        self.cwd = os.path.abspath(cwd)
+        # A remote agent's files are on its machine (`remote` is its host): the tracker records the diffs
+        # it reports and never reads, snapshots or writes a local path of the same name.
+        self.remote = remote
+        self.cwd = posixpath.normpath(cwd) if remote else os.path.abspath(cwd)
         self.created = time.strftime("%Y-%m-%dT%H:%M:%S")
         self.turns: list[TurnChanges] = []
         self._blobs: set[str] = set()  # blob names known to be on disk
@@ -95,10 +99,10 @@ class ChangeTracker:
             self._load()
 
     @classmethod
-    def create(cls, cwd: str, root: Path | None = None) -> ChangeTracker:
+    def create(cls, cwd: str, root: Path | None = None, remote: str | None = None) -> ChangeTracker:
         """A new tracker for a session: its directory is named by time (sorts newest last) + a random id."""
         name = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-        return cls((root or changes_root()) / name, cwd)
+        return cls((root or changes_root()) / name, cwd, remote)
 
     @classmethod
     def load_all(cls, cwd: str, root: Path | None = None) -> list[ChangeTracker]:
@@ -154,6 +158,9 @@ class ChangeTracker:
         for item in content:
             if item.get("type") != "diff" or not isinstance(item.get("path"), str):
                 continue
+            if self.remote:
+                self._observe_remote(call_id, status, item)
+                continue
             path = os.path.realpath(os.path.join(self.cwd, item["path"]))
             if not self.in_scope(path):
                 # Only files rat-tui itself wrote outside (the user allowed each) may be reverted there.
@@ -184,15 +191,31 @@ class ChangeTracker:
                 continue
             self.record(path, original, disk, "diff")  # type: ignore[arg-type]
 
+    def _observe_remote(self, call_id: str, status: str, item: dict[str, Any]) -> None:
+        """A remote agent's diff, recorded as it reports it (old and new text) once its call completes."""
+        path = posixpath.normpath(posixpath.join(self.cwd, item["path"]))
+        if status != "completed" or (call_id, path) in self._recorded or not self.in_scope(path):
+            return
+        self._recorded.add((call_id, path))
+        old, new = item.get("oldText"), item.get("newText")
+        if isinstance(new, str):
+            self.record(path, old if isinstance(old, str) else None, new, "diff")
+
     def current_text(self, path: str) -> str | None:
-        """The file as it is on disk now; None if it is gone (or not a file)."""
+        """The file as it is on disk now; None if it is gone (or not a file). A remote agent's: as it last
+        reported it."""
+        if self.remote:
+            change = next((c for turn in reversed(self.turns) for c in turn.files if c.path == path), None)
+            return change.current if change is not None else None
         try:
             return _read_text(Path(path))
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
 
     def in_scope(self, path: str) -> bool:
-        """Whether a file lies in the session's directory (symlinks resolved)."""
+        """Whether a file lies in the session's directory (symlinks resolved; a remote one's by its name)."""
+        if self.remote:
+            return posixpath.normpath(path).startswith(self.cwd.rstrip("/") + "/")
         return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(self.cwd))
 
     def offered(self, change: FileChange) -> bool:
@@ -232,6 +255,9 @@ class ChangeTracker:
     def _undoable(self, label: str, changes: list[FileChange], revert) -> str:
         """Run `revert`, keeping the files' bytes before it for `undo_revert` (even when it fails halfway:
         what it did write can be undone)."""
+        if self.remote:
+            raise RevertError(f"The files are on {self.remote}, where the agent runs: rat only saw the diffs it "
+                              "reported and cannot put them back (ask the agent to).")
         before = [(change, read_file(change.path), change.current) for change in changes]
         try:
             return revert()

@@ -16,6 +16,7 @@ Severity = Literal["info", "warning", "error"]
 
 # The one state word the status bar shows (end-to-end tests rely on these exact words).
 STARTING, READY, WORKING, CANCELLED, ERROR, EXITED = "starting", "ready", "working", "cancelled", "error", "exited"
+DISCONNECTED = "disconnected"  # a remote agent's connection dropped (rat reconnects by itself)
 
 
 @dataclass(eq=False)
@@ -189,6 +190,7 @@ class SessionState:
     stopped_by_user: bool = False
     session_id: str | None = None
     cwd: str = ""
+    host: str = ""  # where a remote agent runs (`host:port`); "" for a local agent
     entries: list[Entry] = field(default_factory=list)
     by_key: dict[str, Entry] = field(default_factory=dict)
     tool_calls: dict[str, ToolCallEntry] = field(default_factory=dict)

@@ -419,6 +419,12 @@ def set_agent(state: SessionState, name: str) -> list[Change]:
     return [FieldChanged("agent")]
 
 
+def set_host(state: SessionState, host: str) -> list[Change]:
+    """Where the agent runs (a remote agent's `host:port`), for the tab and the status bar."""
+    state.host = clean(host)
+    return [FieldChanged("agent")]
+
+
 def set_session(state: SessionState, session_id: str, result: dict[str, Any]) -> list[Change]:
     """Take what `session/new` answered: id, modes, config options, legacy models."""
     state.session_id = session_id

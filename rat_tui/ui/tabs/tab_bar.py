@@ -41,6 +41,8 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
         badge = "◐ "
     elif state.status in ("error", "exited"):
         badge = "✗ "
+    elif state.status == "disconnected":
+        badge = "↯ "  # the network, not the agent: it reconnects by itself
     elif state.status == "cancelled" and unseen:
         badge = "⊘ "  # the user stopped it: not a failure
     elif unseen:
@@ -57,7 +59,8 @@ def tab_label(state: SessionState, unseen: bool, waiting: int = 0) -> str:
     badge += f"⑂{running} " if running else ""
     if state.shell_running is not None:  # a `!command` runs in the tab's shell
         badge = "$ " if badge == NO_BADGE else badge + "$ "
-    return f"{badge}{state.agent_name}" + (f" · {title}" if title else "")
+    where = f"@{state.host}" if state.host else ""  # a remote agent says where it runs
+    return f"{badge}{state.agent_name}{where}" + (f" · {title}" if title else "")
 
 
 class SessionTabs(TabbedContent):

@@ -227,6 +227,11 @@ class SessionView(Vertical):
         app = rat_app(self)
         if app is not None:  # the choice saved from F5
             self.preview.follow = app.config.follow
+        host = self.session.remote_host
+        if host is not None and self.session.remote is not None and not self.session.remote.local_files:
+            from ...session.remote_side import reported_text  # the agent's files are on its machine
+
+            self.preview.remote = (host, lambda path: reported_text(self.session.state, path))
         self.composer.prompt_history = PromptHistory(history_file(self.session.cwd))
         shell_ui.mount(self)
         if isinstance(self.session.ui, TabUI):  # the app's sessions; a replay's is headless

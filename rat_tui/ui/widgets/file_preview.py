@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import mimetypes
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Group
@@ -22,7 +23,12 @@ def read_window(path: Path, line: int | None) -> tuple[str, int, int]:
     """(text of the window, its first line number, the file's line count); raises OSError."""
     if path.stat().st_size > MAX_BYTES:
         raise OSError(f"file is larger than {MAX_BYTES // (1024 * 1024)} MB")
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return text_window(path.read_text(encoding="utf-8", errors="replace"), line)
+
+
+def text_window(text: str, line: int | None) -> tuple[str, int, int]:
+    """`read_window` of a file's text."""
+    lines = text.splitlines()
     target = max(1, line or 1)
     start = max(1, target - CONTEXT_LINES)
     end = min(len(lines), target + CONTEXT_LINES)
@@ -55,6 +61,8 @@ class FilePreview(VerticalScroll):
         """The source lines on show (tests read it)."""
         self.image = None
         """The ImageView on show (an image file, or an image from the agent), else None."""
+        self.remote: tuple[str, Callable[[str], str | None]] | None = None
+        """A remote agent's (host, its file's text as its diffs report it): no local file is read then."""
 
     def compose(self):
         yield self._title
@@ -103,12 +111,13 @@ class FilePreview(VerticalScroll):
         label = f"{path}" + (f":{line}" if line else "") + ("  · following" if self.follow else "")
         self._title.update(clean(label))
         mime = mimetypes.guess_type(path.name)[0]
-        if mime in IMAGE_TYPES:
+        if mime in IMAGE_TYPES and not self.remote:
             await self._show_image_file(path, mime)
             return
         self._drop_image()
         try:
-            text, start, total = await asyncio.to_thread(read_window, path, line)
+            text, start, total = self._reported(path, line) if self.remote else \
+                await asyncio.to_thread(read_window, path, line)
         except OSError as error:
             self._body.update(Text(f"Cannot show {path}: {error.strerror or error}", style="italic"))
             return
@@ -129,6 +138,15 @@ class FilePreview(VerticalScroll):
         self._body.update(Group(syntax, footer))
         if line:
             self.call_after_refresh(self.scroll_to, 0, max(0, line - start - 5), animate=False)
+
+    def _reported(self, path: Path, line: int | None) -> tuple[str, int, int]:
+        assert self.remote is not None
+        host, reported = self.remote
+        text = reported(str(path))
+        if text is None:
+            raise OSError(f"the file is on {host}, where the agent runs; rat shows what the agent's diffs report "
+                          "of it, and none has named it")
+        return text_window(text, line)
 
     async def _show_image_file(self, path: Path, mime: str) -> None:
         from ...state.media import format_size, image_dimensions

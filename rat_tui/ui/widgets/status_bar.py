@@ -19,6 +19,7 @@ STATE_COLOURS = {
     "cancelled": "secondary",
     "error": "error",
     "exited": "error",
+    "disconnected": "warning",
 }
 
 
@@ -78,6 +79,9 @@ class StatusBar(Static):
         style = variables.get(STATE_COLOURS.get(state.status, ""), "")
         parts = [Part(Text(state.agent_name, style="bold"), PRIORITIES["agent"], essential=True, shorten="end",
                       min_cells=6)]
+        if state.host:  # a remote agent: where it runs, next to its name
+            parts.append(Part(Text(f"@ {state.host}", style="dim"), PRIORITIES["host"], prefix=" ", shorten="end",
+                              min_cells=6))
         word = Text("● ", style=style or "")
         word.append(state.status, style=f"bold {style}".strip())
         parts.append(Part(word, PRIORITIES["state"], prefix="  ", essential=True))
@@ -86,7 +90,7 @@ class StatusBar(Static):
             if state.activity in ("running", "requires_action") and state.status not in ("working", "starting"):
                 version.append(" · agent at work", style="dim")  # work the agent started itself (v2 allows it)
             parts.append(Part(version, PRIORITIES["version"], prefix=" ", shorten="end", min_cells=4))
-        if state.status_detail and state.status in ("working", "error", "exited"):
+        if state.status_detail and state.status in ("working", "error", "exited", "disconnected"):
             detail = state.status_detail.splitlines()[0][:60]
             parts.append(Part(Text(f"({detail})", style="dim"), PRIORITIES["detail"], prefix=" ", shorten="end"))
         if state.shell_running is not None:  # the user's own `!command` (state/shell.py)
@@ -143,7 +147,7 @@ class StatusBar(Static):
 # the plan has its panel (F2); the v2 marker says how, not what; then usage, model, mode, and the detail
 # of the state word last.
 PRIORITIES = {
-    "agent": 100, "state": 100, "waiting": 90, "shell": 70,
+    "agent": 100, "state": 100, "waiting": 90, "host": 80, "shell": 70,
     "detail": 60, "mode": 50, "model": 45, "speed": 44, "usage": 40, "version": 30, "plan": 20, "title": 10, "cwd": 5,
 }
 
