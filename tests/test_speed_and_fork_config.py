@@ -56,7 +56,7 @@ async def test_speed_shown_beside_the_model(tmp_path: Path, record_file: Path) -
         await until(pilot, lambda: view(app).status_bar.state_word == "ready", "ready")
         await until(pilot, lambda: "model Opus" in str(view(app).status_bar.render()), "the model")
         text = str(view(app).status_bar.render())
-        assert "↯ fast" in text and text.index("model Opus") < text.index("↯ fast")
+        assert "speed fast" in text and text.index("model Opus") < text.index("speed fast")
 
 
 @pytest.mark.parametrize("takes_values", [True, False], ids=["options advertised", "no options capability"])

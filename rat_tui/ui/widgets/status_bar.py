@@ -117,8 +117,9 @@ class StatusBar(Static):
                 parts.append(Part(Text(f"{category} {_short(name)}"), PRIORITIES[category], shorten="end",
                                   compact=Text(_short(name)), min_cells=6))
         speed = speed_name(state)
-        if speed:  # the `speed` category (fast mode): an icon beside the model, as agents show it themselves
-            parts.append(Part(Text(f"↯ {_short(speed, 16)}"), PRIORITIES["speed"], shorten="end", compact=Text("↯")))
+        if speed:  # the `speed` category (fast mode), beside the model as the other categories are shown
+            parts.append(Part(Text(f"speed {_short(speed, 16)}"), PRIORITIES["speed"], shorten="end",
+                              compact=Text(_short(speed, 16)), min_cells=4))
         if state.plan:
             done = sum(1 for item in state.plan if item.status == "completed")
             parts.append(Part(Text(f"plan {done}/{len(state.plan)}"), PRIORITIES["plan"]))
