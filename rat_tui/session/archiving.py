@@ -37,7 +37,9 @@ def recorded_archive(journal: HistoryJournal, record: int) -> bool:
 
 
 def archiver(sessions: Iterable[AgentSession], argv: list[str]) -> AgentSession | None:
-    """An open session of this agent command line that can archive (the first one), or None."""
+    """An open session of this agent command line (a remote agent's: its URL) that can archive, or None."""
+    if not argv:  # a record that does not say how its agent ran names no agent
+        return None
     same = [s for s in sessions if list(s.command.argv) == list(argv) and s.hello is not None]
     return next((s for s in same if s.supports("archive")), None)
 
