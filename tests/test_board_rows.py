@@ -64,8 +64,11 @@ def test_recordings_replay_their_quota_onto_the_board(name: str, tmp_path: Path)
 
     [row, *rest] = seat_rows(Seat(Replayed(), 1))
     assert row.kind == "session" and quota_words(state.quota).split(" (")[0] in row.usage  # (no model names)
-    if "claude" in name and "optin" in name:  # its subagent (subagent_update) is on the board too
-        assert any(r.kind == "child" for r in rest)
+    if "claude" in name and ("optin" in name or name.startswith("v2/")):  # its subagent is on the board too
+        assert [r.name for r in rest if r.kind == "child"] == ["Harness subagent"]  # (v1: opted in; v2: baseline)
+    # Its /compact finished: the board says nothing of it (compacting is said only while it runs).
+    assert not state.compacting and "compact" not in row.doing
+    assert bool(state.compactions) == ("optin" in name or name.startswith("v2/"))  # v1 without the opt-in: a tool call
 
 
 async def test_quota_meter_beside_usage_live(tmp_path: Path, record_file: Path) -> None:
@@ -102,6 +105,9 @@ def test_states_on_the_board(tmp_path: Path) -> None:
     store.dispatch(reducer.set_status, "working")
     store.apply_update({"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "in_progress"})
     assert word() == (WORKING_WORD, "compacting the conversation…")
+    store.apply_update({"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "completed"})
+    assert word() == (WORKING_WORD, "")  # said only while it runs
+    assert session.state.compacting == set() and session.state.compactions["c1"].status == "completed"
     store.dispatch(stopped.turn_stopped)
     store.dispatch(reducer.set_status, "cancelled")
     assert word()[0] == STOPPED

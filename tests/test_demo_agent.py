@@ -114,7 +114,7 @@ async def test_initialize_offers_auth_load_and_session_capabilities(workspace: P
     ]
     capabilities = result["agentCapabilities"]
     assert capabilities["loadSession"] is True
-    assert capabilities["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}}
+    assert capabilities["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "archive": {}}
     # auth is not required by default: a session starts at once
     assert "sessionId" in await new_session(driver, workspace)
     wrong = await driver.request("authenticate", {"methodId": "password"})

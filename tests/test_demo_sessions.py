@@ -83,6 +83,32 @@ async def test_close_cancels_the_running_turn(workspace: Path) -> None:
     assert await driver.close() == 0
 
 
+async def test_archive_hides_a_session_and_unarchive_brings_it_back(workspace: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAT_ACP_SCHEMA_UNSTABLE", "1")  # archive is unstable (ACP 1.34)
+    driver = Driver()
+    await driver.start(DEMO_ARGV, env={"RAT_DEMO_STORE": str(tmp_path / "store")})
+    await initialize(driver)
+    kept = (await new_session(driver, workspace))["sessionId"]
+    hidden = (await new_session(driver, workspace))["sessionId"]
+
+    async def listed(**params: str) -> list[tuple[str, bool]]:
+        rows = (await driver.request("session/list", params))["result"]["sessions"]
+        return sorted((row["sessionId"], row["archived"]) for row in rows)
+
+    assert (await driver.request("session/archive", {"sessionId": hidden}))["result"] == {}
+    assert await listed() == [(kept, False)]  # the default: archived ones left out
+    assert await listed(archived="include") == sorted([(kept, False), (hidden, True)])
+    assert await listed(archived="only") == [(hidden, True)]
+    assert (await driver.request("session/list", {"archived": "someday"}))["error"]["code"] == -32602
+    closed = await driver.request("session/prompt", prompt_params(hidden, "hi"))  # archiving closed it
+    assert closed["error"]["code"] == -32602
+    assert (await driver.request("session/archive", {"sessionId": "no-such"}))["error"]["code"] == -32002
+    assert (await driver.request("session/unarchive", {"sessionId": hidden}))["result"] == {}
+    assert await listed() == sorted([(kept, False), (hidden, False)])
+    assert await driver.close() == 0
+
+
 def test_store_skips_bad_lines_and_survives_an_unwritable_folder(tmp_path: Path) -> None:
     from rat_tui.demo.store import DemoStore
 

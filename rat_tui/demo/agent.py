@@ -40,7 +40,10 @@ Besides the scenarios, the demo speaks the rest of ACP v1 a client may meet:
   a ``session_info_update`` with a title made of the first prompt's words.
 - ``loadSession`` and ``sessionCapabilities`` list / resume / close, backed by ``store.py``: every
   update of a session is appended to a file under the data dir (or env ``RAT_DEMO_STORE``), so
-  ``session/load`` replays a session of this process or of an earlier one.
+  ``session/load`` replays a session of this process or of an earlier one. ``archive`` (unstable,
+  ACP 1.34): ``session/archive`` closes the session if it is open and hides it from ``session/list``,
+  ``session/unarchive`` brings it back, the list takes ``archived: exclude | include | only`` and marks
+  each row ``archived``; the flag is kept in the session's meta.
 
 fs and terminal methods are used only if the client advertised them at ``initialize``; else the
 answer says the scenario was skipped. An error answer from the client fails the tool call in
@@ -76,6 +79,9 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 AUTH_REQUIRED = -32000
 RESOURCE_NOT_FOUND = -32002
+# `session/list`'s `archived` filter: which rows each value keeps, by whether the row is archived.
+ARCHIVE_FILTERS = {"exclude": lambda archived: not archived, "include": lambda archived: True,
+                   "only": lambda archived: archived}
 AUTH_METHODS = [{"id": "demo-login", "name": "Demo login",
                  "description": "Pretend to sign in to rat-demo; always succeeds"}]
 # Not written to the session store: sent afresh after a load, or live-only (notices).
@@ -299,6 +305,8 @@ class DemoAgent:
             "session/resume": self.on_resume_session,
             "session/list": self.on_list_sessions,
             "session/close": self.on_close_session,
+            "session/archive": self.on_archive_session,
+            "session/unarchive": self.on_unarchive_session,
             "session/set_config_option": self.on_set_config_option,
             "session/prompt": self.on_prompt,
         }.get(method)
@@ -332,7 +340,7 @@ class DemoAgent:
                 "agentCapabilities": {
                     "loadSession": True,
                     "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-                    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+                    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "archive": {}},
                     "mcpCapabilities": mcp_client.capabilities(),
                 },
                 "agentInfo": {"name": "rat-demo", "title": "Demo agent", "version": VERSION},
@@ -418,12 +426,16 @@ class DemoAgent:
     async def on_list_sessions(self, id: Any, params: dict) -> None:
         if self.needs_auth(id):
             return
-        cwd, cursor = params.get("cwd"), params.get("cursor")
-        found = [m for m in self.store.sessions() if cwd is None or m.get("cwd") == cwd]
+        cwd, cursor, archived = params.get("cwd"), params.get("cursor"), params.get("archived") or "exclude"
+        if archived not in ARCHIVE_FILTERS:  # ACP: an unknown filter is refused, never read as exclude
+            self.error(id, INVALID_PARAMS, "Invalid params", {"details": f"unknown archived filter {archived!r}"})
+            return
+        found = [m for m in self.store.sessions() if (cwd is None or m.get("cwd") == cwd)
+                 and ARCHIVE_FILTERS[archived](m.get("archived") is True)]
         start = int(cursor) if isinstance(cursor, str) and cursor.isdigit() else 0
         page = found[start : start + LIST_PAGE]
         sessions = [{"sessionId": m["sessionId"], "cwd": m["cwd"], "title": m.get("title"),
-                     "updatedAt": m.get("updatedAt")} for m in page]
+                     "updatedAt": m.get("updatedAt"), "archived": m.get("archived") is True} for m in page]
         more = start + LIST_PAGE < len(found)
         self.respond(id, {"sessions": sessions, "nextCursor": str(start + LIST_PAGE) if more else None})
 
@@ -433,6 +445,23 @@ class DemoAgent:
             self.error(id, INVALID_PARAMS, "Invalid params", {"details": "unknown sessionId"})
             return
         self.cancel_turn(session.id)  # ACP: close cancels ongoing work first
+        self.respond(id, {})
+
+    async def on_archive_session(self, id: Any, params: dict) -> None:
+        await self._set_archived(id, params, True)
+
+    async def on_unarchive_session(self, id: Any, params: dict) -> None:
+        await self._set_archived(id, params, False)
+
+    async def _set_archived(self, id: Any, params: dict, archived: bool) -> None:
+        session_id = params.get("sessionId")
+        loaded = self.store.load(session_id, meta_only=True) if isinstance(session_id, str) else None
+        if loaded is None:
+            self.error(id, RESOURCE_NOT_FOUND, "Resource not found", {"details": f"no session {session_id!r}"})
+            return
+        if archived and self.sessions.pop(session_id, None) is not None:
+            self.cancel_turn(session_id)  # ACP: archiving an open session closes it first
+        self.store.set_meta(session_id, {**loaded[0], "archived": archived})
         self.respond(id, {})
 
     async def on_set_config_option(self, id: Any, params: dict) -> None:

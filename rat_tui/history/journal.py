@@ -99,6 +99,11 @@ CREATE TABLE IF NOT EXISTS messages (
     text TEXT
 );
 CREATE INDEX IF NOT EXISTS messages_session ON messages(session, id);
+-- Sessions the user archived with their agent (session/archive): hidden from the history list unless asked.
+-- A table of its own, so a journal written before it existed needs no migration.
+CREATE TABLE IF NOT EXISTS archived (
+    session INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE
+);
 """
 
 
@@ -120,6 +125,7 @@ class SessionInfo:
     bytes: int
     draft: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
+    archived: bool = False
 
     @property
     def label(self) -> str:
@@ -677,13 +683,17 @@ class HistoryJournal:
 
     # -- reading --------------------------------------------------------------------------------
 
-    def sessions(self, query: HistoryQuery | str = "", limit: int = 500, include_empty: bool = True) -> list[SessionInfo]:
-        """Sessions matching the query, the most recently used first; `include_empty=False` skips never-prompted ones."""
+    def sessions(self, query: HistoryQuery | str = "", limit: int = 500, include_empty: bool = True,
+                 include_archived: bool = True) -> list[SessionInfo]:
+        """Sessions matching the query, the most recently used first; `include_empty=False` skips never-prompted
+        ones, `include_archived=False` the archived ones."""
         if isinstance(query, str):
             query = HistoryQuery.parse(query)
         where, args = [], []
         if not include_empty:
             where.append("first_prompt IS NOT NULL")
+        if not include_archived:
+            where.append("id NOT IN (SELECT session FROM archived)")
         if query.agent:
             where.append("(agent LIKE ? OR agent_title LIKE ?)")
             args += [f"%{query.agent}%"] * 2
@@ -700,13 +710,21 @@ class HistoryJournal:
                          "(SELECT text FROM messages m WHERE m.session = sessions.id AND m.text IS NOT NULL "
                          "ORDER BY m.id)) LIKE ?)")
             args += [f"%{query.text}%"] * 3
-        sql = "SELECT * FROM sessions" + (" WHERE " + " AND ".join(where) if where else "")
+        sql = SELECT_INFO + (" WHERE " + " AND ".join(where) if where else "")
         rows = self._db.execute(sql + " ORDER BY updated DESC, id DESC LIMIT ?", (*args, limit)).fetchall()
         return [_info(row) for row in rows]
 
     def session(self, session_id: int) -> SessionInfo | None:
-        row = self._db.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
+        row = self._db.execute(SELECT_INFO + " WHERE id=?", (session_id,)).fetchone()
         return _info(row) if row else None
+
+    def set_archived(self, session_id: int, archived: bool) -> None:
+        """Mark a session archived (its agent archived it) or not."""
+        with self._db:
+            if archived:
+                self._db.execute("INSERT OR IGNORE INTO archived(session) VALUES(?)", (session_id,))
+            else:
+                self._db.execute("DELETE FROM archived WHERE session=?", (session_id,))
 
     def records(self, session_id: int, methods: Sequence[str] = ()) -> list[Recorded]:
         """Every message of a session (only those of `methods`, requests and their answers, when given), in
@@ -735,6 +753,7 @@ class HistoryJournal:
         with self._db:
             self._db.execute("BEGIN")
             self._db.execute("DELETE FROM messages WHERE session=?", (session_id,))
+            self._db.execute("DELETE FROM archived WHERE session=?", (session_id,))
             self._db.execute("DELETE FROM sessions WHERE id=?", (session_id,))
 
     def prune(self, retention_days: float | None = None, max_sessions: int | None = None,
@@ -758,6 +777,7 @@ class HistoryJournal:
             with self._db:
                 self._db.execute("BEGIN")
                 self._db.executemany("DELETE FROM messages WHERE session=?", [(i,) for i in doomed])
+                self._db.executemany("DELETE FROM archived WHERE session=?", [(i,) for i in doomed])
                 self._db.executemany("DELETE FROM sessions WHERE id=?", [(i,) for i in doomed])
             self._db.execute("PRAGMA incremental_vacuum")
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -772,16 +792,20 @@ def _loads(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+SELECT_INFO = ("SELECT id, agent, agent_title, argv, cwd, agent_session_id, title, first_prompt, created, updated, "
+               "messages, bytes, draft, settings, id IN (SELECT session FROM archived) FROM sessions")
+
+
 def _info(row: tuple[Any, ...]) -> SessionInfo:
     (session_id, agent, agent_title, argv, cwd, agent_session_id, title, first_prompt,
-     created, updated, messages, size, draft, settings) = row
+     created, updated, messages, size, draft, settings, archived) = row
     try:
         argv_list = json.loads(argv)
     except ValueError:
         argv_list = []
     return SessionInfo(session_id, agent, agent_title, argv_list if isinstance(argv_list, list) else [], cwd,
                        agent_session_id, title, first_prompt, created, updated, messages, size, draft or "",
-                       _loads(settings))
+                       _loads(settings), bool(archived))
 
 
 UI_BUSY_SECONDS = 1.0

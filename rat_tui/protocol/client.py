@@ -66,7 +66,7 @@ class AgentHello:
         return self.title or self.name
 
     def supports(self, feature: str) -> bool:
-        """Whether the agent advertised `feature`: load, list, resume, close, delete, logout or auth_status.
+        """Whether the agent advertised `feature`: load, list, resume, close, delete, archive, logout or auth_status.
 
         `loadSession` is a boolean; the others are objects (`{}` means yes; absent or null, no).
         """
@@ -196,13 +196,19 @@ class AcpClient:
         result = await self.connection.request("session/resume", params)
         return result if isinstance(result, dict) else {}
 
-    async def list_sessions(self, cwd: Path | None = None, cursor: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
-        """One page of `session/list`: (sessions, next cursor or None); malformed items are dropped."""
+    async def list_sessions(self, cwd: Path | None = None, cursor: str | None = None, archived: str | None = None
+                            ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of `session/list`: (sessions, next cursor or None); malformed items are dropped.
+
+        `archived` is the archive filter (`exclude`, the agent's default, `include` or `only`): send it only
+        to an agent advertising `sessionCapabilities.archive`."""
         params: dict[str, Any] = {}
         if cwd is not None:
             params["cwd"] = str(cwd)
         if cursor:
             params["cursor"] = cursor
+        if archived:
+            params["archived"] = archived
         result = await self.connection.request("session/list", params)
         result = result if isinstance(result, dict) else {}
         raw = result.get("sessions")
@@ -219,6 +225,10 @@ class AcpClient:
 
     async def delete_session(self, session_id: str) -> None:
         await self.connection.request("session/delete", {"sessionId": session_id})
+
+    async def archive_session(self, session_id: str, archived: bool = True) -> None:
+        """`session/archive` (hide it from the default list; the agent closes it if active) or `session/unarchive`."""
+        await self.connection.request("session/archive" if archived else "session/unarchive", {"sessionId": session_id})
 
     async def authenticate(self, method_id: str) -> None:
         await self.connection.request("authenticate", {"methodId": method_id})

@@ -77,7 +77,7 @@ def v1_capabilities(result: dict[str, Any]) -> dict[str, Any]:
     prompt = session.get("prompt") if isinstance(session.get("prompt"), dict) else {}
     mcp = session.get("mcp") if isinstance(session.get("mcp"), dict) else {}
     sessions = {name: {} for name in ("list", "resume", "close")}
-    for name in ("delete", "fork", "archive", "status", "title", "additionalDirectories", "systemPrompt"):
+    for name in ("delete", "fork", "archive", "status", "title", "additionalDirectories", "systemPrompt", "options"):
         if isinstance(session.get(name), dict):
             sessions[name] = session[name]
     auth: dict[str, Any] = dict(caps.get("auth")) if isinstance(caps.get("auth"), dict) else {}
@@ -559,6 +559,10 @@ class V2Codec:
             params = {**params, "mcpServers": servers} if servers else {k: v for k, v in params.items() if k != "mcpServers"}
         if method == "session/set_config_option" and "type" not in params:
             params = {**params, "type": "boolean" if isinstance(params.get("value"), bool) else "id"}
+        if isinstance(params.get("configOptions"), list):  # initial values (a fork's): v2 tags every one
+            params = {**params, "configOptions": [
+                {**value, "type": "boolean" if isinstance(value.get("value"), bool) else "id"}
+                if isinstance(value, dict) and "type" not in value else value for value in params["configOptions"]]}
         return method, params
 
     def result(self, method: str, result: Any) -> Any:

@@ -2,7 +2,8 @@
 
 - `session/set_title` (`sessionCapabilities.title`): rename the session; the agent's stored title wins.
 - `session/fork` (`sessionCapabilities.fork`): a new agent-side session from this one's context; the
-  app opens it in a new tab that reattaches to it (session/load or session/resume).
+  app opens it in a new tab that reattaches to it (session/load or session/resume). It starts with this
+  session's config values (`configOptions`, controls.initial_values) where the agent takes initial values.
 - steering (`_meta.steering.supported: true` in the initialize result, codex-acp 2.x): the request
   `_session/steering {sessionId, prompt, _meta.steering.idleBehavior: "promptRequired"}` puts a
   prompt into the running turn without cancelling it. Its answer `outcome` is "injected", or
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol.router import ConnectionClosed, RpcError
 from ..state.steering import add_steered_message
+from .controls import initial_values
 
 if TYPE_CHECKING:
     from .agent_session import AgentSession
@@ -79,6 +81,9 @@ async def fork(session: AgentSession) -> tuple[str | None, str | None]:
     assert session.client is not None
     params = {"sessionId": session.session_id, "cwd": str(session.cwd), "mcpServers": session.mcp_servers,
               **session.client.session_extras}
+    values = initial_values(session.state) if supports(session, "options") else []
+    if values:
+        params["configOptions"] = values
     result, problem = await _request(session, "session/fork", params)
     if problem is not None:
         return None, problem

@@ -453,10 +453,10 @@ class AgentSession:
             # A subagent's own updates go to its child state (state/children.py); others are not ours.
             if children.find(self.state, params.get("sessionId")) is None:
                 log.warning("update for another session %r ignored", params.get("sessionId"))
-            elif self.opener.replay is None or self.opener.accept_replayed(update):
+            elif not self.opener.replaying() or self.opener.accept_replayed(update):
                 self.store.apply_notification(params)
             return
-        if self.opener.replay is not None:  # session/load's replay: history, not changes made now
+        if self.opener.replaying():  # session/load's replay: history, not changes made now
             if self.opener.accept_replayed(update):
                 self.store.apply_update(update)
             return
@@ -633,12 +633,14 @@ class AgentSession:
     async def logout(self) -> str | None:
         return await self.login.logout()
 
-    async def list_agent_sessions(self, cwd: Any = None, cursor: str | None = None
+    async def list_agent_sessions(self, cwd: Any = None, cursor: str | None = None, archived: bool = False
                                   ) -> tuple[list[dict[str, Any]], str | None]:
-        """One page of `session/list`; raises RpcError / ConnectionClosed, or LookupError if unsupported."""
+        """One page of `session/list` (with the archived ones too when `archived` and the agent archives);
+        raises RpcError / ConnectionClosed, or LookupError if unsupported."""
         if not self.supports("list") or self.client is None:
             raise LookupError("This agent does not list its sessions (no session/list capability).")
-        return await self.client.list_sessions(cwd, cursor)
+        include = "include" if archived and self.supports("archive") else None
+        return await self.client.list_sessions(cwd, cursor, include)
 
     async def delete_agent_session(self, session_id: str) -> str | None:
         """`session/delete`; None on success, else a message for the user."""
@@ -648,6 +650,17 @@ class AgentSession:
             await self.client.delete_session(session_id)
         except (RpcError, ConnectionClosed) as error:
             return f"Could not delete the session: {error}"
+        return None
+
+    async def archive_agent_session(self, session_id: str, archived: bool = True) -> str | None:
+        """`session/archive` / `session/unarchive` (unstable, ACP 1.34); None on success, else a message."""
+        verb = "archive" if archived else "unarchive"
+        if not self.supports("archive") or self.client is None:
+            return f"This agent does not {verb} sessions (it does not advertise session/archive)."
+        try:
+            await self.client.archive_session(session_id, archived)
+        except (RpcError, ConnectionClosed) as error:
+            return f"Could not {verb} the session: {error}"
         return None
 
     # -- turns ----------------------------------------------------------------------------------

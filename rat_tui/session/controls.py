@@ -6,6 +6,13 @@ supersede the legacy modes (`modes`, `session/set_mode`) and the unstable models
 config option covers the same thing. See
 https://agentclientprotocol.com/protocol/session-config-options.
 
+Categories rat places: `mode`, `model`, `thought_level`, and `speed` (stable since ACP 1.34: a fast mode
+toggle, where `true` is the faster setting, or a select ordered slowest to fastest), shown beside the model.
+A fork starts with the parent's values (`initial_values`: `configOptions` on `session/fork`, the shape of
+`session/set_config_option` without `sessionId`), sent only to an agent advertising
+`sessionCapabilities.options` (the session-options RFD: one capability for `session/options` and initial
+values on session setup requests; the agent ignores an unknown id or value rather than refusing).
+
 Every call returns None on success or a message for the user; none raises into the UI.
 """
 
@@ -117,6 +124,35 @@ def category_choices(state: SessionState, category: str) -> tuple[list[Choice], 
         current = state.models.get("currentModelId") if isinstance(state.models, dict) else None
         return legacy_model_choices(state), current if isinstance(current, str) else None
     return [], None
+
+
+def speed_name(state: SessionState) -> str | None:
+    """What the `speed` option is set to, for the status bar, when faster than the slowest: a boolean's "fast"
+    when on, a select's value name unless it is the first (selects go slowest to fastest); else None."""
+    option = find_category(state, "speed")
+    if option is None:
+        return None
+    if option.get("type") == "boolean":
+        return "fast" if option.get("currentValue") is True else None
+    choices = option_choices(option)
+    if not choices or option.get("currentValue") == choices[0].value:
+        return None
+    return current_value_name(option) or None
+
+
+def initial_values(state: SessionState) -> list[dict[str, Any]]:
+    """The session's config values as `InitialSessionConfigOption`s (`{configId, value}`, booleans tagged
+    `type: "boolean"`), for a session that starts where this one is (a fork)."""
+    values: list[dict[str, Any]] = []
+    for option in state.config_options:
+        config_id, current = option.get("id"), option.get("currentValue")
+        if not isinstance(config_id, str):
+            continue
+        if option.get("type") == "boolean" and isinstance(current, bool):
+            values.append({"configId": config_id, "type": "boolean", "value": current})
+        elif option.get("type", "select") == "select" and isinstance(current, str):
+            values.append({"configId": config_id, "value": current})
+    return values
 
 
 def current_name(state: SessionState, category: str) -> str | None:

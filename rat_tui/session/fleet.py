@@ -75,7 +75,7 @@ def _session_state(state: SessionState, waiting: int, busy: bool) -> str:
 
 
 def _child_state(child: ChildSessionEntry) -> str:
-    if child.run_state == "requires_action" or child.state.pending_permissions:
+    if child.waiting:
         return NEEDS_YOU
     if child.stopped_by_user and not child.running:
         return STOPPED
@@ -205,7 +205,7 @@ def seat_rows(seat: Seat) -> list[Row]:
     title = state.title or next((e.text for e in state.entries if getattr(e, "role", None) == "user"), "") or ""
     word = _session_state(state, seat.waiting, bool(getattr(session, "busy", False)))
     doing = _short(current.title, 40) if current is not None else (_short(state.status_detail, 40) if state.status_detail else "")
-    if not doing and any(c.status == "in_progress" for c in state.compactions.values()):
+    if not doing and state.compacting:
         doing = "compacting the conversation…"
     elif not doing and state.status == STARTING:
         doing = "starting…"

@@ -12,6 +12,9 @@ The rules, from the ACP schema:
   notices) are counted and dropped until the load answers, while session facts (commands, modes, config,
   plan, title, usage) are applied. Our transcript may then lack what the agent persisted after our last
   frame, which beats showing the whole history twice.
+- The replay ends when the reattach's answer is routed (`replaying`), not when `open` resumes: updates right
+  behind the answer are live. The subagents known then are marked replayed (state/children.py
+  `mark_replayed`) until the agent names them again.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from typing import Any
 
 from ..protocol.client import AUTH_REQUIRED, AcpClient
 from ..protocol.router import RpcError
-from ..state import reducer
+from ..state import children, reducer
 from ..state.store import SessionStore
 
+REATTACH_METHODS = ("session/load", "session/resume")
 # Updates that add to the transcript: dropped while a restarted agent replays what is already shown.
 TRANSCRIPT_UPDATES = frozenset({
     "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "notice",
@@ -52,6 +56,9 @@ class Opener:
 
     async def open(self, target: str | None) -> tuple[str, dict[str, Any]]:
         """Reattach to `target` (load, else resume) or start a new session; returns its id and the answer."""
+        return await self._open(target)
+
+    async def _open(self, target: str | None) -> tuple[str, dict[str, Any]]:
         client = self.client()
         assert client is not None
         populated = bool(self.store.state.entries)  # a restart (or a tab that already shows a transcript)
@@ -84,6 +91,8 @@ class Opener:
         elif target:
             self._notice("This agent cannot reopen a session (it advertises neither session/load nor "
                          "session/resume).", "warning")
+        if target:  # a new session instead: whatever subagents were on screen belonged to the old one
+            self.store.dispatch(children.mark_replayed)
         result = await client.new_session(self.cwd, self.mcp_servers())
         if target and populated:
             self._notice(NOT_REMEMBERED, "warning")
@@ -100,23 +109,46 @@ class Opener:
             return await client.load_session(target, self.cwd, self.mcp_servers())
         finally:
             self.loading = None
-            self.replay = None
+            self._replay_over()
 
     async def _resume(self, client: AcpClient, target: str, replay: bool) -> dict[str, Any]:
         """`session/resume`; with `replay` (v2, `replayFrom: start`) the history streams in first, like a
         load's: shown, not tracked as changes."""
         if not replay:
-            return await client.resume_session(target, self.cwd, self.mcp_servers())
+            try:
+                return await client.resume_session(target, self.cwd, self.mcp_servers())
+            finally:
+                self.store.dispatch(children.mark_replayed)  # a restart's subagents were the old process's
         self.loading, self.replay = target, "show"
         try:
             return await client.resume_session(target, self.cwd, self.mcp_servers(), replay=True)
         finally:
             self.loading = None
-            self.replay = None
+            self._replay_over()
+
+    def replaying(self) -> bool:
+        """Whether a reattach's replay is streaming: its request is still unanswered. The answer is routed in
+        order with the updates, so what comes right behind it is live, though `open` has not resumed yet (Claude
+        0.109 announces its live subagents again there)."""
+        if self.replay is None:
+            return False
+        client = self.client()
+        if client is not None and not any(method in REATTACH_METHODS
+                                          for _, method, _ in client.connection.pending_requests()):
+            self._replay_over()
+            return False
+        return True
+
+    def _replay_over(self) -> None:
+        if self.replay is None:
+            return
+        self.replay = None
+        # The subagents replayed (or known from before a restart) are history until the agent names them again.
+        self.store.dispatch(children.mark_replayed)
 
     def accept_replayed(self, update: Any) -> bool:
         """During a restart's load: drop what the transcript already shows, keep session facts."""
-        if self.replay != "skip":
+        if self.replay != "skip" or not self.replaying():
             return True
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None
         if kind in TRANSCRIPT_UPDATES:

@@ -111,6 +111,8 @@ def subagent_update(state: SessionState, update: SubagentUpdate, new_key: Any) -
         child_state.owner = child
         state.children[update.session_id] = child
         _top(state).descendants.setdefault(update.session_id, child)
+    # Announced again after a load (Claude 0.109 re-announces a live subagent): the same card, live again.
+    child.replayed = False
     fields = update.fields_set
     if "title" in fields:
         child.title = update.title
@@ -150,6 +152,7 @@ def apply_child(state: SessionState, session_id: str, update: Any, apply: Any) -
     child = find(state, session_id)
     if child is None:
         return []
+    child.replayed = False  # the agent names it now: it is live (again)
     changes = apply(child.state, update)
     _note_activity(child, changes, update)
     # The cards from `state`'s own down to the child's: each wraps what changed beneath it, as seen from its own
@@ -350,4 +353,16 @@ def newer_update_text(update: dict[str, Any]) -> str | None:
 
 def waiting(state: SessionState) -> bool:
     """A child (at any depth) says it requires action, or has a permission question open."""
-    return any(c.run_state == "requires_action" or c.state.pending_permissions for c in all_children(state))
+    return any(c.waiting for c in all_children(state))
+
+
+def mark_replayed(state: SessionState) -> list[Change]:
+    """After a session/load or resume: every child known so far is history until the agent names it again
+    (a `subagent_update`, or an update under its sessionId), so none is shown running or stopped, or asked for
+    anything, on the strength of what a replay (or the previous agent process) said."""
+    cards: dict[str, None] = {}
+    for child in all_children(state):
+        if not child.replayed:
+            child.replayed = True
+            cards[_top_card(state, child).key] = None
+    return [*(EntryChanged(key) for key in cards), FieldChanged("children")] if cards else []

@@ -30,6 +30,10 @@ def _entry(state: SessionState, compaction_id: str, new_key: Any) -> tuple[Compa
 def compaction_update(state: SessionState, update: CompactionUpdate, new_key: Any) -> list[Change]:
     entry, created = _entry(state, update.compaction_id, new_key)
     entry.status = update.status
+    if update.status == "in_progress":
+        state.compacting.add(update.compaction_id)
+    else:
+        state.compacting.discard(update.compaction_id)
     if "summary" in update.fields_set:
         entry.summary_parts = [block_text(b) for b in update.summary or ()]
     if "error" in update.fields_set:

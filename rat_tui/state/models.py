@@ -119,6 +119,9 @@ class ChildSessionEntry:
     expanded: bool = False
     stopped_by_user: bool = False  # the user cancelled it (k, or the board)
     since: float = field(default_factory=time.monotonic)  # when run_state last changed
+    # Known from before a session/load or resume and not named live by the agent since: history. Its last
+    # state is what it was then; nothing is sent naming it (Claude 0.109 answers -32602 for a replayed child).
+    replayed: bool = False
 
     @property
     def name(self) -> str:
@@ -126,7 +129,12 @@ class ChildSessionEntry:
 
     @property
     def running(self) -> bool:
-        return self.run_state in ("running", "requires_action")
+        return not self.replayed and self.run_state in ("running", "requires_action")
+
+    @property
+    def waiting(self) -> bool:
+        """It says it needs the user (a replayed child cannot: its process is gone), or a question is open."""
+        return (self.run_state == "requires_action" and not self.replayed) or bool(self.state.pending_permissions)
 
 
 Entry = MessageEntry | ToolCallEntry | NoticeEntry | GenericEntry | CompactionEntry | ChildSessionEntry
@@ -228,6 +236,8 @@ class SessionState:
     # Plans of `plan_update`, by planId, in the order first seen (the legacy `plan` stays in `plan`).
     plans: dict[str, PlanDocument] = field(default_factory=dict)
     compactions: dict[str, CompactionEntry] = field(default_factory=dict)
+    # The compactions in progress now: the board asks this (a set), never walks every compaction of the session.
+    compacting: set[str] = field(default_factory=set)
     # Subagent sessions this session owns, by their sessionId (state/children.py).
     children: dict[str, ChildSessionEntry] = field(default_factory=dict)
     # For a child's state: the state that owns it and its card there; for the top session's state: every

@@ -27,7 +27,7 @@ from .dialog import Dialog
 
 # Store fields whose change redraws these screens.
 WATCHED = {"config", "mode", "models", "session"}
-CATEGORY_TITLES = {"mode": "Mode", "model": "Model", "thought_level": "Thought level"}
+CATEGORY_TITLES = {"mode": "Mode", "model": "Model", "thought_level": "Thought level", "speed": "Speed"}
 
 
 def choice_prompt(choice: Choice, current: bool) -> Content:

@@ -1,7 +1,8 @@
 """Provides HistoryScreen (past sessions, searchable) and HistoryTranscriptScreen (one, read-only).
 
 The transcript is rebuilt from the journal through the live reducer and shown in a SessionView on a
-ReplaySession, so it looks exactly like the live session did. From there: export Markdown (e),
+ReplaySession, so it looks exactly like the live session did. In the list, Alt+A archives the selected
+session with its agent (session/archiving.py; an archived one is unarchived) and Alt+H shows archived ones. From there: export Markdown (e),
 export the journal as a replayable JSONL file (j), or continue it with the agent (c).
 """
 
@@ -15,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from textual import getters, on
+from textual import getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -26,6 +27,7 @@ from ...history.journal import HistoryJournal, SessionInfo
 from ...history.markdown import to_markdown
 from ...history.rebuild import rebuild
 from ...history.records import dump_recording
+from ...session.archiving import archive_record, archiver, recorded_archive
 from ...session.replay import ReplaySession
 from ..tabs.view import SessionView
 from ...protocol.sanitize import clean
@@ -77,6 +79,11 @@ class HistoryScreen(StyledOnce, Screen[None]):
         Binding("slash", "focus_search", "Search", id="history.search", show=False,
                 tooltip="Search by text, agent:NAME, cwd:DIR, date:YYYY-MM-DD"),
         Binding("delete", "delete", "Delete", id="history.delete", tooltip="Delete the selected session"),
+        # Alt: printable keys type into the search box.
+        Binding("alt+a", "archive", "Archive", id="history.archive",
+                tooltip="Archive the selected session with its agent (session/archive), or unarchive it"),
+        Binding("alt+h", "toggle_archived", "Show archived", id="history.toggle_archived",
+                tooltip="Show or hide the sessions archived with their agent"),
         # From the search box too (the table has its own): the selection moves while the focus stays where
         # typing refines the search, so Enter opens the session ↓ chose, not the top one.
         Binding("down", "move(1)", "Next", show=False),
@@ -93,6 +100,8 @@ class HistoryScreen(StyledOnce, Screen[None]):
         super().__init__()
         self.journal = journal
         self.rows: list[SessionInfo] = []
+        self.show_archived = False
+        self._archivable: dict[int, bool] = {}  # record id: whether its agent archives (asked once per record)
         self._timer = None
 
     def compose(self) -> ComposeResult:
@@ -111,7 +120,7 @@ class HistoryScreen(StyledOnce, Screen[None]):
         self.journal.flush(wait=True)  # what this very process has queued shows too
         query = self.search.value.strip()
         try:
-            self.rows = self.journal.sessions(query, include_empty=False)
+            self.rows = self.journal.sessions(query, include_empty=False, include_archived=self.show_archived)
         except Exception as error:
             log.exception("history search failed")
             self.rows = []
@@ -119,15 +128,17 @@ class HistoryScreen(StyledOnce, Screen[None]):
         chosen = self.selected
         self.table.clear()
         for info in self.rows:
+            label = clean(info.label[:80]) or "(no prompt)"
             self.table.add_row(when(info.updated), clean(info.agent_title or info.agent), clean(short_dir(info.cwd)),
-                               clean(info.label[:80]) or "(no prompt)", str(info.messages), key=str(info.id))
+                               f"archived · {label}" if info.archived else label, str(info.messages), key=str(info.id))
         # The session chosen before stays chosen while it is still listed (a search refined, or Enter on it).
         kept = next((i for i, info in enumerate(self.rows) if chosen is not None and info.id == chosen.id), 0)
         if self.rows:
             self.table.move_cursor(row=kept, animate=False)
         found = f"{len(self.rows)} session{'' if len(self.rows) == 1 else 's'}"  # never-prompted ones are not listed
-        self.status.update(f"History · {found}" + (f" matching {query!r}" if query else "")
-                           + " · Enter opens · Del deletes · Esc closes")
+        archived = " (archived shown)" if self.show_archived else ""
+        self.status.update(f"History · {found}{archived}" + (f" matching {query!r}" if query else "")
+                           + " · Enter opens · Del deletes · Alt+H archived · Esc closes")
 
     @on(Input.Changed, "#history-search")
     def _search_changed(self) -> None:
@@ -143,6 +154,28 @@ class HistoryScreen(StyledOnce, Screen[None]):
         info = self.selected
         if info is not None:  # the list is live: Enter opens the highlighted (top) session
             self.open(info)
+
+    @on(DataTable.RowHighlighted, "#history-table")
+    def _row_highlighted(self) -> None:
+        self.refresh_bindings()  # Alt+A is offered for the records whose agent archives
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "archive":
+            info = self.selected
+            return info is not None and self._offers_archive(info)
+        return True
+
+    def _offers_archive(self, info: SessionInfo) -> bool:
+        """Whether the record's agent archives: an open tab of it says so, else its recorded `initialize`."""
+        if info.id not in self._archivable:
+            app = rat_app(self)
+            open_one = archiver(app.sessions, info.argv) if app is not None else None
+            try:
+                self._archivable[info.id] = open_one is not None or recorded_archive(self.journal, info.id)
+            except Exception:  # an unreadable record: not offered, the log says why
+                log.exception("reading the record's capabilities failed")
+                self._archivable[info.id] = False
+        return self._archivable[info.id]
 
     @on(DataTable.RowSelected, "#history-table")
     def _row_selected(self, event: DataTable.RowSelected) -> None:
@@ -186,6 +219,31 @@ class HistoryScreen(StyledOnce, Screen[None]):
         self.journal.delete(info.id)
         self.notify(f"Deleted the session of {when(info.created)}.")
         self.refresh_rows()
+
+    def action_toggle_archived(self) -> None:
+        self.show_archived = not self.show_archived
+        self.refresh_rows()
+
+    def action_archive(self) -> None:
+        info = self.selected
+        app = rat_app(self)
+        if info is None or app is None or not self._offers_archive(info):
+            return
+        if any(journal.id == info.id for journal in app.sessions.journals.values()):
+            # Archiving closes the agent's session: the tab showing it would lose it under the user.
+            self.notify("That session is open in a tab: close it first.", severity="warning")
+            return
+        self._archive(info, not info.archived)
+
+    @work(group="history-archive", exit_on_error=False)
+    async def _archive(self, info: SessionInfo, archived: bool) -> None:
+        app = rat_app(self)
+        done, message = await archive_record(self.journal, app.sessions if app is not None else (), info, archived)
+        if not done:
+            log.warning("%s", message)
+        self.notify(message, severity="information" if done else "warning")
+        if done:
+            self.refresh_rows()
 
 
 class HistoryTranscriptScreen(StyledOnce, Screen[None]):
@@ -279,8 +337,14 @@ class HistoryTranscriptScreen(StyledOnce, Screen[None]):
         if self.session.builder.protocol_version != spec.protocol:  # continue in the ACP version it spoke
             spec = replace(spec, protocol=self.session.builder.protocol_version)
         cwd, attach = Path(self.info.cwd), self.info.agent_session_id
+        journal, info = self.journal, self.info
 
         async def reopen() -> None:
+            if info.archived:  # ACP: unarchive before a load or resume; without its agent open, it goes on archived
+                done, message = await archive_record(journal, app.sessions, info, False)
+                if not done:
+                    log.warning("%s", message)
+                    app.notify(f"{message} Continuing it archived.", severity="warning", timeout=8)
             await app.open_session(spec, cwd, attach_session_id=attach)
 
         while isinstance(app.screen, (HistoryTranscriptScreen, HistoryScreen)):

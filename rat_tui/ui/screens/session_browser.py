@@ -1,11 +1,17 @@
 """Provides SessionBrowserScreen: the agent's own sessions (`session/list`), paged, filtered by directory.
 
 Enter dismisses with the chosen SessionInfo (the app opens it in a new tab with `session/load` or
-`session/resume`); `d` deletes one with `session/delete` after a confirmation, when advertised.
+`session/resume`); `d` deletes one with `session/delete` after a confirmation, when advertised. Where the
+agent advertises `sessionCapabilities.archive` (unstable, ACP 1.34), `x` archives the highlighted session
+(`session/archive`: hidden from the default list, kept with its id and history) or unarchives an archived
+one (`session/unarchive`; Enter on one unarchives it first, as ACP asks before a load or resume), and `h`
+shows the archived ones too (`session/list` with `archived: "include"`;
+each row's `archived: true` marks them).
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +34,7 @@ if TYPE_CHECKING:
     from ...session.agent_session import AgentSession
 
 MORE = "more"
+log = logging.getLogger("rat.sessions")
 
 
 class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
@@ -50,6 +57,8 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
         Binding("m", "load_more", "Load more", id="sessions.load_more", show=False),
         Binding("d", "delete", "Delete", id="sessions.delete", show=False),
         Binding("r", "reload", "Reload", id="sessions.reload", show=False),
+        Binding("x", "archive", "Archive / unarchive", id="sessions.archive", show=False),
+        Binding("h", "toggle_archived", "Show archived", id="sessions.toggle_archived", show=False),
     ]
 
     def __init__(self, session: AgentSession, cwd: Path) -> None:
@@ -57,6 +66,7 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
         self.session = session
         self.cwd = Path(cwd)
         self.all_dirs = False
+        self.show_archived = False
         self.sessions: list[dict[str, Any]] = []
         self.cursor: str | None = None
         self.loading = False
@@ -67,12 +77,18 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
             yield Static("", classes="filter", markup=False)
             yield OptionList()
             yield Static("", classes="message", markup=False)
-            yield Static("Enter opens in a new tab · d deletes · a all directories · m more · r reload · Esc closes",
-                         classes="keys")
+            archive = " · x archives · h shows archived" if self.session.supports("archive") else ""
+            yield Static(f"Enter opens in a new tab · d deletes{archive} · a all directories · m more · r reload · "
+                         "Esc closes", classes="keys")
 
     @property
     def options(self) -> OptionList:
         return self.query_one(OptionList)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("archive", "toggle_archived"):
+            return self.session.supports("archive")  # offered only where the agent advertises it
+        return True
 
     def _message(self, text: str) -> None:
         self.query_one(".message", Static).update(text)
@@ -94,12 +110,18 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
         if not self.session.supports("list"):
             return
         self.sessions, self.cursor = [], None
+        archived = " · archived shown (h hides them)" if self.show_archived else ""
         self.query_one(".filter", Static).update(
-            "All directories · a: only this one" if self.all_dirs else f"In {self.cwd} · a: all directories")
+            ("All directories · a: only this one" if self.all_dirs else f"In {self.cwd} · a: all directories")
+            + archived)
         self._load_page()
 
     def action_toggle_all(self) -> None:
         self.all_dirs = not self.all_dirs
+        self.action_reload()
+
+    def action_toggle_archived(self) -> None:
+        self.show_archived = not self.show_archived
         self.action_reload()
 
     def action_load_more(self) -> None:
@@ -111,7 +133,8 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
         self.loading = True
         self._message("Loading…")
         try:
-            page, next_cursor = await self.session.list_agent_sessions(None if self.all_dirs else self.cwd, cursor)
+            page, next_cursor = await self.session.list_agent_sessions(None if self.all_dirs else self.cwd, cursor,
+                                                                       archived=self.show_archived)
         except (RpcError, ConnectionClosed, LookupError) as error:
             self._message(f"Could not list the sessions: {error}")
             return
@@ -148,6 +171,8 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
     def _prompt(self, info: dict[str, Any]) -> Text:
         title = info.get("title") if isinstance(info.get("title"), str) and info.get("title") else "(untitled)"
         text = Text(" ".join(str(title).split())[:80], style="bold")
+        if info.get("archived") is True:
+            text = Text.assemble(Text("archived  ", style="italic dim"), text)
         worktree = worktree_label(info, self._rat_worktrees())
         if worktree is not None:  # a worktree the agent made for it (`agentWorktree`), or one of rat's
             text = Text.assemble(Text(f"⎇ {worktree}  ", style="dim"), text)
@@ -169,8 +194,19 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
             self.action_load_more()
             return
         info = self._highlighted()
-        if info is not None:
+        if info is not None and info.get("archived") is True and self.session.supports("archive"):
+            self._open_archived(info)  # ACP: unarchive before session/load or resume
+        elif info is not None:
             self.dismiss(info)
+
+    @work(group="session-archive", exit_on_error=False)
+    async def _open_archived(self, info: dict[str, Any]) -> None:
+        error = await self.session.archive_agent_session(info["sessionId"], archived=False)
+        if error:
+            log.warning("%s", error)
+            self._message(error)
+            return
+        self.dismiss({**info, "archived": False})
 
     def action_delete(self) -> None:
         info = self._highlighted()
@@ -201,6 +237,34 @@ class SessionBrowserScreen(Dialog[dict[str, Any] | None]):
             self.sessions.remove(info)
         self._fill()
         self._message(f"Deleted {info.get('title') or info['sessionId']}.")
+
+    def action_archive(self) -> None:
+        info = self._highlighted()
+        if info is None or not self.session.supports("archive"):
+            return
+        if info["sessionId"] == self.session.session_id:
+            # Archiving closes an active session (ACP): this tab would lose its agent session under it.
+            self.notify("That is this tab's own session: close the tab first.", severity="warning")
+            return
+        self._archive(info, info.get("archived") is not True)
+
+    @work(group="session-archive", exit_on_error=False)
+    async def _archive(self, info: dict[str, Any], archived: bool) -> None:
+        error = await self.session.archive_agent_session(info["sessionId"], archived)
+        name = info.get("title") or info["sessionId"]
+        if error:
+            log.warning("%s", error)
+            self._message(error)
+            return
+        index = self.sessions.index(info) if info in self.sessions else None
+        if index is not None:
+            if archived and not self.show_archived:
+                del self.sessions[index]  # hidden, as the agent's default list now hides it
+            else:
+                self.sessions[index] = {**info, "archived": archived}
+        self._fill()
+        self._message(f"Archived {name}" + ("." if self.show_archived else " (h shows archived sessions).")
+                      if archived else f"Unarchived {name}.")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -28,6 +28,8 @@ def child_state_words(child: ChildSessionEntry) -> str:
     """running / waiting for you / idle (stop reason) / starting."""
     if child.stopped_by_user:
         return "stopping…" if child.running else "stopped by you"
+    if child.replayed and child.run_state in ("running", "requires_action"):
+        return "from before the reload"  # what the replay said it was doing then; its process is gone
     word = RUN_MARKS.get(child.run_state or "", (None, None, child.run_state or "announced"))[2]
     if child.run_state == "idle" and child.stop_reason and child.stop_reason != "end_turn":
         word += f" ({child.stop_reason.replace('_', ' ')})"
@@ -38,6 +40,8 @@ def render_child_card(child: ChildSessionEntry, colours: dict[str, str] | None =
     """The child's card: name, state, counts and last activity; expanded, its latest entries too."""
     colours = colours or {}
     mark, variable, _ = RUN_MARKS.get(child.run_state or "", ("○", "tool-pending", ""))
+    if child.replayed and not child.running and child.run_state != "idle":
+        mark, variable = "○", "tool-pending"
     colour = colours.get(variable, "")
     messages, tools = children.counts(child)
     header = Text()

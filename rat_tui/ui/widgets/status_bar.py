@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ...session.controls import current_name
+from ...session.controls import current_name, speed_name
 from ...state.models import SessionState
 from ...session.auth_status import badge as auth_badge
 from ...state.quota import quota_words
@@ -116,6 +116,10 @@ class StatusBar(Static):
             if name:
                 parts.append(Part(Text(f"{category} {_short(name)}"), PRIORITIES[category], shorten="end",
                                   compact=Text(_short(name)), min_cells=6))
+        speed = speed_name(state)
+        if speed:  # the `speed` category (fast mode), beside the model as the other categories are shown
+            parts.append(Part(Text(f"speed {_short(speed, 16)}"), PRIORITIES["speed"], shorten="end",
+                              compact=Text(_short(speed, 16)), min_cells=4))
         if state.plan:
             done = sum(1 for item in state.plan if item.status == "completed")
             parts.append(Part(Text(f"plan {done}/{len(state.plan)}"), PRIORITIES["plan"]))
@@ -145,7 +149,7 @@ class StatusBar(Static):
 # of the state word last.
 PRIORITIES = {
     "agent": 100, "state": 100, "waiting": 90, "host": 80, "shell": 70,
-    "detail": 60, "mode": 50, "model": 45, "usage": 40, "version": 30, "plan": 20, "title": 10, "cwd": 5,
+    "detail": 60, "mode": 50, "model": 45, "speed": 44, "usage": 40, "version": 30, "plan": 20, "title": 10, "cwd": 5,
 }
 
 
