@@ -1,6 +1,7 @@
 """Bench: the same floods over stdio and over the network, in one run (issue #46).
 
 Run: .venv/bin/python bench/remote_stream.py [--only chunks2000,chunks20000] [--scale 1.0] [--runs 1]
+                                             [--transports stdio,ws,http]
                                              [--http-serve 'COMMAND {port} -- {agent}'] [--json FILE]
 
 Per workload, each transport launches a fresh `rat` in tmux (bench/stress.py's `run_app`: Enter -> the end on
@@ -205,6 +206,8 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--timeout", type=float, default=90.0)
     parser.add_argument("--runs", type=int, default=1, help="runs of each row, transports in turn (default 1)")
+    parser.add_argument("--transports", default="stdio,ws,http", help="the rows to run (stdio always runs: the "
+                        "others are read against it)")
     parser.add_argument("--http-serve", help="a Streamable HTTP server command: {port} and {agent} filled in")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--serve-http", type=int, metavar="PORT", help=argparse.SUPPRESS)  # the relay, run by us
@@ -215,7 +218,9 @@ def main() -> None:
     for kind, how in chosen.items():
         if isinstance(how, str) and how.startswith("skipped"):
             print(f"{kind}: {how}", flush=True)
-    live = [kind for kind, how in chosen.items() if not (isinstance(how, str) and how.startswith("skipped"))]
+    wanted = {"stdio", *args.transports.split(",")}
+    live = [kind for kind, how in chosen.items()
+            if kind in wanted and not (isinstance(how, str) and how.startswith("skipped"))]
     print(f"{'workload':<12} {'transport':<9} {'floor s':>8} {'shown s':>8} {'ratio':>7} {'vs stdio':>8} "
           f"{'ws floor s':>10} {'vs floor':>8} {'echo max':>9} {'echo p50':>9} {'keys':>5}", flush=True)
     results: dict[str, list[dict]] = {}
