@@ -431,3 +431,69 @@ async def test_a_session_streams_over_streamable_http_under_the_same_router(tmp_
         assert agent_text(session) == "chunk 0 chunk 1 chunk 2 "
         assert all(h.get("authorization") == f"Bearer {token}" for h in server.seen_headers)
         await finish(session, task)
+
+
+async def _continue_from_history(pilot, app, search: str):
+    """Ctrl+R, the session whose prompt was `search`, its replay, then `c`: the continued session's view."""
+    from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
+
+    from .helpers.app import until
+
+    await pilot.press("ctrl+r")
+    screen = app.screen
+    assert isinstance(screen, HistoryScreen)
+    await pilot.press(*search)
+    await until(pilot, lambda: len(screen.rows) == 1, "the search")
+    await pilot.press("enter")
+    transcript = app.screen
+    assert isinstance(transcript, HistoryTranscriptScreen)
+    await until(pilot, lambda: transcript.session.done, "the replay")
+    await pilot.press("c")
+    await until(pilot, lambda: len(app.tabs.views) == 2, "the continued session's tab")
+    return app.tabs.active_view
+
+
+@pytest.mark.slow
+async def test_history_continues_a_remote_session_with_no_profile_for_its_url(
+        tmp_path: Path, token: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """History's `c` reconnects from the journaled endpoint (no profile, another agent started): the token read
+    again from its variable (a clear message when unset), the non-secret header kept, the secret one named."""
+    from rat_tui.app import RatApp
+    from rat_tui.history.journal import default_path
+
+    from .helpers.app import scripted_named, until
+    from .helpers.history import prompt
+
+    script = {"initialize_result": {"agentCapabilities": {"loadSession": True}}, "turns": [[{"chunk": "first answer"}]],
+              "on_request": {"session/load": [[replayed("user_message_chunk", "hello remote"),
+                                               replayed("agent_message_chunk", "first answer")]]}}
+    record = tmp_path / "record.jsonl"
+    headers = (("X-Team", "blue"), ("X-Api-Key", "key-5d2e-never-written"))
+    with AcpRemote(scripted_argv(script, tmp_path), tmp_path, token, {"RAT_FAKE_RECORD": str(record)}) as server:
+        spec = remote_spec("remote", RemoteSpec(url=server.url, headers=headers, token_env=TOKEN_ENV))
+        app = RatApp(spec, tmp_path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await until(pilot, lambda: app.tabs.active_view.session.state.status == "ready", "connected")
+            await prompt(pilot, app, "hello remote", "first answer")
+        saved = b"".join(p.read_bytes() for p in default_path().parent.glob("history.sqlite3*"))
+        assert b"blue" in saved and TOKEN.encode() not in saved and b"key-5d2e" not in saved
+
+        local = scripted_named({}, tmp_path, "local")  # rat started on another agent: nothing names the URL
+        monkeypatch.delenv(TOKEN_ENV)
+        app = RatApp(local, tmp_path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            view = await _continue_from_history(pilot, app, "hello remote")
+            await until(pilot, lambda: view.session.state.status == "error", "the refusal")
+            assert f"The environment variable {TOKEN_ENV}" in view.session.state.status_detail
+            assert "is not set" in notices(view.session)
+        assert sent(record, "session/load") == []
+
+        monkeypatch.setenv(TOKEN_ENV, TOKEN)
+        app = RatApp(local, tmp_path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            view = await _continue_from_history(pilot, app, "hello remote")
+            assert "without the header(s) X-Api-Key" in "\n".join(n.message for n in app._notifications)
+            await until(pilot, lambda: view.session.state.status == "ready", "the reconnection")
+            await until(pilot, lambda: "first answer" in view.transcript.plain_text, "the load's replay")
+            assert view.session.remote_host == f"127.0.0.1:{server.port}"
+    assert [m["params"]["sessionId"] for m in sent(record, "session/load")] == ["sess-1"]
