@@ -171,6 +171,9 @@ async def test_a_server_killed_mid_turn_is_a_state_then_a_reconnection(tmp_path:
         await wait_for(lambda: session.state.status == "ready", what="the reconnection")
         assert session.state.stop_reason == "failed" and agent_text(session) == "partial answer"
         assert "cut by the network" in notices(session) and "Disconnected from" in notices(session)
+        done = "reloaded" if reattach == "session/load" else "resumed"
+        assert f"Reconnected to 127.0.0.1:{server.port}; session sess-1 {done}" in notices(session)
+        assert "Agent restarted" not in notices(session)
         assert [r["params"]["sessionId"] for r in sent(record2, reattach)] == ["sess-1"]
         assert sent(record2, "session/prompt") == []  # the cut prompt is not sent again
         session.start_prompt("second question")

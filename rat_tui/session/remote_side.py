@@ -34,6 +34,7 @@ class RemoteSide:
         self._link: RemoteLink | None = None  # a link handed over open, for the next connection
         self._said_drop = False
         session.store.dispatch(reducer.set_host, self.host)
+        session.opener.reattached = f"Reconnected to {self.host}"  # not "Agent restarted": the network came back
 
     def new_process(self) -> RemoteProcess:
         """The next connection: on the link the last one handed over (already open), else a new link. Raises
