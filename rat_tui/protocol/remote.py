@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
 import logging
 import time
 from collections import deque
@@ -42,6 +43,9 @@ BACKOFF = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
 # past it the pump waits (the socket then pushes back).
 PUMP_QUEUE = 4096
 _DROPPED = object()  # in the queue: the link dropped (the error is in `_drop`)
+# The JSON-RPC error code of the answer given for a request the server refused before its agent saw it
+# (-32000..-32099: implementation-defined server errors).
+REFUSED_BY_SERVER = -32001
 
 LINKS = {
     "ws": ("rat_tui.protocol.remote_ws", "WebSocketLink"),
@@ -199,10 +203,28 @@ class RemoteProcess:
             except RemoteError as error:
                 # Not sent again: the message may have reached the agent (a prompt must not run twice).
                 self._event(f"a message to {self.host} was not sent: {error}")
-                if not error.retry:
+                # Refused by the server (a status, or for good): the agent never had it. A request is answered
+                # with the reason (its turn says it); anything else is told on its own.
+                refused = error.status is not None or not error.retry
+                if not (refused and await self._answer_refused(message, error)) and not error.retry:
                     self._refused(str(error))
             finally:
                 self.queued_bytes -= len(message)
+
+    async def _answer_refused(self, message: bytes, error: RemoteError) -> bool:
+        """A request the server refused (403, 413, 503...) is answered here with that error, as the agent's
+        answer would be: its waiter (a prompt's turn) ends with the reason instead of waiting forever. Whether
+        it was a request (and answered)."""
+        try:
+            request = json.loads(message)
+        except ValueError:
+            return False
+        if not isinstance(request, dict) or "method" not in request or "id" not in request or self._done.is_set():
+            return False
+        answer = {"jsonrpc": "2.0", "id": request["id"],
+                  "error": {"code": REFUSED_BY_SERVER, "message": str(error), "data": {"refusedBy": self.host}}}
+        await self._inbox.put([json.dumps(answer).encode()])
+        return True
 
     def _refused(self, text: str) -> None:
         self._event(text)
