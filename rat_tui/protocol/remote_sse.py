@@ -58,8 +58,10 @@ class SseParser:
                             out.append(payload)
                     data.clear()
                 self._event = b""
-            elif line[:5] == b"data:":  # the usual line first: a flood is made of them
+            elif line[:5] == b"data:":  # the usual lines first: a flood is made of them
                 data.append(line[6:] if line[5:6] == b" " else line[5:])
+            elif line[:4] == b"id: " and b"\0" not in line:
+                self.last_id = line[4:].decode("utf-8", "replace")
             elif line[:1] != b":":
                 self._field(line)
         return out

@@ -177,7 +177,8 @@ class AcpHttpServer:
                     done = True
                     break
                 event_id += 1
-                data += f"id: {event_id}\ndata: {json.dumps(item)}\n\n".encode()
+                body = item if isinstance(item, bytes) else json.dumps(item).encode()  # (a relayed line as it came)
+                data += b"id: %d\ndata: %s\n\n" % (event_id, body)
             if data:
                 await send({"type": "http.response.body", "body": bytes(data), "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -237,7 +238,7 @@ class StdioRelay(AcpHttpServer):
                 continue
             params = message.get("params") if isinstance(message.get("params"), dict) else {}
             scope = params.get("sessionId") if "method" in message else self.asked.pop(message.get("id"), None)
-            conn.queue(scope).put_nowait(message)
+            conn.queue(scope).put_nowait(line.rstrip(b"\r\n"))  # relayed as the agent wrote it
 
 
 async def respond(send: Any, status: int, body: Any, headers: list | None = None) -> None:
