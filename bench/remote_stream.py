@@ -1,6 +1,7 @@
 """Bench: the same floods over stdio and over the network, in one run (issue #46).
 
 Run: .venv/bin/python bench/remote_stream.py [--only chunks2000,chunks20000] [--scale 1.0] [--runs 1]
+                                             [--transports stdio,ws,http]
                                              [--http-serve 'COMMAND {port} -- {agent}'] [--json FILE]
 
 Per workload, each transport launches a fresh `rat` in tmux (bench/stress.py's `run_app`: Enter -> the end on
@@ -10,7 +11,7 @@ screen, and `~`/Backspace typed every 0.1 s while it streams, each timed until i
   server relays each line as a WebSocket text frame: one more process and two more socket hops than stdio;
   the server and its agent run at the priority rat gives a local agent, as they would on another machine);
 - `http`: `rat connect http://127.0.0.1:P/acp` (Streamable HTTP), when rat_tui.protocol.remote_http is
-  importable: the same agent behind `StdioRelay` (below: tests/helpers/acp_http_server.py's server, hypercorn,
+  importable: the same agent behind tests/helpers/acp_http_server.py's `StdioRelay` (hypercorn,
   HTTP/1.1, relaying each of the agent's lines as an SSE event on its session's stream, or the connection's), or
   behind the server `--http-serve` names (`{port}` and `{agent}` are filled in).
 The ratio is each transport's `shown s` over the stdio floor (a parse-only client on the same agent over pipes,
@@ -100,57 +101,10 @@ def transports() -> dict[str, object]:
 def serve_http_relay(port: int) -> None:
     """`--serve-http PORT`: the stress agent behind a Streamable HTTP server, one agent per connection."""
     sys.path.insert(0, str(HERE.parent))
-    from tests.helpers.acp_http_server import AcpHttpServer, Connection, respond
-
-    class StdioRelay(AcpHttpServer):
-        """Each of the client's messages to the agent's stdin; each line of the agent's to an SSE stream: its
-        session's (a notification or request naming it, the answer to a request that named it), else the
-        connection's. `initialize` is answered in the POST's own body, with the connection's id."""
-
-        def __init__(self, **kwargs) -> None:
-            super().__init__(**kwargs)
-            self.agents: dict[int, asyncio.subprocess.Process] = {}
-            self.asked: dict[object, str | None] = {}  # request id -> the session it named
-            self.first: dict[object, asyncio.Future] = {}
-
-        async def post(self, send, message: dict, conn) -> None:
-            params = message.get("params") if isinstance(message.get("params"), dict) else {}
-            if message.get("method") == "initialize":
-                import uuid
-
-                cid = str(uuid.uuid4())
-                self.connections[cid] = conn = Connection()
-                agent = await asyncio.create_subprocess_exec(*stress.AGENT, stdin=subprocess.PIPE,
-                                                             stdout=subprocess.PIPE, limit=1 << 30)
-                self.agents[id(conn)] = agent
-                answered = self.first[message.get("id")] = asyncio.get_running_loop().create_future()
-                asyncio.get_running_loop().create_task(self.pump(agent, conn))
-                self.write(agent, message)
-                answer = await answered
-                return await respond(send, 200, answer, [(b"acp-connection-id", cid.encode())])
-            if conn is None:
-                return await respond(send, 404, {"error": "Unknown Acp-Connection-Id"})
-            if "id" in message and "method" in message:
-                self.asked[message["id"]] = params.get("sessionId")
-            await respond(send, 202, None)
-            self.write(self.agents[id(conn)], message)
-
-        def write(self, agent, message: dict) -> None:
-            agent.stdin.write(json.dumps(message).encode() + b"\n")
-
-        async def pump(self, agent, conn) -> None:
-            while line := await agent.stdout.readline():
-                message = json.loads(line)
-                waiter = self.first.pop(message.get("id"), None) if "method" not in message else None
-                if waiter is not None:
-                    waiter.set_result(message)
-                    continue
-                params = message.get("params") if isinstance(message.get("params"), dict) else {}
-                scope = params.get("sessionId") if "method" in message else self.asked.pop(message.get("id"), None)
-                conn.queue(scope).put_nowait(message)
+    from tests.helpers.acp_http_server import StdioRelay
 
     async def run() -> None:
-        async with StdioRelay(port=port, max_sessions=10**6):
+        async with StdioRelay(stress.AGENT, port=port, max_sessions=10**6):
             await asyncio.Event().wait()
 
     asyncio.run(run())
@@ -205,6 +159,8 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--timeout", type=float, default=90.0)
     parser.add_argument("--runs", type=int, default=1, help="runs of each row, transports in turn (default 1)")
+    parser.add_argument("--transports", default="stdio,ws,http", help="the rows to run (stdio always runs: the "
+                        "others are read against it)")
     parser.add_argument("--http-serve", help="a Streamable HTTP server command: {port} and {agent} filled in")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--serve-http", type=int, metavar="PORT", help=argparse.SUPPRESS)  # the relay, run by us
@@ -215,7 +171,9 @@ def main() -> None:
     for kind, how in chosen.items():
         if isinstance(how, str) and how.startswith("skipped"):
             print(f"{kind}: {how}", flush=True)
-    live = [kind for kind, how in chosen.items() if not (isinstance(how, str) and how.startswith("skipped"))]
+    wanted = {"stdio", *args.transports.split(",")}
+    live = [kind for kind, how in chosen.items()
+            if kind in wanted and not (isinstance(how, str) and how.startswith("skipped"))]
     print(f"{'workload':<12} {'transport':<9} {'floor s':>8} {'shown s':>8} {'ratio':>7} {'vs stdio':>8} "
           f"{'ws floor s':>10} {'vs floor':>8} {'echo max':>9} {'echo p50':>9} {'keys':>5}", flush=True)
     results: dict[str, list[dict]] = {}

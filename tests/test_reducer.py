@@ -182,3 +182,21 @@ def test_a_text_chunk_needs_no_model_import() -> None:
             "print(type(u).__name__, u.content.text, 'rat_tui.protocol.acp_models' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["TextChunk", "hi", "False"], out.stdout + out.stderr
+
+
+def test_a_live_prompt_echoed_back_without_a_message_id_shows_once() -> None:
+    """Qwen Code's daemon sends every client of a session the prompt it was asked, the asking one too (v1, no
+    messageId): the echo of the prompt just sent is not shown again; a replay's user text (no prompt of ours
+    pending) and text that is not the prompt's still are."""
+    state = SessionState()
+    apply(state, chunk("user_message_chunk", "replayed question"))  # a load's replay: shown
+    reducer.add_user_message(state, "what is 2+2?")
+    assert apply(state, chunk("user_message_chunk", "what is ")) == []
+    assert apply(state, chunk("user_message_chunk", "2+2?")) == []
+    apply(state, chunk("agent_message_chunk", "4"))
+    apply(state, chunk("user_message_chunk", "something else"))
+    reducer.end_turn(state, "end_turn")
+    apply(state, chunk("user_message_chunk", "what is 2+2?"))  # after the turn: not an echo
+    assert [(e.role, e.text) for e in state.entries] == [
+        ("user", "replayed question"), ("user", "what is 2+2?"), ("agent", "4"), ("user", "something else"),
+        ("user", "what is 2+2?")]

@@ -72,31 +72,55 @@ def token(monkeypatch: pytest.MonkeyPatch) -> str:
     return TOKEN
 
 
+TURN_SCRIPT = {"turns": [[{"chunk": "streamed ", "repeat": 3}, PLAN, PERMISSION, {"chunk": "done"}]]}
+
+
+async def a_turn_streams_asks_and_plans(url: str, port: int, tmp_path: Path, protocol: int, remote_dir: Path) -> None:
+    """A session on the scripted agent playing TURN_SCRIPT behind `url`: its turn streamed, its plan shown, its
+    permission answered, and no client files or terminals offered (the agent's cwd is `remote_dir`)."""
+    record = tmp_path / "record.jsonl"
+    session, task = await connect(url, tmp_path, protocol, ui=Allowing())
+    assert session.state.status == "ready", session.state.status_detail
+    assert session.state.host == f"127.0.0.1:{port}" and session.remote_host == session.state.host
+    assert session.state.protocol_version == protocol
+    session.start_prompt("go")
+    await wait_for(lambda: session.state.status == "ready" and session.state.turns == 1, what="the turn's end")
+    assert agent_text(session) == "streamed streamed streamed done"
+    assert [item.content for item in session.state.plan] == ["look around"]
+    answers = [m for m in received(record) if "result" in m and isinstance(m["result"].get("outcome"), dict)]
+    assert [a["result"]["outcome"] for a in answers] == [{"outcome": "selected", "optionId": "yes"}]
+    # The agent's files are on its machine: no client file system or terminals, the remote cwd.
+    [initialize] = sent(record, "initialize")
+    capabilities = initialize["params"].get("clientCapabilities", {})
+    assert capabilities["fs"] == {"readTextFile": False, "writeTextFile": False} and capabilities["terminal"] is False
+    opened = sent(record, "session/new")[0]["params"]
+    assert opened["cwd"] == str(remote_dir) and session.state.cwd == str(remote_dir)
+    await finish(session, task)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol", [1, 2])
 async def test_a_turn_streams_asks_and_plans_over_websocket(tmp_path: Path, token: str, protocol: int) -> None:
     record = tmp_path / "record.jsonl"
-    script = {"protocol": protocol, "turns": [[{"chunk": "streamed ", "repeat": 3}, PLAN, PERMISSION,
-                                               {"chunk": "done"}]]}
     remote_dir = tmp_path / "remote"
     remote_dir.mkdir()
-    with AcpRemote(scripted_argv(script, tmp_path), remote_dir, token, {"RAT_FAKE_RECORD": str(record)}) as server:
-        session, task = await connect(server.url, tmp_path, protocol, ui=Allowing())
-        assert session.state.status == "ready", session.state.status_detail
-        assert session.state.host == f"127.0.0.1:{server.port}" and session.remote_host == session.state.host
-        session.start_prompt("go")
-        await wait_for(lambda: session.state.status == "ready" and session.state.turns == 1, what="the turn's end")
-        assert agent_text(session) == "streamed streamed streamed done"
-        assert [item.content for item in session.state.plan] == ["look around"]
-        answers = [m for m in received(record) if "result" in m and isinstance(m["result"].get("outcome"), dict)]
-        assert [a["result"]["outcome"] for a in answers] == [{"outcome": "selected", "optionId": "yes"}]
-        # The agent's files are on its machine: no client file system or terminals, the remote cwd.
-        [initialize] = sent(record, "initialize")
-        capabilities = initialize["params"].get("clientCapabilities", {})
-        assert capabilities["fs"] == {"readTextFile": False, "writeTextFile": False} and capabilities["terminal"] is False
-        opened = sent(record, "session/new")[0]["params"]
-        assert opened["cwd"] == str(remote_dir) and session.state.cwd == str(remote_dir)
-        await finish(session, task)
+    argv = scripted_argv({"protocol": protocol, **TURN_SCRIPT}, tmp_path)
+    with AcpRemote(argv, remote_dir, token, {"RAT_FAKE_RECORD": str(record)}) as server:
+        await a_turn_streams_asks_and_plans(server.url, server.port, tmp_path, protocol, remote_dir)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol", [1, 2])
+async def test_a_turn_streams_asks_and_plans_over_streamable_http(tmp_path: Path, token: str, protocol: int) -> None:
+    """The same scripted agent behind a Streamable HTTP server (hypercorn, tests/helpers/acp_http_server.py's
+    StdioRelay): v1 and v2 sessions as over WebSocket."""
+    from .helpers.acp_http_server import StdioRelay
+
+    remote_dir = "/srv/remote-work"  # the server's metadata names it; it need not exist here
+    argv = scripted_argv({"protocol": protocol, **TURN_SCRIPT}, tmp_path)
+    env = {"RAT_FAKE_RECORD": str(tmp_path / "record.jsonl")}
+    async with StdioRelay(argv, env, token=token, metadata={"remote_cwd": remote_dir}) as server:
+        await a_turn_streams_asks_and_plans(server.url, server.port, tmp_path, protocol, Path(remote_dir))
 
 
 @pytest.mark.slow
@@ -171,6 +195,9 @@ async def test_a_server_killed_mid_turn_is_a_state_then_a_reconnection(tmp_path:
         await wait_for(lambda: session.state.status == "ready", what="the reconnection")
         assert session.state.stop_reason == "failed" and agent_text(session) == "partial answer"
         assert "cut by the network" in notices(session) and "Disconnected from" in notices(session)
+        done = "reloaded" if reattach == "session/load" else "resumed"
+        assert f"Reconnected to 127.0.0.1:{server.port}; session sess-1 {done}" in notices(session)
+        assert "Agent restarted" not in notices(session)
         assert [r["params"]["sessionId"] for r in sent(record2, reattach)] == ["sess-1"]
         assert sent(record2, "session/prompt") == []  # the cut prompt is not sent again
         session.start_prompt("second question")
@@ -430,4 +457,99 @@ async def test_a_session_streams_over_streamable_http_under_the_same_router(tmp_
         await wait_for(lambda: session.state.turns == 1 and session.state.status == "ready", what="the turn")
         assert agent_text(session) == "chunk 0 chunk 1 chunk 2 "
         assert all(h.get("authorization") == f"Bearer {token}" for h in server.seen_headers)
+        await finish(session, task)
+
+
+async def _continue_from_history(pilot, app, search: str):
+    """Ctrl+R, the session whose prompt was `search`, its replay, then `c`: the continued session's view."""
+    from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
+
+    from .helpers.app import until
+
+    await pilot.press("ctrl+r")
+    screen = app.screen
+    assert isinstance(screen, HistoryScreen)
+    await pilot.press(*search)
+    await until(pilot, lambda: len(screen.rows) == 1, "the search")
+    await pilot.press("enter")
+    transcript = app.screen
+    assert isinstance(transcript, HistoryTranscriptScreen)
+    await until(pilot, lambda: transcript.session.done, "the replay")
+    await pilot.press("c")
+    await until(pilot, lambda: len(app.tabs.views) == 2, "the continued session's tab")
+    return app.tabs.active_view
+
+
+@pytest.mark.slow
+async def test_history_continues_a_remote_session_with_no_profile_for_its_url(
+        tmp_path: Path, token: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """History's `c` reconnects from the journaled endpoint (no profile, another agent started): the token read
+    again from its variable (a clear message when unset), the non-secret header kept, the secret one named."""
+    from rat_tui.app import RatApp
+    from rat_tui.history.journal import default_path
+
+    from .helpers.app import scripted_named, until
+    from .helpers.history import prompt
+
+    script = {"initialize_result": {"agentCapabilities": {"loadSession": True}}, "turns": [[{"chunk": "first answer"}]],
+              "on_request": {"session/load": [[replayed("user_message_chunk", "hello remote"),
+                                               replayed("agent_message_chunk", "first answer")]]}}
+    record = tmp_path / "record.jsonl"
+    headers = (("X-Team", "blue"), ("X-Api-Key", "key-5d2e-never-written"))
+    with AcpRemote(scripted_argv(script, tmp_path), tmp_path, token, {"RAT_FAKE_RECORD": str(record)}) as server:
+        spec = remote_spec("remote", RemoteSpec(url=server.url, headers=headers, token_env=TOKEN_ENV))
+        app = RatApp(spec, tmp_path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await until(pilot, lambda: app.tabs.active_view.session.state.status == "ready", "connected")
+            await prompt(pilot, app, "hello remote", "first answer")
+        saved = b"".join(p.read_bytes() for p in default_path().parent.glob("history.sqlite3*"))
+        assert b"blue" in saved and TOKEN.encode() not in saved and b"key-5d2e" not in saved
+
+        local = scripted_named({}, tmp_path, "local")  # rat started on another agent: nothing names the URL
+        monkeypatch.delenv(TOKEN_ENV)
+        app = RatApp(local, tmp_path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            view = await _continue_from_history(pilot, app, "hello remote")
+            await until(pilot, lambda: view.session.state.status == "error", "the refusal")
+            assert f"The environment variable {TOKEN_ENV}" in view.session.state.status_detail
+            assert "is not set" in notices(view.session)
+        assert sent(record, "session/load") == []
+
+        monkeypatch.setenv(TOKEN_ENV, TOKEN)
+        app = RatApp(local, tmp_path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            view = await _continue_from_history(pilot, app, "hello remote")
+            assert "without the header(s) X-Api-Key" in "\n".join(n.message for n in app._notifications)
+            await until(pilot, lambda: view.session.state.status == "ready", "the reconnection")
+            await until(pilot, lambda: "first answer" in view.transcript.plain_text, "the load's replay")
+            assert view.session.remote_host == f"127.0.0.1:{server.port}"
+    assert [m["params"]["sessionId"] for m in sent(record, "session/load")] == ["sess-1"]
+
+
+@pytest.mark.slow
+async def test_a_forbidden_token_is_said_at_connect_and_mid_session(tmp_path: Path, token: str) -> None:
+    """403 from a Streamable HTTP server: at connect, a clear error and no reconnection loop; on a prompt of a
+    session already open, the prompt is not retried and its turn ends (not waiting forever), saying why."""
+    from .helpers.acp_http_server import AcpHttpServer
+
+    async with AcpHttpServer(token=token) as server:
+        server.forbidden = True
+        session, task = await connect(server.url, tmp_path)
+        assert session.state.status == "error"
+        assert session.state.status_detail == (f"127.0.0.1:{server.port} refused the connection: forbidden "
+                                               "(403: this token may not use this agent).")
+        await finish(session, task)
+        assert len(server.seen_headers) == 1  # asked once: a refusal is not retried
+
+        server.forbidden = False
+        session, task = await connect(server.url, tmp_path)
+        assert session.state.status == "ready", session.state.status_detail
+        server.forbidden = True
+        asked = len(server.seen_headers)
+        session.start_prompt("three chunks")
+        await wait_for(lambda: session.state.stop_reason is not None, what="the turn's end")
+        assert session.state.stop_reason == "error" and session.state.status != "working"
+        refusal = f"127.0.0.1:{server.port} refused the message: forbidden (403: this token may not use this agent)."
+        assert notices(session).count(refusal) == 1 and "The agent failed this turn: " + refusal in notices(session)
+        assert len(server.seen_headers) == asked + 1  # the prompt, once
         await finish(session, task)

@@ -377,3 +377,50 @@ async def test_nothing_listening_is_a_retryable_refusal():
         await link.open()
     assert refused.value.retry is True and "refused" in str(refused.value) and "127.0.0.1" in str(refused.value)
     await link.close()
+
+
+# -- the app over Streamable HTTP ---------------------------------------------------------------------------
+
+
+async def test_rat_connect_over_qwen_streams_asks_and_cancels_from_the_keyboard(qwen, monkeypatch, tmp_path):
+    """`rat connect URL --token-env VAR --cwd DIR` in the app, keys typed: a streamed turn, a permission allowed with
+    `y` (the file written on the daemon's side), a slow turn cancelled with Esc."""
+    from rat_tui.app import RatApp
+    from rat_tui.cli import parse_args, resolve_agent
+    from rat_tui.config import Config
+    from rat_tui.state.models import MessageEntry
+    from tests.helpers.app import until
+
+    monkeypatch.setenv("RAT_QWEN_TOKEN", TOKEN)
+    spec, _ = resolve_agent(parse_args(["connect", qwen.url, "--token-env", "RAT_QWEN_TOKEN",
+                                        "--cwd", str(qwen.workspace)]), Config())
+    target = qwen.workspace / "app-perm.txt"
+    app = RatApp(spec, tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        view = app.tabs.active_view
+        session = view.session
+        await until(pilot, lambda: session.state.status == "ready", "connected", timeout=90)
+        assert session.state.host == f"127.0.0.1:{qwen.port}" and session.state.cwd == str(qwen.workspace)
+
+        await pilot.press(*"STUB:text say=app1", "enter")
+        await until(pilot, lambda: "(text-ok-app1)" in view.transcript.plain_text, "the streamed answer")
+        await until(pilot, lambda: session.state.status == "ready", "the turn's end")
+        assert session.state.stop_reason == "end_turn"
+
+        await pilot.press(*f"STUB:write file={target}", "enter")
+        await until(pilot, lambda: session.permissions.pending == 1, "the permission request")
+        await until(pilot, lambda: app.request_gate.showing is not None, "the permission dialog")
+        await pilot.press("y")  # allow once
+        await until(pilot, lambda: session.state.status == "ready" and session.state.turns == 2, "the written turn")
+        assert session.state.stop_reason == "end_turn"
+        assert target.read_text() == "written by the stub model\n"
+
+        await pilot.press(*"STUB:slow n=80 delay=0.1", "enter")
+        await until(pilot, lambda: "slow chunk 1." in view.transcript.plain_text, "the slow turn streaming")
+        await pilot.press("escape")
+        await until(pilot, lambda: session.state.stop_reason == "cancelled" and session.state.turns == 3,
+                    "the cancelled turn")
+        assert "slow chunk 79." not in view.transcript.plain_text
+        # The daemon echoes each prompt to the session's clients: shown once all the same.
+        users = [e.text for e in session.state.entries if isinstance(e, MessageEntry) and e.role == "user"]
+        assert users == ["STUB:text say=app1", f"STUB:write file={target}", "STUB:slow n=80 delay=0.1"]

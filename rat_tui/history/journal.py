@@ -320,6 +320,13 @@ class SessionJournal:
             return
         self.dirty["settings"] = self.settings
 
+    def keep_setting(self, key: str, value: Any) -> None:
+        """A fact about the session kept with its settings (a remote session's endpoint), written with the next
+        commit."""
+        if self.settings.get(key) != value:
+            self.settings[key] = value
+            self.dirty["settings"] = self.settings
+
     def set_draft(self, text: str) -> None:
         """The composer's text now; written after a short pause (the latest draft wins)."""
         if text == self.draft:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
 import logging
 import time
 from collections import deque
@@ -38,8 +39,13 @@ log = logging.getLogger("rat.remote")
 
 # Seconds between reconnection attempts after a drop: quick at first (a blip), then no faster than this cap.
 BACKOFF = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
-PUMP_QUEUE = 4096  # messages read ahead of the router; past it the pump waits (the socket then pushes back)
+# Batches read ahead of the router (a WebSocket's hold one message, a Streamable HTTP one a network read's);
+# past it the pump waits (the socket then pushes back).
+PUMP_QUEUE = 4096
 _DROPPED = object()  # in the queue: the link dropped (the error is in `_drop`)
+# The JSON-RPC error code of the answer given for a request the server refused before its agent saw it
+# (-32000..-32099: implementation-defined server errors).
+REFUSED_BY_SERVER = -32001
 
 LINKS = {
     "ws": ("rat_tui.protocol.remote_ws", "WebSocketLink"),
@@ -121,22 +127,20 @@ class RemoteProcess:
         self._pump = asyncio.get_running_loop().create_task(self._read_link(), name="remote-pump")
 
     async def _read_link(self) -> None:
-        """The pump: the link's messages into the queue, in order, until it closes or drops."""
+        """The pump: the link's batches of messages into the queue, in order, until it closes or drops."""
         inbox = self._inbox
-        count = 0
         try:
             while True:
                 # A key on its way to the screen goes first: the socket is not read meanwhile (as a local
                 # agent's pipe is paused, transport.pass_turn), so its frames wait in the kernel, not here. A
-                # link's receive() returns without yielding while it holds frames: the pump takes its part of
-                # the readers' shared slice as the reader does.
-                count += 1
-                if priority.input_wait() or ((count & (TURN_CHECK_LINES - 1)) == 0 and turn_used(time.monotonic())):
+                # link's receive_batch() returns without yielding while it holds frames: the pump takes its
+                # part of the readers' shared slice as the reader does.
+                if priority.input_wait() or turn_used(time.monotonic()):
                     await pass_turn(None)
-                message = await self.link.receive()
-                if message is None:
+                batch = await self.link.receive_batch()
+                if batch is None:
                     break
-                await inbox.put(message)
+                await inbox.put(batch)
         except RemoteError as error:
             self._drop = error
             await inbox.put(_DROPPED)
@@ -199,10 +203,28 @@ class RemoteProcess:
             except RemoteError as error:
                 # Not sent again: the message may have reached the agent (a prompt must not run twice).
                 self._event(f"a message to {self.host} was not sent: {error}")
-                if not error.retry:
+                # Refused by the server (a status, or for good): the agent never had it. A request is answered
+                # with the reason (its turn says it); anything else is told on its own.
+                refused = error.status is not None or not error.retry
+                if not (refused and await self._answer_refused(message, error)) and not error.retry:
                     self._refused(str(error))
             finally:
                 self.queued_bytes -= len(message)
+
+    async def _answer_refused(self, message: bytes, error: RemoteError) -> bool:
+        """A request the server refused (403, 413, 503...) is answered here with that error, as the agent's
+        answer would be: its waiter (a prompt's turn) ends with the reason instead of waiting forever. Whether
+        it was a request (and answered)."""
+        try:
+            request = json.loads(message)
+        except ValueError:
+            return False
+        if not isinstance(request, dict) or "method" not in request or "id" not in request or self._done.is_set():
+            return False
+        answer = {"jsonrpc": "2.0", "id": request["id"],
+                  "error": {"code": REFUSED_BY_SERVER, "message": str(error), "data": {"refusedBy": self.host}}}
+        await self._inbox.put([json.dumps(answer).encode()])
+        return True
 
     def _refused(self, text: str) -> None:
         self._event(text)
@@ -246,31 +268,32 @@ class RemoteProcess:
                     if fresh and on_idle is not None:
                         fresh = False
                         on_idle()
-                message = await inbox.get()
-                if message is None:
+                batch = await inbox.get()
+                if batch is None:
                     self.ending = f"{self.host} closed the connection."
                     return
-                if message is _DROPPED:
+                if batch is _DROPPED:
                     if await self._come_back():
                         continue
                     return
-                size = len(message)
-                if size > self.max_line_bytes:
-                    self._oversized(size)
-                    continue
-                if size >= HUGE_LINE:
-                    if routed and before_wait is not None:
-                        before_wait()  # the loop runs on while the message is parsed aside
-                    routed = fresh = True
-                    route(message, await self.aside.parse(message))
-                else:
-                    routed = fresh = True
-                    route(message)
-                count += 1
-                if (priority.input_wait() or (((count & (TURN_CHECK_LINES - 1)) == 0 or size > LONG_LINE)
-                                              and turn_used(time.monotonic()))) \
-                        and await pass_turn(before_wait if routed else None):
-                    routed = False
+                for message in batch:
+                    size = len(message)
+                    if size > self.max_line_bytes:
+                        self._oversized(size)
+                        continue
+                    if size >= HUGE_LINE:
+                        if routed and before_wait is not None:
+                            before_wait()  # the loop runs on while the message is parsed aside
+                        routed = fresh = True
+                        route(message, await self.aside.parse(message))
+                    else:
+                        routed = fresh = True
+                        route(message)
+                    count += 1
+                    if (priority.input_wait() or (((count & (TURN_CHECK_LINES - 1)) == 0 or size > LONG_LINE)
+                                                  and turn_used(time.monotonic()))) \
+                            and await pass_turn(before_wait if routed else None):
+                        routed = False
         finally:
             self._returncode = 0 if self._drop is None else 1
             self._done.set()

@@ -12,7 +12,8 @@ On a drop, `reopen()` reattaches the streams of the same connection, each sessio
 it last saw (the server replays what came after from its ring): True. When the server no longer knows the
 connection (it restarted), the link forgets it and returns False: the caller initializes again and resumes.
 
-On httpx (HTTP/1.1, and HTTP/2 when TLS's ALPN offers it), its SSE lines parsed by httpx-sse. TLS is verified
+On httpx (HTTP/1.1, and HTTP/2 when TLS's ALPN offers it); the SSE streams are parsed a network read at a time
+(remote_sse.py), whose messages reach the reader as one batch (`receive_batch`). TLS is verified
 unless the endpoint says `insecure`; proxies come from the environment (httpx's trust_env). No header value is
 ever logged: the token is one.
 """
@@ -28,9 +29,8 @@ from typing import Any
 
 import httpx
 import orjson
-from httpx_sse import EventSource
-
 from rat_tui.protocol.remote_link import Endpoint, RemoteError
+from rat_tui.protocol.remote_sse import SseParser
 
 log = logging.getLogger(__name__)
 # hpack (HTTP/2's header compression) logs every header it encodes at DEBUG, values included: the bearer token.
@@ -60,7 +60,9 @@ class StreamableHttpLink:
         self.max_message_bytes: int | None = None
         self.http_version: str | None = None  # of the last exchange: "HTTP/1.1" or "HTTP/2"
         self._client: httpx.AsyncClient | None = None
+        # Batches of messages (a network read's, in order), a RemoteError (the link dropped) or _CLOSED.
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._held: list[bytes] = []  # what receive() has not given out of the last batch yet
         self._connection_id: str | None = None
         self._sessions: dict[str, asyncio.Task | None] = {}  # session id -> its stream's reader
         self._conn_task: asyncio.Task | None = None
@@ -109,6 +111,17 @@ class StreamableHttpLink:
             await self._attach_streams(sessions=())
 
     async def receive(self) -> bytes | None:
+        if not self._held:
+            batch = await self.receive_batch()
+            if batch is None:
+                return None
+            self._held = batch[::-1]
+        return self._held.pop()
+
+    async def receive_batch(self) -> list[bytes] | None:
+        if self._held:
+            batch, self._held = self._held[::-1], []
+            return batch
         item = await self._queue.get()
         if item is _CLOSED:
             self._queue.put_nowait(_CLOSED)  # every later call says closed too
@@ -242,8 +255,7 @@ class StreamableHttpLink:
         if not body.strip() or not response.headers.get("content-type", "").startswith("application/json"):
             return
         parsed = _parse(body)
-        for item in parsed if isinstance(parsed, list) else [body]:
-            self._deliver(item if isinstance(item, bytes) else orjson.dumps(item))
+        self._deliver([orjson.dumps(item) for item in parsed] if isinstance(parsed, list) else [body])
 
     # -- streams ----------------------------------------------------------------------------------------------
 
@@ -275,12 +287,14 @@ class StreamableHttpLink:
     async def _read_events(self, response: httpx.Response, session: str | None, kind: str) -> None:
         """Deliver every message of one SSE stream (`kind`: "connection", "session" or a POST's "reply"); its end
         or failure, unless we closed it, is a drop."""
+        parser = SseParser()
         try:
-            async for event in EventSource(response).aiter_sse():
-                if event.id and kind != "reply":
-                    self._last_event_id[session] = event.id
-                if event.data and event.event in ("message", ""):
-                    self._deliver(event.data.encode())
+            async for chunk in response.aiter_bytes():
+                batch = parser.feed(chunk)
+                if parser.last_id and kind != "reply":
+                    self._last_event_id[session] = parser.last_id
+                if batch:
+                    self._deliver(batch)
             if kind == "reply":
                 return  # a POST's own answer ends when it is all said
             ended = f"{self.host} closed the {kind} stream"
@@ -341,12 +355,13 @@ class StreamableHttpLink:
             session = self._asked_in.pop(message["id"], None)
         return session if isinstance(session, str) else None
 
-    def _deliver(self, data: bytes) -> None:
+    def _deliver(self, batch: list[bytes]) -> None:
         # Only a message with a top-level "id" can teach something (a streamed chunk has none): the flood of
         # chunks is not parsed twice.
-        if b'"id"' in data:
-            self._note_incoming(data)
-        self._queue.put_nowait(data)
+        for data in batch:
+            if b'"id"' in data:
+                self._note_incoming(data)
+        self._queue.put_nowait(batch)
 
     def _note_incoming(self, data: bytes) -> None:
         message = _parse(data)

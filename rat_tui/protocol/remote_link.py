@@ -73,6 +73,10 @@ class RemoteLink(Protocol):
         """The next message from the agent, in order; None once the link was closed by `close()` or cleanly by
         the server. Raises RemoteError when the connection drops."""
 
+    async def receive_batch(self) -> list[bytes] | None:
+        """The messages that arrived together (at least one), in order, as `receive` would give them one by one:
+        the reader hands a whole network read on at once (one wake-up and one queue hop a batch, not a message)."""
+
     async def reopen(self) -> bool:
         """Connect again after a drop. True when the server resumed the same connection with nothing lost
         (Streamable HTTP with `Last-Event-ID` replay): the session goes on as it was. False when this is a new

@@ -183,6 +183,11 @@ class WebSocketLink:
             raise self._lost(error) from None
         return data if isinstance(data, bytes) else data.encode()
 
+    async def receive_batch(self) -> list[bytes] | None:
+        # A frame at a time: websockets gives no way to take the frames it holds without waiting.
+        data = await self.receive()
+        return None if data is None else [data]
+
     def _lost(self, error: Any) -> RemoteError:
         frame = getattr(error, "rcvd", None) or getattr(error, "sent", None)
         code = getattr(frame, "code", None)

@@ -50,6 +50,9 @@ class Opener:
         self.loading: str | None = None  # the session id whose `session/load` runs (its replay streams in)
         self.replay: str | None = None  # "show" (a fresh tab) or "skip" (a restart) while session/load runs
         self.replay_skipped = 0
+        # How a reattach of a tab that shows its transcript begins its notice: a local agent was restarted; a
+        # remote one's connection came back (session/remote_side.py says "Reconnected to HOST").
+        self.reattached = "Agent restarted"
 
     def _notice(self, text: str, severity: str = "info") -> None:
         self.store.dispatch(reducer.add_notice, text, severity)
@@ -71,7 +74,7 @@ class Opener:
                 self._notice(f"The agent could not load session {target}: {error}", "warning")
             else:
                 if populated:
-                    self._notice(f"Agent restarted; session {target} reloaded "
+                    self._notice(f"{self.reattached}; session {target} reloaded "
                                  f"({self.replay_skipped} replayed updates not shown again: they are above).")
                 return target, result
         elif target and self.supports("resume"):
@@ -83,7 +86,7 @@ class Opener:
                     raise
                 self._notice(f"The agent could not resume session {target}: {error}", "warning")
             else:
-                self._notice(f"{'Agent restarted; s' if populated else 'S'}ession {target} resumed "
+                self._notice(f"{self.reattached + '; s' if populated else 'S'}ession {target} resumed "
                              + ("(its history replayed above)." if replay else
                                 "(its history is above, not replayed again)." if client.version >= 2 else
                                 "(the agent does not replay its history on resume)."))

@@ -118,8 +118,14 @@ class Sessions:
         if self.history is None:
             return None
         try:
-            return self.history.start_session(command.name, list(command.argv), os.path.abspath(cwd),
-                                              attach_session_id)
+            journal = self.history.start_session(command.name, list(command.argv), os.path.abspath(cwd),
+                                                 attach_session_id)
+            remote = getattr(command, "remote", None)
+            if remote is not None:  # History's `c` reconnects from this (no secret is kept)
+                from .remote_side import JOURNAL_KEY, journaled_endpoint
+
+                journal.keep_setting(JOURNAL_KEY, journaled_endpoint(remote))
+            return journal
         except Exception:
             log.exception("cannot journal the session")
             return None

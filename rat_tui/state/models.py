@@ -231,6 +231,9 @@ class SessionState:
     # messageId) claims it, so the prompt shows once.
     pending_echo: MessageEntry | None = None
     echo_ids: set[str] = field(default_factory=set)
+    # The prompt's text not yet echoed by an agent that sends it back without a messageId (Qwen Code's daemon
+    # tells every client of a session what was asked, the one that asked too): those chunks are not shown again.
+    echo_left: str = ""
     # Images the agent sent (message chunks and tool call content), in arrival order (state/media.py ImageRef).
     images: list[Any] = field(default_factory=list)
     # Plans of `plan_update`, by planId, in the order first seen (the legacy `plan` stays in `plan`).

@@ -137,6 +137,9 @@ def _is_discrete(meta: Any) -> bool:
 
 
 def _chunk(state: SessionState, role: Role, message_id: str | None, text: str, discrete: bool = False) -> list[Change]:
+    if role == "user" and message_id is None and text and state.echo_left.startswith(text):
+        state.echo_left = state.echo_left[len(text):]  # the prompt just sent, echoed back: shown once
+        return []
     previous = state.last_chunk_kind
     if text or message_id is not None or discrete:
         state.last_chunk_kind = "id" if message_id is not None else "discrete" if discrete else "plain"
@@ -378,6 +381,7 @@ def add_user_message(state: SessionState, text: str, attachments: tuple[str, ...
     """The user's own prompt, shown at once (agents do not echo live prompts back), with its attachments."""
     entry = MessageEntry(new_key(state, "u"), "user", None, [text], tuple(attachments))
     state.turns += 1
+    state.echo_left = text
     if state.protocol_version >= 2:
         state.pending_echo = entry
     changes = add_entry(state, entry)
@@ -493,6 +497,7 @@ def end_turn(state: SessionState, stop_reason: str) -> list[Change]:
     state.stop_reason = clean(stop_reason)
     state.open_message = None
     state.pending_echo = None
+    state.echo_left = ""
     changes: list[Change] = [FieldChanged("turn")]
     if stop_reason == "cancelled":
         for call in state.tool_calls.values():

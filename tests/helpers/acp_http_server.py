@@ -2,7 +2,11 @@
 HTTP/2 (hypercorn over TLS with ALPN), a self-signed certificate, a prompt answered in the POST's own SSE body,
 503 on too many sessions, 413 on a message too large, and chunk floods for the benchmark.
 
-Its agent is a script: `initialize` (200, JSON, `Acp-Connection-Id`), `session/new` (202, the result on the
+`StdioRelay` puts any stdio agent behind the same server instead (one agent process per connection), as
+acpremote does over WebSocket: the scripted agents over Streamable HTTP (v1 and v2), and bench/remote_stream.py's
+stress agent. `forbidden = True` refuses every request with 403 from then on.
+
+Its own agent is a script: `initialize` (200, JSON, `Acp-Connection-Id`), `session/new` (202, the result on the
 connection's stream), `session/prompt` (with `"flood": N` in its params: N
 `agent_message_chunk` updates, default 3, on the session's stream, then the result: or all of it in the POST's own SSE body
 when the server was made with `reply_in_body`). Runs in the test's event loop (`async with AcpHttpServer(...)`) or
@@ -13,6 +17,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import subprocess
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +55,7 @@ class AcpHttpServer:
         self.sessions = 0
         self.deleted: list[str] = []
         self.seen_headers: list[dict[str, str]] = []  # every request's headers (the tests look at them)
+        self.forbidden = False  # every request refused with 403 (a token this server no longer accepts)
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
 
@@ -96,6 +103,8 @@ class AcpHttpServer:
         self.seen_headers.append(headers)
         if self.token and headers.get("authorization") != f"Bearer {self.token}":
             return await respond(send, 401, {"error": "missing or wrong bearer token"})
+        if self.forbidden:
+            return await respond(send, 403, {"error": "this token may not use this agent"})
         method = scope["method"]
         if method == "GET" and "text/event-stream" not in headers.get("accept", ""):
             return await respond(send, 200 if self.metadata else 406, self.metadata or {"error": "SSE only"})
@@ -168,10 +177,68 @@ class AcpHttpServer:
                     done = True
                     break
                 event_id += 1
-                data += f"id: {event_id}\ndata: {json.dumps(item)}\n\n".encode()
+                body = item if isinstance(item, bytes) else json.dumps(item).encode()  # (a relayed line as it came)
+                data += b"id: %d\ndata: %s\n\n" % (event_id, body)
             if data:
                 await send({"type": "http.response.body", "body": bytes(data), "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class StdioRelay(AcpHttpServer):
+    """A stdio agent (`argv`, started per connection) behind the server: each of the client's messages to its
+    stdin; each line it writes to an SSE stream: its session's (a notification or request naming it, the answer to
+    a request that named it), else the connection's. `initialize` is answered in the POST's own body, with the
+    connection's id."""
+
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.argv, self.env = argv, env
+        self.agents: dict[int, asyncio.subprocess.Process] = {}
+        self.asked: dict[object, str | None] = {}  # request id -> the session it named
+        self.first: dict[object, asyncio.Future] = {}
+
+    async def __aexit__(self, *exc: object) -> None:
+        for agent in self.agents.values():
+            if agent.returncode is None:
+                agent.kill()
+                await agent.wait()
+        await super().__aexit__(*exc)
+
+    async def post(self, send: Any, message: dict, conn: Connection | None) -> None:
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if message.get("method") == "initialize":
+            cid = str(uuid.uuid4())
+            self.connections[cid] = conn = Connection()
+            agent = await asyncio.create_subprocess_exec(*self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                         env={**os.environ, **(self.env or {})}, limit=1 << 30)
+            self.agents[id(conn)] = agent
+            answered = self.first[message.get("id")] = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().create_task(self.pump(agent, conn))
+            self.write(agent, message)
+            answer = await answered
+            return await respond(send, 200, answer, [(b"acp-connection-id", cid.encode())])
+        if conn is None:
+            return await respond(send, 404, {"error": "Unknown Acp-Connection-Id"})
+        if "id" in message and "method" in message:
+            self.asked[message["id"]] = params.get("sessionId")
+        await respond(send, 202, None)
+        self.write(self.agents[id(conn)], message)
+
+    def write(self, agent: asyncio.subprocess.Process, message: dict) -> None:
+        assert agent.stdin is not None
+        agent.stdin.write(json.dumps(message).encode() + b"\n")
+
+    async def pump(self, agent: asyncio.subprocess.Process, conn: Connection) -> None:
+        assert agent.stdout is not None
+        while line := await agent.stdout.readline():
+            message = json.loads(line)
+            waiter = self.first.pop(message.get("id"), None) if "method" not in message else None
+            if waiter is not None:
+                waiter.set_result(message)
+                continue
+            params = message.get("params") if isinstance(message.get("params"), dict) else {}
+            scope = params.get("sessionId") if "method" in message else self.asked.pop(message.get("id"), None)
+            conn.queue(scope).put_nowait(line.rstrip(b"\r\n"))  # relayed as the agent wrote it
 
 
 async def respond(send: Any, status: int, body: Any, headers: list | None = None) -> None:

@@ -12,7 +12,6 @@ import logging
 import os
 import re
 import time
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -327,15 +326,15 @@ class HistoryTranscriptScreen(StyledOnce, Screen[None]):
         if problem is not None:
             self.notify(problem, severity="warning", timeout=8)
             return
-        from ...agents.spec import AgentSpec, agent_choices
+        from ...agents.spec import agent_choices
+        from ...session.remote_side import continued_spec
 
         app = rat_app(self)
         choices = agent_choices(app.config, app.launched) if app is not None else []
-        # The same command line as a profile: take the profile's environment too.
-        spec = next((c for c in choices if list(c.argv) == list(self.info.argv)), None) or AgentSpec(
-            name=self.info.agent, argv=list(self.info.argv), env={}, is_demo=False)
-        if self.session.builder.protocol_version != spec.protocol:  # continue in the ACP version it spoke
-            spec = replace(spec, protocol=self.session.builder.protocol_version)
+        spec, warning = continued_spec(self.info.agent, self.info.argv, self.info.settings, choices,
+                                       self.session.builder.protocol_version)
+        if warning:
+            self.notify(warning, severity="warning", timeout=10)
         cwd, attach = Path(self.info.cwd), self.info.agent_session_id
         journal, info = self.journal, self.info
 
