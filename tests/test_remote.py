@@ -544,12 +544,15 @@ async def test_a_forbidden_token_is_said_at_connect_and_mid_session(tmp_path: Pa
         server.forbidden = False
         session, task = await connect(server.url, tmp_path)
         assert session.state.status == "ready", session.state.status_detail
+        # The session's event stream opens just after session/new: refused, it would be a dropped link instead.
+        await wait_for(lambda: any(h.get("acp-session-id") and "text/event-stream" in h.get("accept", "")
+                                   for h in server.seen_headers), what="the session's event stream")
         server.forbidden = True
         asked = len(server.seen_headers)
         session.start_prompt("three chunks")
         await wait_for(lambda: session.state.stop_reason is not None, what="the turn's end")
         assert session.state.stop_reason == "error" and session.state.status != "working"
         refusal = f"127.0.0.1:{server.port} refused the message: forbidden (403: this token may not use this agent)."
-        assert notices(session).count(refusal) == 1 and "The agent failed this turn: " + refusal in notices(session)
+        assert notices(session).count(refusal) == 1 and "The server refused this turn: " + refusal in notices(session)
         assert len(server.seen_headers) == asked + 1  # the prompt, once
         await finish(session, task)

@@ -734,7 +734,10 @@ class AgentSession:
                 self.login.prompt = PendingPrompt(text, blocks, chips)  # sent again after the login
                 self.login.required(error)
                 return
-            self.store.dispatch(reducer.add_notice, f"The agent failed this turn: {error}", "error")
+            # A remote server that refused the prompt answers for the agent (RemoteProcess): the agent never saw it.
+            refused = isinstance(error.data, dict) and "refusedBy" in error.data
+            said = "The server refused this turn" if refused else "The agent failed this turn"
+            self.store.dispatch(reducer.add_notice, f"{said}: {error}", "error")
             self.store.dispatch(reducer.set_status, ERROR, str(error))
             return
         except ConnectionClosed:

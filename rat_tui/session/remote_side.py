@@ -69,7 +69,8 @@ class RemoteSide:
             log.warning("disconnected from %s: %s", self.host, reason)
             store.dispatch(reducer.add_notice, f"Disconnected from {self.host}: {reason}", "warning")
         then = f"reconnecting in {retry_in:g} s" if retry_in is not None else "Alt+R reconnects"
-        store.dispatch(reducer.set_status, DISCONNECTED, f"{reason} · {then}")
+        # The next step first: a narrow status bar cuts the end, and the notice above holds the whole reason.
+        store.dispatch(reducer.set_status, DISCONNECTED, f"{then} · {reason}")
 
     def _reconnected(self) -> None:
         self._said_drop = False
@@ -81,7 +82,7 @@ class RemoteSide:
         reason = process.ending or f"The connection to {self.host} closed."
         self.session.store.dispatch(reducer.add_notice, f"{reason} Alt+R reconnects (the transcript stays).",
                                     "warning" if process.returncode == 0 else "error")
-        self.session.store.dispatch(reducer.set_status, DISCONNECTED, f"{reason} · Alt+R reconnects")
+        self.session.store.dispatch(reducer.set_status, DISCONNECTED, f"Alt+R reconnects · {reason}")
 
 
 def reported_text(state: Any, path: str) -> str | None:
