@@ -31,8 +31,7 @@ from .. import priority
 from .aside import HUGE_LINE, AsideParser
 from .remote_link import Endpoint, RemoteError, RemoteLink
 from .transport import (
-    LONG_LINE, MAX_LINE_BYTES, MAX_QUEUED_BYTES, TURN_CHECK_LINES, WRITE_STALL_SECONDS, StderrRing, WriteBackedUp,
-    pass_turn, turn_used,
+    LONG_LINE, TURN_CHECK_LINES, Outbox, StderrRing, pass_turn, turn_used,
 )
 
 log = logging.getLogger("rat.remote")
@@ -74,7 +73,7 @@ def make_link(endpoint: Endpoint) -> RemoteLink:
     return getattr(module, class_name)(endpoint)
 
 
-class RemoteProcess:
+class RemoteProcess(Outbox):
     """One connection to a remote agent with AgentProcess's surface (start, send_line/write_line, read_lines,
     wait, close, returncode, stderr, on_stalled/on_oversized); `pid` is None."""
 
@@ -86,17 +85,11 @@ class RemoteProcess:
         self.stderr = StderrRing()  # connection events, shown as a local agent's stderr is
         self.backoff = backoff
         self.aside = AsideParser()
-        self.queued_bytes = 0
-        self.max_queued_bytes = MAX_QUEUED_BYTES
-        self.max_line_bytes = MAX_LINE_BYTES
-        self.write_stall_seconds = WRITE_STALL_SECONDS
-        self.on_stalled: Callable[[float, int], None] | None = None
-        self.on_oversized: Callable[[int], None] | None = None
+        self._init_outbox()
         # Told of a drop and each attempt to come back: (reason, seconds to the next attempt or None: given up).
         self.on_disconnected: Callable[[str, float | None], None] | None = None
         self.on_reconnected: Callable[[], None] | None = None  # the link resumed with nothing lost
         self.on_refused: Callable[[str], None] | None = None  # a message not sent (over the server's limit)
-        self.stalled = False
         self.renewed = False  # the link came back as a new connection: the session starts over on it
         self.ending = ""  # why reading ended, for the user, when it was not our close
         self._opened = opened
@@ -156,14 +149,8 @@ class RemoteProcess:
 
     # -- writing ------------------------------------------------------------------------------------
 
-    @property
-    def backed_up(self) -> bool:
-        return self.queued_bytes >= self.max_queued_bytes
-
-    def refuse_if_backed_up(self, size: int) -> None:
-        if self.queued_bytes and self.queued_bytes + size > self.max_queued_bytes:
-            self._report_stall(None)
-            raise WriteBackedUp(f"{self.host} is not taking our messages ({self.queued_bytes // 1024} KiB waiting)")
+    def _not_reading(self) -> str:
+        return f"{self.host} is not taking our messages"
 
     def send_line(self, line: bytes) -> None:
         if self._closed.is_set() or self._done.is_set() or not self._opened:
@@ -233,16 +220,6 @@ class RemoteProcess:
                 self.on_refused(text)
             except Exception:
                 log.exception("refusal listener failed")
-
-    def _report_stall(self, waited: float | None) -> None:
-        if self.stalled:
-            return
-        self.stalled = True
-        if self.on_stalled is not None:
-            try:
-                self.on_stalled(waited or self.write_stall_seconds, self.queued_bytes)
-            except Exception:
-                log.exception("stall listener failed")
 
     async def flushed(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout

@@ -260,7 +260,51 @@ def lower_priority(pid: int, steps: int) -> list[str]:
     return lowered
 
 
-class AgentProcess:
+class Outbox:
+    """The queue of messages for an agent and its back-pressure, the same for a local agent's pipe and a remote
+    link: a sender only enqueues (nothing, a key's handler above all, waits on the agent), and a queue over
+    `max_queued_bytes` refuses new messages and says once that the agent stopped taking them."""
+
+    def _init_outbox(self) -> None:
+        # Bytes handed to write_line and not yet taken by the agent.
+        self.queued_bytes = 0
+        self.max_queued_bytes = MAX_QUEUED_BYTES
+        self.max_line_bytes = MAX_LINE_BYTES
+        self.write_stall_seconds = WRITE_STALL_SECONDS
+        # Told (once per episode) that the agent stopped reading: (seconds waiting, bytes queued).
+        self.on_stalled: Callable[[float, int], None] | None = None
+        # Told of each line skipped for its size (bytes).
+        self.on_oversized: Callable[[int], None] | None = None
+        self.stalled = False
+
+    def _not_reading(self) -> str:
+        """Who stopped taking our messages, for the user and the log."""
+        return "the agent is not reading its input"
+
+    @property
+    def backed_up(self) -> bool:
+        """Whether the queue for the agent is full: it stopped reading (new messages would be refused)."""
+        return self.queued_bytes >= self.max_queued_bytes
+
+    def refuse_if_backed_up(self, size: int) -> None:
+        """Raise WriteBackedUp when a message of `size` bytes would not fit in the queue (and say so once)."""
+        if self.queued_bytes and self.queued_bytes + size > self.max_queued_bytes:
+            self._report_stall(None)
+            raise WriteBackedUp(f"{self._not_reading()} ({self.queued_bytes // 1024} KiB waiting)")
+
+    def _report_stall(self, waited: float | None) -> None:
+        if self.stalled:
+            return
+        self.stalled = True
+        log.warning("%s: %d bytes waiting", self._not_reading(), self.queued_bytes)
+        if self.on_stalled is not None:
+            try:
+                self.on_stalled(waited or self.write_stall_seconds, self.queued_bytes)
+            except Exception:
+                log.exception("stall listener failed")
+
+
+class AgentProcess(Outbox):
     """One agent subprocess: spawn in the session cwd, frame stdout by newline, drain stderr.
 
     Lines have no length limit: asyncio's `readline()` caps them at 64 KiB, and real agents send
@@ -290,17 +334,8 @@ class AgentProcess:
         self._outbox_ready = asyncio.Event()
         self._writer_task: asyncio.Task[None] | None = None
         self._write_failed = False  # the agent's stdin broke: later messages are refused at once
-        # Bytes handed to write_line and not yet taken by the agent (ours and the pipe transport's).
-        self.queued_bytes = 0
-        self.max_queued_bytes = MAX_QUEUED_BYTES
-        self.max_line_bytes = MAX_LINE_BYTES
-        self.write_stall_seconds = WRITE_STALL_SECONDS
-        # Told (once per episode) that the agent stopped reading: (seconds waiting, bytes queued).
-        self.on_stalled: Callable[[float, int], None] | None = None
-        # Told of each line skipped for its size (bytes).
-        self.on_oversized: Callable[[int], None] | None = None
+        self._init_outbox()  # queued_bytes counts ours and the pipe transport's
         self.aside = AsideParser()  # its child starts with the first huge line
-        self.stalled = False
 
     @property
     def pid(self) -> int | None:
@@ -347,16 +382,8 @@ class AgentProcess:
                 for line in data.decode("utf-8", "replace").splitlines():
                     log.debug("agent stderr: %s", clean(line[:2000]))
 
-    @property
-    def backed_up(self) -> bool:
-        """Whether the queue for the agent is full: it stopped reading (new messages would be refused)."""
-        return self.queued_bytes >= self.max_queued_bytes
-
-    def refuse_if_backed_up(self, size: int) -> None:
-        """Raise WriteBackedUp when a message of `size` bytes would not fit in the queue (and say so once)."""
-        if self.queued_bytes and self.queued_bytes + size > self.max_queued_bytes:
-            self._report_stall(None)
-            raise WriteBackedUp(f"the agent is not reading its input ({self.queued_bytes // 1024} KiB waiting)")
+    def _not_reading(self) -> str:
+        return f"agent pid={self.pid} is not reading its input"
 
     def send_line(self, line: bytes) -> None:
         """Queue one framed message for the agent and return at once (the writer task writes it); raises
@@ -425,17 +452,6 @@ class AgentProcess:
         finally:
             if not drain.done():
                 drain.cancel()
-
-    def _report_stall(self, waited: float | None) -> None:
-        if self.stalled:
-            return
-        self.stalled = True
-        log.warning("agent pid=%s is not reading its input: %d bytes waiting", self.pid, self.queued_bytes)
-        if self.on_stalled is not None:
-            try:
-                self.on_stalled(waited or self.write_stall_seconds, self.queued_bytes)
-            except Exception:
-                log.exception("stall listener failed")
 
     async def read_lines(self, route: Callable[..., None], before_wait: Callable[[], None] | None = None,
                          on_idle: Callable[[], None] | None = None) -> None:
