@@ -15,8 +15,7 @@ from rat_tui.protocol import v2
 from rat_tui.state.models import GenericEntry, MessageEntry, NoticeEntry, ToolCallEntry
 from rat_tui.ui.replay_app import ReplayApp
 
-from .helpers.app import until
-from .helpers.history import first_view
+from .helpers.history import replayed_view
 
 TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces"
 PAIRS = [
@@ -155,10 +154,7 @@ async def test_rat_replay_of_a_v2_recording_says_v2() -> None:
     path = TRACES / "v2/codex-acp-2.6-v2.jsonl"
     app = ReplayApp(read_recording(path), path)
     async with app.run_test(size=(140, 40)) as pilot:
-        view = first_view(app)
-        await until(pilot, lambda: view.session.state.status == "replayed", "the replay")
-        view.session.store.flush()
-        await pilot.pause()
+        view = await replayed_view(pilot, app)
         text = view.transcript.plain_text
         assert "Hello from the fake model." in text and "HARNESS:edit" in text
         assert view.status_bar.state_word == "replayed"

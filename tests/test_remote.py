@@ -23,6 +23,7 @@ from rat_tui.state.models import MessageEntry
 
 from .helpers.agents import received, scripted_argv, sent
 from .helpers.harness import wait_for
+from .helpers.history import continue_from_history
 from .helpers.remote import TOKEN_ENV, AcpRemote, self_signed
 from .helpers.tmux import Tmux, wait_until
 
@@ -460,26 +461,6 @@ async def test_a_session_streams_over_streamable_http_under_the_same_router(tmp_
         await finish(session, task)
 
 
-async def _continue_from_history(pilot, app, search: str):
-    """Ctrl+R, the session whose prompt was `search`, its replay, then `c`: the continued session's view."""
-    from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
-
-    from .helpers.app import until
-
-    await pilot.press("ctrl+r")
-    screen = app.screen
-    assert isinstance(screen, HistoryScreen)
-    await pilot.press(*search)
-    await until(pilot, lambda: len(screen.rows) == 1, "the search")
-    await pilot.press("enter")
-    transcript = app.screen
-    assert isinstance(transcript, HistoryTranscriptScreen)
-    await until(pilot, lambda: transcript.session.done, "the replay")
-    await pilot.press("c")
-    await until(pilot, lambda: len(app.tabs.views) == 2, "the continued session's tab")
-    return app.tabs.active_view
-
-
 @pytest.mark.slow
 async def test_history_continues_a_remote_session_with_no_profile_for_its_url(
         tmp_path: Path, token: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -509,7 +490,7 @@ async def test_history_continues_a_remote_session_with_no_profile_for_its_url(
         monkeypatch.delenv(TOKEN_ENV)
         app = RatApp(local, tmp_path)
         async with app.run_test(size=(120, 36)) as pilot:
-            view = await _continue_from_history(pilot, app, "hello remote")
+            view = await continue_from_history(pilot, app, "hello remote")
             await until(pilot, lambda: view.session.state.status == "error", "the refusal")
             assert f"The environment variable {TOKEN_ENV}" in view.session.state.status_detail
             assert "is not set" in notices(view.session)
@@ -518,7 +499,7 @@ async def test_history_continues_a_remote_session_with_no_profile_for_its_url(
         monkeypatch.setenv(TOKEN_ENV, TOKEN)
         app = RatApp(local, tmp_path)
         async with app.run_test(size=(120, 36)) as pilot:
-            view = await _continue_from_history(pilot, app, "hello remote")
+            view = await continue_from_history(pilot, app, "hello remote")
             assert "without the header(s) X-Api-Key" in "\n".join(n.message for n in app._notifications)
             await until(pilot, lambda: view.session.state.status == "ready", "the reconnection")
             await until(pilot, lambda: "first answer" in view.transcript.plain_text, "the load's replay")

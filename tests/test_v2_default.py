@@ -16,8 +16,7 @@ from rat_tui.session.fleet import Seat, seat_rows
 from rat_tui.state.models import ChildSessionEntry, CompactionEntry
 from rat_tui.ui.replay_app import ReplayApp
 
-from .helpers.app import until
-from .helpers.history import first_view
+from .helpers.history import replayed_view
 
 TRACES = Path(__file__).resolve().parent / "fixtures" / "acp-traces" / "v2"
 ON_V2 = {"claude-acp", "codex-acp"}
@@ -67,10 +66,7 @@ async def test_v2_recordings_show_subagents_and_compaction_in_the_app(name: str,
     path = TRACES / name
     app = ReplayApp(read_recording(path), path)
     async with app.run_test(size=(140, 40)) as pilot:
-        view = first_view(app)
-        await until(pilot, lambda: view.session.state.status == "replayed", "the replay")
-        view.session.store.flush()
-        await pilot.pause()
+        view = await replayed_view(pilot, app)
         state = view.session.state
         assert state.protocol_version == 2
         # /compact: one marker, completed (Codex's carries no summary, Claude's does).

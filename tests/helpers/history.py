@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rat_tui.agents.spec import AgentSpec
 from rat_tui.app import RatApp
-from rat_tui.ui.screens.history import HistoryTranscriptScreen
+from rat_tui.ui.screens.history import HistoryScreen, HistoryTranscriptScreen
 from rat_tui.ui.tabs.view import SessionView
 
 from .agents import scripted_argv
@@ -23,6 +23,15 @@ def first_view(app: RatApp) -> SessionView:
     return app.tabs.views[0]
 
 
+async def replayed_view(pilot, app: RatApp) -> SessionView:
+    """The first tab once its replay has ended and every update is on screen."""
+    view = first_view(app)
+    await until(pilot, lambda: view.session.state.status == "replayed", "the replay")
+    view.session.store.flush()
+    await pilot.pause()
+    return view
+
+
 async def prompt(pilot, app: RatApp, text: str, answer: str) -> None:
     view = app.tabs.active_view
     await pilot.press(*text, "enter")
@@ -30,9 +39,16 @@ async def prompt(pilot, app: RatApp, text: str, answer: str) -> None:
     await until(pilot, lambda: view.session.state.status == "ready", "ready after the turn")
 
 
-async def continue_from_history(pilot, app: RatApp) -> SessionView:
-    """Ctrl+R, open the newest session, wait for its replay, press c: the continued session's tab."""
-    await pilot.press("ctrl+r", "enter")
+async def continue_from_history(pilot, app: RatApp, search: str = "") -> SessionView:
+    """Ctrl+R, open the newest session (the one `search` finds, typed key by key), wait for its replay, press c:
+    the continued session's tab."""
+    await pilot.press("ctrl+r")
+    if search:
+        picker = app.screen
+        assert isinstance(picker, HistoryScreen)
+        await pilot.press(*search)
+        await until(pilot, lambda: len(picker.rows) == 1, "the search")
+    await pilot.press("enter")
     screen = app.screen
     assert isinstance(screen, HistoryTranscriptScreen)
     await until(pilot, lambda: screen.session.done, "the replay")
